@@ -1,0 +1,269 @@
+#include "attention.h"
+
+#include <cstdio>
+
+#include "eigen_include.h"
+
+namespace mh {
+
+namespace {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+std::string format(const char* fmt, double a = 0, double b = 0, double c = 0) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+}  // namespace
+
+Dims dims_of(const Config& config) {
+  Dims dm;
+  dm.d = config.d_model;
+  dm.h = config.num_heads;
+  dm.h_kv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
+  dm.d_k = dm.h > 0 ? dm.d / dm.h : 0;
+  dm.d_kv = dm.h_kv * dm.d_k;
+  dm.scale = config.scale > 0 ? config.scale : 1.0f / std::sqrt(static_cast<float>(dm.d_k));
+  return dm;
+}
+
+std::string validate_config(const Config& c) {
+  if (c.d_model < 1 || c.d_model > kMaxDModel)
+    return format("dModel must be an integer from 1 to %g, got %g", kMaxDModel, c.d_model);
+  if (c.num_heads < 1 || c.num_heads > kMaxHeads)
+    return format("numHeads must be an integer from 1 to %g, got %g", kMaxHeads, c.num_heads);
+  if (c.d_model % c.num_heads != 0)
+    return format("dModel (%g) must be divisible by numHeads (%g): each head gets dModel / numHeads "
+                  "dimensions; choose e.g. numHeads = %g",
+                  c.d_model, c.num_heads, c.num_heads > 1 && c.d_model % 2 == 0 ? 2 : 1);
+  if (c.num_kv_heads < 0 || c.num_kv_heads > c.num_heads)
+    return format("numKvHeads must be from 1 to numHeads (%g), got %g", c.num_heads,
+                  c.num_kv_heads);
+  if (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0)
+    return format("numHeads (%g) must be divisible by numKvHeads (%g): each key/value head is "
+                  "shared by a whole group of query heads (use 1 for multi-query attention)",
+                  c.num_heads, c.num_kv_heads);
+  if (!(std::isfinite(c.scale) && c.scale >= 0))
+    return format("scale must be a positive finite number (or 0 for 1/sqrt(d_k)), got %g",
+                  c.scale);
+  return "";
+}
+
+int64_t parameter_count(const Config& config) {
+  Dims dm = dims_of(config);
+  int64_t d = dm.d, d_kv = dm.d_kv;
+  int64_t weights = d * d * 2 + d * d_kv * 2;
+  int64_t biases = config.bias ? d * 2 + d_kv * 2 : 0;
+  return weights + biases;
+}
+
+void linear_forward(float* out, const float* in, const float* w, const float* b,
+                    int n, int d_in, int d_out) {
+  MatrixView y(out, n, d_out, Eigen::OuterStride<>(d_out));
+  ConstMatrixView x(in, n, d_in, Eigen::OuterStride<>(d_in));
+  ConstMatrixView weight(w, d_in, d_out, Eigen::OuterStride<>(d_out));
+  y.noalias() = x * weight;
+  if (b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, d_out);
+}
+
+void attention_scores_forward(float* scores, const float* q, int ldq, const float* k, int ldk,
+                              int rows, int n_k, int d_k, float scale) {
+  MatrixView s(scores, rows, n_k, Eigen::OuterStride<>(n_k));
+  ConstMatrixView qi(q, rows, d_k, Eigen::OuterStride<>(ldq));
+  ConstMatrixView ki(k, n_k, d_k, Eigen::OuterStride<>(ldk));
+  s.noalias() = scale * (qi * ki.transpose());
+}
+
+// n_cols (≤ n_k) is the length of each score row: a causal block never needs keys past its last
+// query, so the caller may pass fewer columns than the masks (which always have n_k columns).
+static void mask_rows(float* scores, int first_query, int rows, int n_cols, int n_k,
+                      const MaskSpec& mask) {
+  for (int r = 0; r < rows; ++r) {
+    const int64_t query = first_query + r;
+    float* row = scores + static_cast<int64_t>(r) * n_cols;
+    if (mask.additive) {
+      Eigen::Map<Eigen::ArrayXf>(row, n_cols) +=
+          Eigen::Map<const Eigen::ArrayXf>(mask.additive + query * n_k, n_cols);
+    }
+    if (mask.causal) {
+      for (int64_t j = query + 1; j < n_cols; ++j) row[j] = kNegInf;
+    }
+    if (mask.key_padding) {
+      for (int j = 0; j < n_cols; ++j)
+        if (mask.key_padding[j]) row[j] = kNegInf;
+    }
+    if (mask.blocked) {
+      const uint8_t* blocked = mask.blocked + query * n_k;
+      for (int j = 0; j < n_cols; ++j)
+        if (blocked[j]) row[j] = kNegInf;
+    }
+  }
+}
+
+void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask) {
+  mask_rows(scores, first_query, rows, n_k, n_k, mask);
+}
+
+void softmax_forward(float* scores, int rows, int n_k) {
+  for (int r = 0; r < rows; ++r) {
+    Eigen::Map<Eigen::ArrayXf> row(scores + static_cast<int64_t>(r) * n_k, n_k);
+    const float max = row.maxCoeff();
+    if (max == kNegInf) {  // every key blocked: attend to nothing rather than divide 0 by 0
+      row.setZero();
+      continue;
+    }
+    // Subtracting the max keeps exp() in range (the largest term is exp(0) = 1, so sum >= 1).
+    // Eigen's packet exp clamps -inf to a tiny positive number; blocked keys must be exactly 0.
+    row = (row == kNegInf).select(0.0f, (row - max).exp());
+    row *= 1.0f / row.sum();
+  }
+}
+
+void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
+                              int rows, int n_k, int d_k) {
+  MatrixView o(out, rows, d_k, Eigen::OuterStride<>(ldo));
+  ConstMatrixView weights(a, rows, n_k, Eigen::OuterStride<>(n_k));
+  ConstMatrixView vi(v, n_k, d_k, Eigen::OuterStride<>(ldv));
+  o.noalias() = weights * vi;
+}
+
+void multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
+                                 int n_q, int n_k, const Config& config, const WeightsView& w,
+                                 const MaskSpec& mask, Workspace& ws) {
+  const Dims dm = dims_of(config);
+  const int group = dm.h / dm.h_kv;
+  ws.q.resize(static_cast<size_t>(n_q) * dm.d);
+  ws.k.resize(static_cast<size_t>(n_k) * dm.d_kv);
+  ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
+  ws.concat.resize(static_cast<size_t>(n_q) * dm.d);
+
+  linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d);
+  linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
+  linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
+
+  const int block = attention ? n_q : std::min(n_q, kQueryBlock);
+  if (!attention) ws.scores.resize(static_cast<size_t>(block) * n_k);
+
+  for (int head = 0; head < dm.h; ++head) {
+    const float* q_head = ws.q.data() + head * dm.d_k;
+    const float* k_head = ws.k.data() + (head / group) * dm.d_k;
+    const float* v_head = ws.v.data() + (head / group) * dm.d_k;
+    for (int q0 = 0; q0 < n_q; q0 += block) {
+      const int rows = std::min(block, n_q - q0);
+      // Causal blocks skip keys that every one of their queries must ignore anyway.
+      const int cols = (mask.causal && !attention) ? std::min(n_k, q0 + rows) : n_k;
+      float* scores = attention ? attention + static_cast<int64_t>(head) * n_q * n_k
+                                : ws.scores.data();
+      attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
+                               dm.d_kv, rows, cols, dm.d_k, dm.scale);
+      mask_rows(scores, q0, rows, cols, n_k, mask);
+      softmax_forward(scores, rows, cols);
+      attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d + head * dm.d_k,
+                               dm.d, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
+    }
+  }
+  linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
+}
+
+void head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,
+                        int n_k, const Config& config, const WeightsView& w,
+                        const MaskSpec& mask) {
+  const Dims dm = dims_of(config);
+  const int kv_head = head / (dm.h / dm.h_kv);
+  // Project with the head's own column slices of W and b: the teaching view shows Q_i = X·W_Q,i.
+  auto project = [&](std::vector<float>& out, const float* x, int n, const float* weight,
+                     const float* bias, int width, int column) {
+    out.resize(static_cast<size_t>(n) * dm.d_k);
+    MatrixView o(out.data(), n, dm.d_k, Eigen::OuterStride<>(dm.d_k));
+    ConstMatrixView xm(x, n, dm.d, Eigen::OuterStride<>(dm.d));
+    ConstMatrixView wm(weight + column, dm.d, dm.d_k, Eigen::OuterStride<>(width));
+    o.noalias() = xm * wm;
+    if (bias) o.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias + column, dm.d_k);
+  };
+  project(t.q, xq, n_q, w.wq, w.bq, dm.d, head * dm.d_k);
+  project(t.k, xkv, n_k, w.wk, w.bk, dm.d_kv, kv_head * dm.d_k);
+  project(t.v, xkv, n_k, w.wv, w.bv, dm.d_kv, kv_head * dm.d_k);
+
+  const size_t nn = static_cast<size_t>(n_q) * n_k;
+  t.scores.resize(nn);
+  attention_scores_forward(t.scores.data(), t.q.data(), dm.d_k, t.k.data(), dm.d_k, n_q, n_k,
+                           dm.d_k, 1.0f);
+  t.scaled = t.scores;
+  Eigen::Map<Eigen::ArrayXf>(t.scaled.data(), nn) *= dm.scale;
+  t.masked = t.scaled;
+  mask_forward(t.masked.data(), 0, n_q, n_k, mask);
+  t.attention = t.masked;
+  softmax_forward(t.attention.data(), n_q, n_k);
+  t.head_output.resize(static_cast<size_t>(n_q) * dm.d_k);
+  attention_values_forward(t.head_output.data(), dm.d_k, t.attention.data(), t.v.data(), dm.d_k,
+                           n_q, n_k, dm.d_k);
+}
+
+double forward_bytes_needed(const Config& config, int n_q, int n_k, bool with_attention) {
+  const Dims dm = dims_of(config);
+  const double f = sizeof(float);
+  double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
+  bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
+  bytes += f * (with_attention ? 1.0 * dm.h * n_q * n_k                // every head's weights
+                               : 1.0 * std::min(n_q, kQueryBlock) * n_k);  // one block of scores
+  return bytes;
+}
+
+int64_t first_non_finite(const float* values, int64_t count) {
+  // The vectorized check runs over the whole array; only a failure pays for the scalar search.
+  if (Eigen::Map<const Eigen::ArrayXf>(values, count).allFinite()) return -1;
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i])) return i;
+  return -1;
+}
+
+static std::string check_finite(const char* name, const float* values, int rows, int cols) {
+  const int64_t bad = first_non_finite(values, static_cast<int64_t>(rows) * cols);
+  if (bad < 0) return "";
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "%s contains %s at index %lld (row %lld, column %lld): inputs must be finite numbers",
+                name, std::isnan(values[bad]) ? "NaN" : "an infinity",
+                static_cast<long long>(bad), static_cast<long long>(bad / cols),
+                static_cast<long long>(bad % cols));
+  return buf;
+}
+
+std::string validate_shape(const Config& config, int n_q, int n_k, bool with_attention) {
+  if (n_q < 1 || n_q > kMaxTokens)
+    return format("the query sequence length must be from 1 to %g tokens, got %g", kMaxTokens, n_q);
+  if (n_k < 1 || n_k > kMaxTokens)
+    return format("the key/value sequence length must be from 1 to %g tokens, got %g", kMaxTokens,
+                  n_k);
+  const double need = forward_bytes_needed(config, n_q, n_k, with_attention);
+  if (need > kMemoryBudgetBytes) {
+    return format("this call needs %.0f MiB of wasm memory, over the %.0f MiB budget: pass fewer "
+                  "tokens",
+                  need / (1 << 20), kMemoryBudgetBytes / (1 << 20)) +
+           (with_attention ? " or leave returnAttention off" : "");
+  }
+  return "";
+}
+
+std::string validate_forward(const Config& config, const float* xq, const float* xkv, int n_q,
+                             int n_k, const MaskSpec& mask, bool with_attention) {
+  std::string error = validate_shape(config, n_q, n_k, with_attention);
+  if (!error.empty()) return error;
+  const int d = config.d_model;
+  error = check_finite(xkv == xq ? "x" : "queries", xq, n_q, d);
+  if (error.empty() && xkv != xq) error = check_finite("keys/values", xkv, n_k, d);
+  if (error.empty() && mask.additive) {
+    const int64_t count = static_cast<int64_t>(n_q) * n_k;
+    for (int64_t i = 0; i < count; ++i) {
+      const float m = mask.additive[i];
+      if (std::isnan(m) || m == std::numeric_limits<float>::infinity()) {
+        return std::string("the additive mask has ") + (std::isnan(m) ? "NaN" : "+Infinity") +
+               format(" at index %g: use finite values, or -Infinity to block a key",
+                      static_cast<double>(i));
+      }
+    }
+  }
+  return error;
+}
+
+}  // namespace mh

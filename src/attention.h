@@ -1,0 +1,124 @@
+// Multi-head attention, forward pass, as plain functions over caller memory.
+//
+// Notation (all matrices row-major float32):
+//   n_q     query positions, n_k key/value positions (n_q == n_k == n for self-attention)
+//   d       d_model;  h = num_heads;  d_k = d / h;  h_kv = num_kv_heads;  d_kv = h_kv * d_k
+//   Q = Xq·W_Q + b_Q (n_q × d),  K = Xkv·W_K + b_K (n_k × d_kv),  V = Xkv·W_V + b_V (n_k × d_kv)
+//   head i reads Q columns [i·d_k, (i+1)·d_k) and K/V columns of kv head g(i) = i / (h / h_kv)
+//   A_i = softmax(scale · Q_i K_gᵀ + mask) (n_q × n_k),  O[:, head i] = A_i V_g,  Y = O·W_O + b_O
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mh {
+
+struct Config {
+  int d_model = 64;
+  int num_heads = 4;
+  int num_kv_heads = 0;  // 0 means num_heads (plain multi-head); 1 is multi-query; else grouped
+  bool bias = true;
+  float scale = 0.0f;    // score scale; 0 means 1/sqrt(d_k). Temperature T is scale = 1/(T·sqrt(d_k)).
+};
+
+// Limits that turn a runaway request into an error instead of a frozen tab or an abort.
+constexpr int kMaxTokens = 16384;
+constexpr int kMaxDModel = 4096;
+constexpr int kMaxHeads = 256;
+constexpr double kMemoryBudgetBytes = 512.0 * 1024 * 1024;
+
+// The sizes every other function derives from a (valid) Config.
+struct Dims {
+  int d, h, h_kv, d_k, d_kv;
+  float scale;
+};
+Dims dims_of(const Config& config);
+
+// "" if the config is usable, else a message that says what to change.
+std::string validate_config(const Config& config);
+
+// Weights and biases in the X·W convention: W_Q, W_O are d × d, W_K, W_V are d × d_kv, [in][out].
+// Bias pointers are null when config.bias is false.
+struct WeightsView {
+  const float *wq, *wk, *wv, *wo;
+  const float *bq, *bk, *bv, *bo;
+};
+
+// 4·d² + 4·d for plain MHA with biases; K and V shrink to d × d_kv with grouped/multi-query heads.
+int64_t parameter_count(const Config& config);
+
+// Which (query, key) pairs may not attend. All parts are optional and combine:
+//   causal: key j is blocked for query i when j > i (top-left aligned, as in PyTorch's is_causal)
+//   key_padding (n_k): nonzero = that key position is padding, blocked for every query
+//   blocked (n_q × n_k): nonzero = blocked
+//   additive (n_q × n_k): added to the scaled scores (-inf blocks; large negative values damp)
+// A query whose keys are all blocked gets an attention row of zeros (and a zero head output).
+struct MaskSpec {
+  bool causal = false;
+  const uint8_t* key_padding = nullptr;
+  const uint8_t* blocked = nullptr;
+  const float* additive = nullptr;
+};
+
+// Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
+struct Workspace {
+  std::vector<float> q, k, v, concat, scores;
+};
+
+// ---- the operations, in the order the forward pass runs them ----
+
+// out (n × d_out) = in (n × d_in) · w (d_in × d_out) + b (d_out; null for none)
+void linear_forward(float* out, const float* in, const float* w, const float* b,
+                    int n, int d_in, int d_out);
+
+// scores (rows × n_k) = scale · q (rows × d_k, row stride ldq) · kᵀ  (k: n_k × d_k, row stride ldk)
+void attention_scores_forward(float* scores, const float* q, int ldq, const float* k, int ldk,
+                              int rows, int n_k, int d_k, float scale);
+
+// scores (rows × n_k, the rows of queries first_query … first_query+rows-1) in place:
+// adds the additive mask, then sets blocked entries to -inf.
+void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask);
+
+// Each of the rows (rows × n_k) in place becomes softmax(row): subtract the row max, exp, divide by
+// the sum (vectorized through Eigen's packet exp). A row of all -inf becomes all zeros.
+void softmax_forward(float* scores, int rows, int n_k);
+
+// out (rows × d_k, row stride ldo) = a (rows × n_k) · v (n_k × d_k, row stride ldv)
+void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
+                              int rows, int n_k, int d_k);
+
+// The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d).
+// attention (h × n_q × n_k) is filled when non-null; when null, scores live only in a block of
+// kQueryBlock query rows at a time, so no n_q × n_k buffer per head is ever materialised.
+// Inputs must be validated first (validate_forward); this function does not check them.
+constexpr int kQueryBlock = 64;
+void multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
+                                 int n_q, int n_k, const Config& config, const WeightsView& w,
+                                 const MaskSpec& mask, Workspace& ws);
+
+// Everything one head computes, for teaching. Shapes: q n_q × d_k, k and v n_k × d_k,
+// scores / scaled / masked / attention n_q × n_k, head_output n_q × d_k.
+struct HeadTrace {
+  std::vector<float> q, k, v, scores, scaled, masked, attention, head_output;
+};
+void head_trace_forward(HeadTrace& trace, int head, const float* xq, const float* xkv,
+                        int n_q, int n_k, const Config& config, const WeightsView& w,
+                        const MaskSpec& mask);
+
+// Bytes of scratch and results one forward call needs (used to refuse calls over budget).
+double forward_bytes_needed(const Config& config, int n_q, int n_k, bool with_attention);
+
+// "" if sequence lengths n_q, n_k are in 1 … kMaxTokens and the call fits the memory budget.
+// Checked before anything is allocated for the call.
+std::string validate_shape(const Config& config, int n_q, int n_k, bool with_attention);
+
+// "" if a forward call with these inputs is valid, else what to fix: sequence lengths in
+// 1 … kMaxTokens, finite inputs, a finite or -inf additive mask, memory within budget.
+std::string validate_forward(const Config& config, const float* xq, const float* xkv, int n_q,
+                             int n_k, const MaskSpec& mask, bool with_attention);
+
+// Index of the first NaN or ±Inf in values[0 … count), or -1.
+int64_t first_non_finite(const float* values, int64_t count);
+
+}  // namespace mh

@@ -1,0 +1,115 @@
+#include "model.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "init.h"
+
+namespace mh {
+
+const char* weight_name(int which) {
+  static const char* const names[kNumWeights] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
+  return which >= 0 && which < kNumWeights ? names[which] : "?";
+}
+
+AttentionModel::AttentionModel(const Config& config) : config_(config) {
+  for (int i = 0; i < kNumWeights; ++i) w_[i].assign(weight_size(i), 0.0f);
+  init_seeded(0);
+}
+
+int64_t AttentionModel::weight_size(int which) const {
+  const Dims dm = dims();
+  switch (which) {
+    case kWq: case kWo: return int64_t{dm.d} * dm.d;
+    case kWk: case kWv: return int64_t{dm.d} * dm.d_kv;
+    case kBq: case kBo: return config_.bias ? dm.d : 0;
+    case kBk: case kBv: return config_.bias ? dm.d_kv : 0;
+    default: return 0;
+  }
+}
+
+void AttentionModel::init_seeded(uint64_t seed) {
+  NormalStream stream(seed);
+  const double stddev = std::sqrt(2.0 / config_.d_model);
+  for (int which : {kWq, kWk, kWv, kWo}) fill_normal(w_[which].data(), weight_size(which), stddev, stream);
+  for (int which : {kBq, kBk, kBv, kBo}) std::fill(w_[which].begin(), w_[which].end(), 0.0f);
+}
+
+WeightsView AttentionModel::weights() const {
+  auto bias = [&](int which) { return config_.bias ? w_[which].data() : nullptr; };
+  return {w_[kWq].data(), w_[kWk].data(), w_[kWv].data(), w_[kWo].data(),
+          bias(kBq),      bias(kBk),      bias(kBv),      bias(kBo)};
+}
+
+static std::string non_finite_message(const char* name, int64_t index, float value) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "weight %s contains %s at index %lld: weights must be finite",
+                name, std::isnan(value) ? "NaN" : "an infinity", static_cast<long long>(index));
+  return buf;
+}
+
+std::string AttentionModel::replace_weights(std::vector<float>* staged, unsigned which_mask) {
+  for (int i = 0; i < kNumWeights; ++i) {
+    if (!(which_mask & (1u << i))) continue;
+    if (weight_size(i) == 0)
+      return std::string("this layer was created with bias: false, so it has no ") +
+             weight_name(i) + "; create it with bias: true to set biases";
+    if (static_cast<int64_t>(staged[i].size()) != weight_size(i))
+      return std::string("internal: staged ") + weight_name(i) + " has the wrong size";
+    const int64_t bad = first_non_finite(staged[i].data(), weight_size(i));
+    if (bad >= 0) return non_finite_message(weight_name(i), bad, staged[i][bad]);
+  }
+  for (int i = 0; i < kNumWeights; ++i)
+    if (which_mask & (1u << i)) w_[i].swap(staged[i]);
+  return "";
+}
+
+std::string AttentionModel::load_pytorch(const float* in_proj_weight, const float* in_proj_bias,
+                                         const float* out_proj_weight,
+                                         const float* out_proj_bias) {
+  const Dims dm = dims();
+  if (dm.h_kv != dm.h)
+    return "PyTorch's nn.MultiheadAttention has one key/value head per query head: create the "
+           "layer with numKvHeads equal to numHeads to load its weights";
+  if (config_.bias != (in_proj_bias != nullptr && out_proj_bias != nullptr))
+    return config_.bias ? "this layer has biases: pass in_proj_bias and out_proj.bias (or create "
+                          "it with bias: false)"
+                        : "this layer was created with bias: false: create it with bias: true to "
+                          "load in_proj_bias and out_proj.bias";
+  const int64_t d = dm.d;
+  struct Part { const char* name; const float* data; int64_t count; };
+  const Part parts[] = {{"in_proj_weight", in_proj_weight, 3 * d * d},
+                        {"in_proj_bias", in_proj_bias, in_proj_bias ? 3 * d : 0},
+                        {"out_proj.weight", out_proj_weight, d * d},
+                        {"out_proj.bias", out_proj_bias, out_proj_bias ? d : 0}};
+  for (const Part& part : parts) {
+    const int64_t bad = part.count ? first_non_finite(part.data, part.count) : -1;
+    if (bad >= 0) return non_finite_message(part.name, bad, part.data[bad]);
+  }
+  // W[in][out] = torch_weight[out][in].
+  auto transpose_into = [d](std::vector<float>& dst, const float* torch_weight) {
+    for (int64_t out = 0; out < d; ++out)
+      for (int64_t in = 0; in < d; ++in) dst[in * d + out] = torch_weight[out * d + in];
+  };
+  transpose_into(w_[kWq], in_proj_weight);
+  transpose_into(w_[kWk], in_proj_weight + d * d);
+  transpose_into(w_[kWv], in_proj_weight + 2 * d * d);
+  transpose_into(w_[kWo], out_proj_weight);
+  if (config_.bias) {
+    std::copy(in_proj_bias, in_proj_bias + d, w_[kBq].begin());
+    std::copy(in_proj_bias + d, in_proj_bias + 2 * d, w_[kBk].begin());
+    std::copy(in_proj_bias + 2 * d, in_proj_bias + 3 * d, w_[kBv].begin());
+    std::copy(out_proj_bias, out_proj_bias + d, w_[kBo].begin());
+  }
+  return "";
+}
+
+std::string AttentionModel::forward(float* y, float* attention, const float* xq, const float* xkv,
+                                    int n_q, int n_k, const MaskSpec& mask) {
+  std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, attention != nullptr);
+  if (!error.empty()) return error;
+  multihead_attention_forward(y, attention, xq, xkv, n_q, n_k, config_, weights(), mask, ws_);
+  return "";
+}
+
+}  // namespace mh

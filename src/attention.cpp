@@ -23,7 +23,9 @@ Dims dims_of(const Config& config) {
   dm.h_kv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
   dm.d_k = dm.h > 0 ? dm.d / dm.h : 0;
   dm.d_kv = dm.h_kv * dm.d_k;
-  dm.scale = config.scale > 0 ? config.scale : 1.0f / std::sqrt(static_cast<float>(dm.d_k));
+  dm.scale = config.scale > 0
+                 ? config.scale
+                 : 1.0f / (config.temperature * std::sqrt(static_cast<float>(dm.d_k)));
   return dm;
 }
 
@@ -46,6 +48,8 @@ std::string validate_config(const Config& c) {
   if (!(std::isfinite(c.scale) && c.scale >= 0))
     return format("scale must be a positive finite number (or 0 for 1/sqrt(d_k)), got %g",
                   c.scale);
+  if (!(std::isfinite(c.temperature) && c.temperature > 0))
+    return format("temperature must be a positive finite number, got %g", c.temperature);
   return "";
 }
 

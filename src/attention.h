@@ -19,7 +19,8 @@ struct Config {
   int num_heads = 4;
   int num_kv_heads = 0;  // 0 means num_heads (plain multi-head); 1 is multi-query; else grouped
   bool bias = true;
-  float scale = 0.0f;    // score scale; 0 means 1/sqrt(d_k). Temperature T is scale = 1/(T·sqrt(d_k)).
+  float scale = 0.0f;        // score scale; 0 means 1 / (temperature · sqrt(d_k))
+  float temperature = 1.0f;  // > 1 flattens every head's attention, < 1 sharpens it
 };
 
 // Limits that turn a runaway request into an error instead of a frozen tab or an abort.

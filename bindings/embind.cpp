@@ -1,0 +1,205 @@
+// The C layer between the core and JavaScript: one Embind class that owns the wasm-heap buffers
+// JavaScript reads and writes, and passes them to the core. No attention logic lives here.
+//
+// Protocol (bindings/multihead.mjs is its only caller):
+//   1. prepare(...) checks the call's shape and memory budget, then sizes the buffers;
+//   2. JS copies its typed arrays into view(slot) (views are taken after prepare, since sizing
+//      may grow the heap and detach older views);
+//   3. forward(...) / trace(...) runs the core; JS copies results out of view(slot).
+// Every fallible call returns "" or an error message; JS turns a message into an Error. Nothing
+// throws across the boundary, so a failed call leaves no C++ object half-built or leaked.
+#include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <emscripten/val.h>
+#include <malloc.h>
+
+#include <string>
+#include <vector>
+
+#include "eigen_include.h"
+#include "init.h"
+#include "model.h"
+
+using emscripten::val;
+
+namespace {
+
+enum Slot {
+  kQueries = 0, kKeysValues = 1, kAdditiveMask = 2, kOutput = 3, kAttention = 4,
+  kKeyPadding = 5, kBlocked = 6, kPositional = 7, kConcat = 8,
+  kWeight = 16,  // + WeightIndex: the live weights (read by getWeights)
+  kStaged = 32,  // + WeightIndex: where setWeights writes before commitWeights
+  kTrace = 48,   // + 0…7: q, k, v, scores, scaled, masked, attention, head_output
+  kTorch = 64,   // + 0…3: in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias
+};
+enum MaskKind { kNoMask = 0, kBlockedMask = 1, kAdditive = 2 };
+
+mh::Config make_config(int d_model, int num_heads, int num_kv_heads, bool bias, float scale,
+                       float temperature = 1.0f) {
+  mh::Config c;
+  c.d_model = d_model;
+  c.num_heads = num_heads;
+  c.num_kv_heads = num_kv_heads;
+  c.bias = bias;
+  c.scale = scale;
+  c.temperature = temperature;
+  return c;
+}
+
+template <typename T>
+val view_of(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+class Layer {
+ public:
+  // JS calls validateConfig first: the core's constructor assumes a valid config.
+  Layer(int d_model, int num_heads, int num_kv_heads, bool bias, float scale, float temperature)
+      : model_(make_config(d_model, num_heads, num_kv_heads, bias, scale, temperature)) {}
+
+  void initSeeded(double seed) { model_.init_seeded(static_cast<uint64_t>(seed)); }
+  double weightSize(int which) const { return static_cast<double>(model_.weight_size(which)); }
+
+  std::string prepare(int n_q, int n_k, bool cross, bool want_attention, int mask_kind,
+                      bool key_padding) {
+    std::string error = mh::validate_shape(model_.config(), n_q, n_k, want_attention);
+    if (!error.empty()) return error;
+    const size_t d = model_.config().d_model;
+    const size_t nn = size_t(n_q) * n_k;
+    queries_.resize(n_q * d);
+    keys_values_.resize(cross ? n_k * d : 0);
+    output_.resize(n_q * d);
+    attention_.resize(want_attention ? size_t(model_.dims().h) * nn : 0);
+    additive_.resize(mask_kind == kAdditive ? nn : 0);
+    blocked_.resize(mask_kind == kBlockedMask ? nn : 0);
+    key_padding_.resize(key_padding ? n_k : 0);
+    return "";
+  }
+
+  std::string forward(int n_q, int n_k, bool cross, bool causal, bool key_padding, int mask_kind,
+                      bool want_attention) {
+    return model_.forward(output_.data(), want_attention ? attention_.data() : nullptr,
+                          queries_.data(), cross ? keys_values_.data() : queries_.data(), n_q, n_k,
+                          mask(causal, key_padding, mask_kind));
+  }
+
+  // The forward pass plus every intermediate of one head (for the teaching view).
+  std::string trace(int head, int n_q, int n_k, bool cross, bool causal, bool key_padding,
+                    int mask_kind) {
+    if (head < 0 || head >= model_.dims().h)
+      return "head must be from 0 to " + std::to_string(model_.dims().h - 1) + ", got " +
+             std::to_string(head);
+    std::string error = forward(n_q, n_k, cross, causal, key_padding, mask_kind, false);
+    if (!error.empty()) return error;
+    mh::head_trace_forward(trace_, head, queries_.data(),
+                           cross ? keys_values_.data() : queries_.data(), n_q, n_k,
+                           model_.config(), model_.weights(),
+                           mask(causal, key_padding, mask_kind));
+    return "";
+  }
+
+  // Sizes the staging buffer of one weight for setWeights.
+  void stageWeight(int which) { staged_[which].resize(model_.weight_size(which)); }
+  std::string commitWeights(unsigned which_mask) {
+    return model_.replace_weights(staged_, which_mask);
+  }
+
+  void prepareTorch(bool with_bias) {
+    const size_t d = model_.config().d_model;
+    torch_[0].resize(3 * d * d);
+    torch_[1].resize(with_bias ? 3 * d : 0);
+    torch_[2].resize(d * d);
+    torch_[3].resize(with_bias ? d : 0);
+  }
+  std::string loadTorch(bool with_bias) {
+    return model_.load_pytorch(torch_[0].data(), with_bias ? torch_[1].data() : nullptr,
+                               torch_[2].data(), with_bias ? torch_[3].data() : nullptr);
+  }
+
+  std::string positionalEncoding(int n) {
+    if (n < 1 || n > mh::kMaxTokens)
+      return "positional encoding length must be from 1 to " + std::to_string(mh::kMaxTokens) +
+             ", got " + std::to_string(n);
+    positional_.resize(size_t(n) * model_.config().d_model);
+    mh::sinusoidal_positional_encoding(positional_.data(), n, model_.config().d_model);
+    return "";
+  }
+
+  val view(int slot) const {
+    switch (slot) {
+      case kQueries: return view_of(queries_);
+      case kKeysValues: return view_of(keys_values_);
+      case kAdditiveMask: return view_of(additive_);
+      case kOutput: return view_of(output_);
+      case kAttention: return view_of(attention_);
+      case kKeyPadding: return view_of(key_padding_);
+      case kBlocked: return view_of(blocked_);
+      case kPositional: return view_of(positional_);
+      case kConcat: return view_of(model_.last_concat());
+    }
+    if (slot >= kWeight && slot < kWeight + mh::kNumWeights) {
+      const int which = slot - kWeight;
+      return val(emscripten::typed_memory_view(model_.weight_size(which), model_.weight(which)));
+    }
+    if (slot >= kStaged && slot < kStaged + mh::kNumWeights) return view_of(staged_[slot - kStaged]);
+    if (slot >= kTorch && slot < kTorch + 4) return view_of(torch_[slot - kTorch]);
+    const std::vector<float>* trace[] = {&trace_.q, &trace_.k, &trace_.v, &trace_.scores,
+                                         &trace_.scaled, &trace_.masked, &trace_.attention,
+                                         &trace_.head_output};
+    if (slot >= kTrace && slot < kTrace + 8) return view_of(*trace[slot - kTrace]);
+    return val::null();
+  }
+
+ private:
+  mh::MaskSpec mask(bool causal, bool key_padding, int mask_kind) const {
+    mh::MaskSpec m;
+    m.causal = causal;
+    m.key_padding = key_padding ? key_padding_.data() : nullptr;
+    m.blocked = mask_kind == kBlockedMask ? blocked_.data() : nullptr;
+    m.additive = mask_kind == kAdditive ? additive_.data() : nullptr;
+    return m;
+  }
+
+  mh::AttentionModel model_;
+  std::vector<float> queries_, keys_values_, additive_, output_, attention_, positional_;
+  std::vector<uint8_t> key_padding_, blocked_;
+  std::vector<float> staged_[mh::kNumWeights];
+  std::vector<float> torch_[4];
+  mh::HeadTrace trace_;
+};
+
+std::string validateConfig(int d_model, int num_heads, int num_kv_heads, bool bias, float scale,
+                           float temperature) {
+  return mh::validate_config(make_config(d_model, num_heads, num_kv_heads, bias, scale, temperature));
+}
+double parameterCount(int d_model, int num_heads, int num_kv_heads, bool bias) {
+  return static_cast<double>(mh::parameter_count(make_config(d_model, num_heads, num_kv_heads, bias, 0)));
+}
+// For tests and diagnostics: proof that Eigen runs vectorized, and that failed calls leak nothing.
+int simdFloatsPerPacket() { return mh::simd_floats_per_packet(); }
+double heapBytes() { return static_cast<double>(emscripten_get_heap_size()); }
+double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(multihead) {
+  emscripten::class_<Layer>("Layer")
+      .constructor<int, int, int, bool, float, float>()
+      .function("initSeeded", &Layer::initSeeded)
+      .function("weightSize", &Layer::weightSize)
+      .function("prepare", &Layer::prepare)
+      .function("forward", &Layer::forward)
+      .function("trace", &Layer::trace)
+      .function("stageWeight", &Layer::stageWeight)
+      .function("commitWeights", &Layer::commitWeights)
+      .function("prepareTorch", &Layer::prepareTorch)
+      .function("loadTorch", &Layer::loadTorch)
+      .function("positionalEncoding", &Layer::positionalEncoding)
+      .function("view", &Layer::view);
+  emscripten::function("validateConfig", &validateConfig);
+  emscripten::function("parameterCount", &parameterCount);
+  emscripten::function("simdFloatsPerPacket", &simdFloatsPerPacket);
+  emscripten::function("heapBytes", &heapBytes);
+  emscripten::function("allocatedBytes", &allocatedBytes);
+  emscripten::constant("maxTokens", mh::kMaxTokens);
+}

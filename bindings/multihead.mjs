@@ -1,0 +1,344 @@
+// multihead: the JavaScript API over the wasm attention core (bindings/embind.cpp).
+//
+// This file only marshals: it checks that arguments are arrays of the right length, copies them
+// into the wasm heap, calls the core, and copies results out. Every numeric rule (valid configs,
+// finite values, memory budget) lives in the C++ core, which returns a message this file throws.
+import createMultiheadCore from '../dist/multihead_core.mjs';
+
+// Buffer slots of the Embind Layer (keep in sync with the Slot enum in bindings/embind.cpp).
+const SLOT = {
+  queries: 0, keysValues: 1, additiveMask: 2, output: 3, attention: 4,
+  keyPadding: 5, blocked: 6, positional: 7, concat: 8, weight: 16, staged: 32, trace: 48, torch: 64,
+};
+const MASK_NONE = 0, MASK_BLOCKED = 1, MASK_ADDITIVE = 2;
+const WEIGHT_NAMES = ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo'];
+const TRACE_NAMES = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'attention', 'headOutput'];
+const WASM_FILE = 'multihead_core.wasm';
+
+let corePromise = null;
+
+function inNode() {
+  return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+}
+
+/**
+ * Loads and compiles the wasm module once; every layer shares it. Calling it early (e.g. on page
+ * load) hides the compile time; createMultiHeadAttention calls it anyway.
+ */
+export function loadMultihead() {
+  if (!corePromise) {
+    corePromise = (async () => {
+      const moduleOptions = {};
+      if (inNode()) {
+        // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
+        // file: URL, so Node reads the bytes itself. The specifiers are variables so that
+        // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
+        const fsModule = 'node:fs/promises';
+        const { readFile } = await import(/* @vite-ignore */ fsModule);
+        const wasmUrl = new URL(`../dist/${WASM_FILE}`, import.meta.url);
+        moduleOptions.wasmBinary = await readFile(wasmUrl);
+      }
+      return createMultiheadCore(moduleOptions);
+    })();
+    corePromise.catch(() => { corePromise = null; });  // a failed load may be retried
+  }
+  return corePromise;
+}
+
+/** Facts about the loaded wasm runtime, for diagnostics and tests. */
+export async function runtimeInfo() {
+  const core = await loadMultihead();
+  return {
+    simdFloatsPerPacket: core.simdFloatsPerPacket(),
+    heapBytes: core.heapBytes(),
+    allocatedBytes: core.allocatedBytes(),
+    maxTokens: core.maxTokens,
+  };
+}
+
+/** The longest sequence (queries or keys) one call accepts. */
+export const MAX_TOKENS = 16384;
+
+function fail(message) {
+  throw new Error(`multihead: ${message}`);
+}
+
+function checkInteger(name, value, { min = -(2 ** 31), max = 2 ** 31 - 1 } = {}) {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    fail(`${name} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function checkNumber(name, value) {
+  if (typeof value !== 'number' || Number.isNaN(value)) fail(`${name} must be a number, got ${describe(value)}`);
+  return value;
+}
+
+function describe(value) {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  return String(value);
+}
+
+function isArrayOfNumbers(value) {
+  return (ArrayBuffer.isView(value) && !(value instanceof DataView) && typeof value.length === 'number'
+    && !(value instanceof BigInt64Array) && !(value instanceof BigUint64Array)) || Array.isArray(value);
+}
+
+function checkArray(name, value, expectedLength, shape) {
+  if (!isArrayOfNumbers(value)) fail(`${name} must be a Float32Array (or an array of numbers), got ${describe(value)}`);
+  if (value.length !== expectedLength) {
+    fail(`${name} has ${value.length} values but must have ${expectedLength} (${shape})`);
+  }
+  return value;
+}
+
+// Rows of a flat row-major matrix: with `rows` given the length must match; without, infer it.
+function rowsOf(name, value, width, rows, rowsName) {
+  if (!isArrayOfNumbers(value)) fail(`${name} must be a Float32Array (or an array of numbers), got ${describe(value)}`);
+  if (rows === undefined) {
+    if (value.length === 0 || value.length % width !== 0) {
+      fail(`${name} has ${value.length} values, which is not a whole, non-zero number of rows of ` +
+        `dModel = ${width}: pass ${rowsName} × dModel values, row-major`);
+    }
+    return value.length / width;
+  }
+  checkInteger(rowsName, rows, { min: 1, max: MAX_TOKENS });
+  checkArray(name, value, rows * width, `${rowsName} × dModel = ${rows} × ${width}`);
+  return rows;
+}
+
+function maskKindOf(mask) {
+  if (mask === undefined || mask === null) return MASK_NONE;
+  if (mask instanceof Float32Array || mask instanceof Float64Array) return MASK_ADDITIVE;
+  if (mask instanceof Uint8Array || mask instanceof Int8Array || mask instanceof Uint8ClampedArray) return MASK_BLOCKED;
+  if (Array.isArray(mask) && mask.every((v) => typeof v === 'boolean')) return MASK_BLOCKED;
+  fail(`mask must be a Uint8Array or boolean[] (nonzero/true = blocked) or a Float32Array ` +
+    `(added to the scaled scores; -Infinity blocks), got ${describe(mask)}`);
+}
+
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((layer) => { if (!layer.isDeleted()) layer.delete(); })
+  : null;
+
+/**
+ * Creates a multi-head attention layer with seeded random weights.
+ * @param {import('./multihead').MultiHeadAttentionOptions} [options]
+ * @returns {Promise<MultiHeadAttention>}
+ */
+export async function createMultiHeadAttention(options = {}) {
+  if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
+  const {
+    dModel = 64, numHeads = 4, numKvHeads = numHeads, bias = true, seed = 0, temperature = 1,
+    scale = 0,
+  } = options;
+  checkInteger('dModel', dModel);
+  checkInteger('numHeads', numHeads);
+  checkInteger('numKvHeads', numKvHeads);
+  checkInteger('seed', seed, { min: 0, max: Number.MAX_SAFE_INTEGER });
+  checkNumber('temperature', temperature);
+  checkNumber('scale', scale);
+  if (typeof bias !== 'boolean') fail(`bias must be true or false, got ${describe(bias)}`);
+  const core = await loadMultihead();
+  const error = core.validateConfig(dModel, numHeads, numKvHeads, bias, scale, temperature);
+  if (error) fail(error);
+  const layer = new core.Layer(dModel, numHeads, numKvHeads, bias, scale, temperature);
+  layer.initSeeded(seed);
+  const config = Object.freeze({ dModel, numHeads, numKvHeads, headDim: dModel / numHeads, bias, seed, temperature, scale });
+  return new MultiHeadAttention(core, layer, config);
+}
+
+export class MultiHeadAttention {
+  #core;
+  #layer;
+
+  /** @private Use createMultiHeadAttention(). */
+  constructor(core, layer, config) {
+    this.#core = core;
+    this.#layer = layer;
+    this.config = config;
+    this.parameterCount = core.parameterCount(config.dModel, config.numHeads, config.numKvHeads, config.bias);
+    registry?.register(this, layer, this);
+  }
+
+  #live() {
+    if (!this.#layer) fail('this MultiHeadAttention was disposed; create a new one with createMultiHeadAttention()');
+    return this.#layer;
+  }
+
+  #view(slot) {
+    return this.#live().view(slot);
+  }
+
+  /** Frees the layer's wasm memory now (otherwise it is freed when the object is garbage-collected). */
+  dispose() {
+    if (!this.#layer) return;
+    registry?.unregister(this);
+    this.#layer.delete();
+    this.#layer = null;
+  }
+
+  get disposed() {
+    return this.#layer === null;
+  }
+
+  /** Copies of the weights: wq, wk, wv, wo ([in][out], row-major) and, with bias, bq, bk, bv, bo. */
+  getWeights() {
+    const layer = this.#live();
+    const weights = {};
+    WEIGHT_NAMES.forEach((name, i) => {
+      if (layer.weightSize(i) > 0) weights[name] = this.#view(SLOT.weight + i).slice();
+    });
+    return weights;
+  }
+
+  /** Replaces any subset of the weights. Checked as a whole: on an error nothing changes. */
+  setWeights(weights) {
+    const layer = this.#live();
+    if (weights === null || typeof weights !== 'object') fail(`setWeights needs an object like { wq, wk, wv, wo }, got ${describe(weights)}`);
+    let mask = 0;
+    for (const name of Object.keys(weights)) {
+      const i = WEIGHT_NAMES.indexOf(name);
+      if (i < 0) fail(`unknown weight "${name}": expected some of ${WEIGHT_NAMES.join(', ')}`);
+      const size = layer.weightSize(i);
+      if (size === 0) fail(`this layer was created with bias: false, so it has no ${name}; create it with bias: true to set biases`);
+      checkArray(name, weights[name], size, this.#weightShape(i));
+    }
+    for (const name of Object.keys(weights)) {
+      const i = WEIGHT_NAMES.indexOf(name);
+      layer.stageWeight(i);
+      this.#view(SLOT.staged + i).set(weights[name]);
+      mask |= 1 << i;
+    }
+    const error = layer.commitWeights(mask);
+    if (error) fail(error);
+  }
+
+  #weightShape(i) {
+    const { dModel, numKvHeads, headDim } = this.config;
+    const dKv = numKvHeads * headDim;
+    return [`dModel × dModel = ${dModel} × ${dModel}`, `dModel × kvWidth = ${dModel} × ${dKv}`,
+      `dModel × kvWidth = ${dModel} × ${dKv}`, `dModel × dModel = ${dModel} × ${dModel}`,
+      `dModel = ${dModel}`, `kvWidth = ${dKv}`, `kvWidth = ${dKv}`, `dModel = ${dModel}`][i];
+  }
+
+  /**
+   * Loads PyTorch nn.MultiheadAttention weights: in_proj_weight (3d × d), in_proj_bias (3d),
+   * out_proj.weight (d × d), out_proj.bias (d), as flat row-major arrays (tensor.flatten()).
+   */
+  loadPyTorchWeights(stateDict) {
+    const layer = this.#live();
+    const d = this.config.dModel;
+    if (stateDict === null || typeof stateDict !== 'object') fail(`loadPyTorchWeights needs a state dict object, got ${describe(stateDict)}`);
+    const pick = (...names) => names.map((n) => stateDict[n]).find((v) => v !== undefined);
+    const parts = [
+      ['in_proj_weight', pick('in_proj_weight'), 3 * d * d, `3·dModel × dModel = ${3 * d} × ${d}`],
+      ['in_proj_bias', pick('in_proj_bias'), 3 * d, `3·dModel = ${3 * d}`],
+      ['out_proj.weight', pick('out_proj.weight', 'out_proj_weight'), d * d, `dModel × dModel = ${d} × ${d}`],
+      ['out_proj.bias', pick('out_proj.bias', 'out_proj_bias'), d, `dModel = ${d}`],
+    ];
+    const withBias = parts[1][1] !== undefined || parts[3][1] !== undefined;
+    for (const [name, value, size, shape] of parts) {
+      if (value === undefined && (name.includes('weight') || withBias)) fail(`the state dict has no ${name}`);
+      if (value !== undefined) checkArray(name, value, size, shape);
+    }
+    layer.prepareTorch(withBias);
+    parts.forEach(([, value], i) => { if (value !== undefined) this.#view(SLOT.torch + i).set(value); });
+    const error = layer.loadTorch(withBias);
+    if (error) fail(error);
+  }
+
+  /**
+   * Self-attention over x (seqLen × dModel, row-major). Returns { output (seqLen × dModel),
+   * attention (numHeads × seqLen × seqLen) when returnAttention }.
+   */
+  forward(x, options = {}) {
+    const call = this.#prepare(x, options);
+    this.#run(call);
+    return this.#collect(call, options);
+  }
+
+  /** Cross-attention: queries (nQ × dModel) attend to keysValues (nK × dModel). */
+  forwardCross(queries, keysValues, options = {}) {
+    return this.forward(queries, { ...options, keysValues });
+  }
+
+  /**
+   * Forward pass plus every intermediate of one head, for teaching: q, k, v (n × headDim),
+   * scores = Q_i·K_iᵀ, scaled, masked, attention (nQ × nK), headOutput (nQ × headDim),
+   * concat (nQ × dModel, all heads before W_O) and output (nQ × dModel).
+   */
+  trace(x, options = {}) {
+    const head = options.head ?? 0;
+    checkInteger('head', head);
+    const call = this.#prepare(x, { ...options, returnAttention: false });
+    const error = this.#live().trace(head, call.nQ, call.nK, call.cross, call.causal,
+      call.padding, call.maskKind);
+    if (error) fail(error);
+    const result = { head, nQ: call.nQ, nK: call.nK, headDim: this.config.headDim };
+    TRACE_NAMES.forEach((name, i) => { result[name] = this.#view(SLOT.trace + i).slice(); });
+    result.concat = this.#view(SLOT.concat).slice();
+    result.output = this.#view(SLOT.output).slice();
+    return result;
+  }
+
+  /** Sinusoidal positional encoding, seqLen × dModel (Vaswani et al. 2017). */
+  positionalEncoding(seqLen) {
+    checkInteger('seqLen', seqLen, { min: 1, max: MAX_TOKENS });
+    const error = this.#live().positionalEncoding(seqLen);
+    if (error) fail(error);
+    return this.#view(SLOT.positional).slice();
+  }
+
+  #prepare(x, options) {
+    const layer = this.#live();
+    if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
+    const { dModel } = this.config;
+    const { seqLen, kvLen, keysValues, causal = false, keyPaddingMask, mask, returnAttention = false } = options;
+    const cross = keysValues !== undefined && keysValues !== null;
+    const nQ = rowsOf(cross ? 'queries' : 'x', x, dModel, seqLen, 'seqLen');
+    const nK = cross ? rowsOf('keysValues', keysValues, dModel, kvLen, 'kvLen') : nQ;
+    if (typeof causal !== 'boolean') fail(`causal must be true or false, got ${describe(causal)}`);
+    if (typeof returnAttention !== 'boolean') fail(`returnAttention must be true or false, got ${describe(returnAttention)}`);
+    const padding = keyPaddingMask !== undefined && keyPaddingMask !== null;
+    if (padding) checkArray('keyPaddingMask', keyPaddingMask, nK, `one flag per key position, ${nK}`);
+    const maskKind = maskKindOf(mask);
+    if (maskKind !== MASK_NONE) checkArray('mask', mask, nQ * nK, `queries × keys = ${nQ} × ${nK}`);
+
+    const error = layer.prepare(nQ, nK, cross, returnAttention, maskKind, padding);
+    if (error) fail(error);
+    // Views are taken only now: prepare may have grown the heap, detaching older views.
+    this.#view(SLOT.queries).set(x);
+    if (cross) this.#view(SLOT.keysValues).set(keysValues);
+    if (padding) this.#view(SLOT.keyPadding).set(keyPaddingMask);
+    if (maskKind === MASK_BLOCKED) this.#view(SLOT.blocked).set(mask);
+    if (maskKind === MASK_ADDITIVE) this.#view(SLOT.additiveMask).set(mask);
+    return { nQ, nK, cross, causal, padding, maskKind, returnAttention };
+  }
+
+  #run(call) {
+    const error = this.#live().forward(call.nQ, call.nK, call.cross, call.causal, call.padding,
+      call.maskKind, call.returnAttention);
+    if (error) fail(error);
+  }
+
+  // Copies results out of the heap (a view would go stale at the next call or heap growth), into
+  // the caller's buffers when given: options.into = { output, attention }.
+  #collect(call, options) {
+    const into = options.into ?? {};
+    const copyOut = (slot, target, name) => {
+      const view = this.#view(slot);
+      if (target === undefined) return view.slice();
+      if (!(target instanceof Float32Array) || target.length !== view.length) {
+        fail(`into.${name} must be a Float32Array of length ${view.length}, got ${describe(target)}`);
+      }
+      target.set(view);
+      return target;
+    };
+    const result = { output: copyOut(SLOT.output, into.output, 'output') };
+    if (call.returnAttention) result.attention = copyOut(SLOT.attention, into.attention, 'attention');
+    return result;
+  }
+}

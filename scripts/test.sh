@@ -10,5 +10,7 @@ echo "== C++ core (ctest)"
 ctest --test-dir build/native --output-on-failure
 echo "== wasm module in Node (vitest)"
 npx vitest run
+echo "== TypeScript types (tsc)"
+npx tsc -p tests/types/tsconfig.json
 echo "== browser (playwright, Debian chromium)"
 npx playwright test

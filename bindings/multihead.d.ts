@@ -1,0 +1,132 @@
+// Types for multihead's JavaScript API (bindings/multihead.mjs).
+
+/** Any flat, row-major array of numbers; copied into the wasm heap as float32. */
+export type NumberArray = Float32Array | Float64Array | ArrayLike<number>;
+
+export interface MultiHeadAttentionOptions {
+  /** Model width. Default 64. Must be divisible by numHeads. */
+  dModel?: number;
+  /** Query heads. Default 4. Each head gets headDim = dModel / numHeads dimensions. */
+  numHeads?: number;
+  /** Key/value heads: numHeads (default) is plain MHA, 1 is multi-query, others grouped-query. */
+  numKvHeads?: number;
+  /** Bias vectors on the four projections. Default true. */
+  bias?: boolean;
+  /** Seed of the N(0, 2/dModel) weight initialization (same weights in every build). Default 0. */
+  seed?: number;
+  /** Softmax temperature: scores are divided by temperature · √headDim. Default 1. */
+  temperature?: number;
+  /** Explicit score scale; overrides temperature when > 0. Default 0 (unused). */
+  scale?: number;
+}
+
+export interface AttentionConfig {
+  readonly dModel: number;
+  readonly numHeads: number;
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  readonly bias: boolean;
+  readonly seed: number;
+  readonly temperature: number;
+  readonly scale: number;
+}
+
+/** W in the X·W convention ([in][out], row-major). K/V widths are numKvHeads · headDim. */
+export interface AttentionWeights {
+  wq: Float32Array; wk: Float32Array; wv: Float32Array; wo: Float32Array;
+  bq?: Float32Array; bk?: Float32Array; bv?: Float32Array; bo?: Float32Array;
+}
+
+export interface ForwardOptions {
+  /** Query rows; inferred from x.length / dModel when omitted. */
+  seqLen?: number;
+  /** Key/value rows for cross-attention; inferred when omitted. */
+  kvLen?: number;
+  /** Cross-attention: keys and values come from these rows instead of x. */
+  keysValues?: NumberArray;
+  /** Query i may not attend to keys j > i. */
+  causal?: boolean;
+  /** One flag per key position; nonzero/true = padding, ignored by every query. */
+  keyPaddingMask?: Uint8Array | ArrayLike<boolean | number>;
+  /**
+   * Queries × keys. Uint8Array / boolean[]: nonzero/true = blocked.
+   * Float32Array / Float64Array: added to the scaled scores (-Infinity blocks).
+   */
+  mask?: Uint8Array | Int8Array | Uint8ClampedArray | boolean[] | Float32Array | Float64Array;
+  /** Also return every head's attention weights. Default false. */
+  returnAttention?: boolean;
+  /** Write results into these buffers instead of allocating new ones. */
+  into?: { output?: Float32Array; attention?: Float32Array };
+}
+
+export interface ForwardResult {
+  /** seqLen × dModel. */
+  output: Float32Array;
+  /** numHeads × seqLen × kvLen, element [(h·seqLen + i)·kvLen + j]; only with returnAttention. */
+  attention?: Float32Array;
+}
+
+export interface TraceOptions extends Omit<ForwardOptions, 'returnAttention' | 'into'> {
+  /** Which head to trace. Default 0. */
+  head?: number;
+}
+
+/** Every step of one head; q/k/v/headOutput are n × headDim, the score matrices nQ × nK. */
+export interface HeadTrace {
+  head: number;
+  nQ: number;
+  nK: number;
+  headDim: number;
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  /** Q_i·K_iᵀ */
+  scores: Float32Array;
+  /** scores · scale (÷ √headDim by default) */
+  scaled: Float32Array;
+  /** scaled with the mask applied (-Infinity where blocked) */
+  masked: Float32Array;
+  /** softmax of each masked row */
+  attention: Float32Array;
+  /** attention · V_i */
+  headOutput: Float32Array;
+  /** all heads' outputs side by side, nQ × dModel, before W_O */
+  concat: Float32Array;
+  /** nQ × dModel */
+  output: Float32Array;
+}
+
+/** PyTorch nn.MultiheadAttention state dict entries, flattened row-major. */
+export interface PyTorchMultiheadAttentionState {
+  in_proj_weight: NumberArray;
+  in_proj_bias?: NumberArray;
+  'out_proj.weight'?: NumberArray;
+  out_proj_weight?: NumberArray;
+  'out_proj.bias'?: NumberArray;
+  out_proj_bias?: NumberArray;
+}
+
+export declare class MultiHeadAttention {
+  private constructor();
+  readonly config: AttentionConfig;
+  /** 4·dModel² + 4·dModel for plain MHA with bias; less with numKvHeads < numHeads. */
+  readonly parameterCount: number;
+  readonly disposed: boolean;
+  forward(x: NumberArray, options?: ForwardOptions): ForwardResult;
+  forwardCross(queries: NumberArray, keysValues: NumberArray, options?: Omit<ForwardOptions, 'keysValues'>): ForwardResult;
+  trace(x: NumberArray, options?: TraceOptions): HeadTrace;
+  getWeights(): AttentionWeights;
+  /** Replaces any subset of the weights; all checked before any changes. */
+  setWeights(weights: Partial<Record<keyof AttentionWeights, NumberArray>>): void;
+  loadPyTorchWeights(state: PyTorchMultiheadAttentionState): void;
+  /** seqLen × dModel sinusoidal positional encoding. */
+  positionalEncoding(seqLen: number): Float32Array;
+  /** Frees the wasm memory now. Any later call throws. */
+  dispose(): void;
+}
+
+export declare function createMultiHeadAttention(options?: MultiHeadAttentionOptions): Promise<MultiHeadAttention>;
+/** Loads and compiles the wasm once; later calls return the same promise. */
+export declare function loadMultihead(): Promise<unknown>;
+export declare function runtimeInfo(): Promise<{ simdFloatsPerPacket: number; heapBytes: number; allocatedBytes: number; maxTokens: number }>;
+export declare const MAX_TOKENS: number;

@@ -1,0 +1,24 @@
+import { defineConfig } from '@playwright/test';
+
+const port = 4179;
+export default defineConfig({
+  testDir: 'tests/browser',
+  timeout: 60_000,
+  workers: 2,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    // Debian's Chromium: Playwright's own browser download cannot work on these machines.
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+        '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+    },
+    headless: true,
+  },
+  webServer: {
+    command: `node scripts/serve.mjs --port ${port}`,
+    url: `http://127.0.0.1:${port}/package.json`,
+    reuseExistingServer: !process.env.CI,
+  },
+});

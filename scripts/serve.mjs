@@ -1,0 +1,34 @@
+// A small static file server for the demo page and the browser tests (no dependencies).
+// Serves the repository root on 127.0.0.1; "/" opens the page in web/.
+// Usage: node scripts/serve.mjs [--port 8080]
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const portArg = process.argv.indexOf('--port');
+const port = portArg > 0 ? Number(process.argv[portArg + 1]) : Number(process.env.PORT || 8080);
+const types = {
+  '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml',
+  '.png': 'image/png', '.webmanifest': 'application/manifest+json', '.txt': 'text/plain; charset=utf-8',
+};
+
+createServer(async (req, res) => {
+  try {
+    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    let file = normalize(join(root, path === '/' ? '/web/index.html' : path));
+    if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
+    if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
+    const body = await readFile(file);
+    res.writeHead(200, { 'Content-Type': types[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache' });
+    res.end(body);
+  } catch {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('not found');
+  }
+}).listen(port, '127.0.0.1', () => {
+  console.log(`multihead: serving ${root} at http://127.0.0.1:${port}/ (the page is web/index.html)`);
+});

@@ -1,0 +1,20 @@
+// Shared by every browser test: fail on console errors, page errors, and any request that leaves
+// 127.0.0.1 (the page must need nothing from outside).
+import { test as base, expect } from '@playwright/test';
+
+export const test = base.extend({
+  page: async ({ page }, use) => {
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.protocol === 'data:' || url.protocol === 'blob:' || url.hostname === '127.0.0.1') return route.continue();
+      problems.push(`request outside 127.0.0.1: ${url.href}`);
+      return route.abort();
+    });
+    await use(page);
+    expect(problems, problems.join('\n')).toEqual([]);
+  },
+});
+export { expect };

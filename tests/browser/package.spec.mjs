@@ -1,0 +1,38 @@
+// The packed tarball (npm pack), installed into a Vite app and bundled, works in Chromium.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { test, expect } from './guard.mjs';
+
+const work = 'build/package-test';
+
+test.beforeAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(`${work}/app/node_modules/multihead`, { recursive: true });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', work], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, npm_config_loglevel: 'error' } });
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  // What `npm install ./multihead-x.y.z.tgz` puts in node_modules, without a registry round trip.
+  execFileSync('tar', ['-xzf', `${work}/${tarball}`, '--strip-components=1', '-C', `${work}/app/node_modules/multihead`]);
+  cpSync('tests/package-app', `${work}/app`, { recursive: true });
+  execFileSync('node_modules/.bin/vite', ['build', `${work}/app`, '--outDir', '../dist', '--base', './', '--emptyOutDir', '--logLevel', 'error'], { stdio: 'inherit' });
+});
+
+test('a Vite app that installs the packed tarball runs the module', async ({ page }) => {
+  const shipped = readdirSync(`${work}/app/node_modules/multihead`, { recursive: true }).map(String).sort();
+  expect(shipped).toEqual(expect.arrayContaining(['README.md', 'bindings/multihead.d.ts', 'bindings/multihead.mjs', 'dist/multihead_core.mjs', 'dist/multihead_core.wasm', 'package.json']));
+  expect(shipped.filter((f) => f.startsWith('src') || f.startsWith('tests'))).toEqual([]);
+  const assets = readdirSync(`${work}/dist/assets`);
+  expect(assets.some((f) => f.endsWith('.wasm'))).toBe(true);  // Vite emitted the wasm as an asset
+
+  await page.goto(`/${work}/dist/index.html`);
+  await page.waitForFunction(() => window.result !== undefined);
+  const result = await page.evaluate(() => window.result);
+  expect(result.simd).toBe(4);
+  expect(result.output).toHaveLength(24);
+  expect(result.output.every(Number.isFinite)).toBe(true);
+  // Causal rows: query 0 attends only to key 0.
+  expect(result.attention.slice(0, 3)).toEqual([1, 0, 0]);
+  // Same seed, same weights as the Node build of the same package.
+  const { createMultiHeadAttention } = await import('../../bindings/multihead.mjs');
+  const mha = await createMultiHeadAttention({ dModel: 8, numHeads: 2, seed: 3 });
+  expect(result.weights).toEqual(Array.from(mha.getWeights().wq));
+});

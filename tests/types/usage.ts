@@ -1,0 +1,18 @@
+// Compiled with tsc --noEmit by the test command: the published types must describe the API.
+import { createMultiHeadAttention, type ForwardResult, type HeadTrace } from 'multihead';
+
+async function main(): Promise<void> {
+  const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 8, numKvHeads: 2, seed: 1 });
+  const x = new Float32Array(5 * 64);
+  const result: ForwardResult = mha.forward(x, { causal: true, returnAttention: true });
+  const weights: Float32Array | undefined = result.attention;
+  const trace: HeadTrace = mha.trace(x, { head: 1, keyPaddingMask: new Uint8Array(5) });
+  const cross = mha.forwardCross(x, new Float32Array(7 * 64), { mask: new Float32Array(35) });
+  mha.setWeights({ wq: mha.getWeights().wq });
+  const count: number = mha.parameterCount + mha.config.headDim + trace.scores.length + cross.output.length;
+  void weights; void count;
+  // @ts-expect-error: forward needs an array
+  mha.forward('text');
+  mha.dispose();
+}
+void main;

@@ -181,15 +181,18 @@ function renderHeads() {
     ui.heads.replaceChildren(...Array.from({ length: state.h }, (_, head) => makeHeadFigure(head)));
   }
   if (enlarged >= state.h) enlarged = -1;
-  [...ui.heads.children].forEach((fig, head) => {
+  const figs = [...ui.heads.children];
+  // Layout-changing writes first, then the draws (which read widths), then text: one reflow.
+  figs.forEach((fig, head) => {
     fig.classList.toggle('selected', head === state.head);
     fig.classList.toggle('enlarged', head === enlarged);
+  });
+  figs.forEach((fig, head) => drawHeatmap(fig.querySelector('canvas'), view.models[head], highlightFor(head)));
+  figs.forEach((fig, head) => {
     fig.querySelector('.title').textContent = headTitle(head);
     const { focus } = headEntropy(view.attention, head, view.nQ, view.nK);
     fig.querySelector('.focus').textContent = `${Math.round(100 * focus)}% focused`;
-    const canvas = fig.querySelector('canvas');
-    canvas.setAttribute('aria-label', `${headTitle(head)}: attention of ${view.nQ} queries over ${view.nK} keys. Arrow keys read weights; Enter enlarges.`);
-    drawHeatmap(canvas, view.models[head], highlightFor(head));
+    fig.querySelector('canvas').setAttribute('aria-label', `${headTitle(head)}: attention of ${view.nQ} queries over ${view.nK} keys. Arrow keys read weights; Enter enlarges.`);
   });
 }
 

@@ -7,10 +7,22 @@ const FONT = '11px system-ui, sans-serif';
 const MAX_LABEL_PX = 72;
 const MIN_LABEL_CELL_PX = 9;  // below this, labels are thinned so they never overlap
 
+// Label widths and truncations, cached: typing changes one word, not the other 63.
+const widthCache = new Map();
+function labelWidth(ctx, text) {
+  let w = widthCache.get(text);
+  if (w === undefined) {
+    if (widthCache.size > 5000) widthCache.clear();
+    w = ctx.measureText(text).width;
+    widthCache.set(text, w);
+  }
+  return w;
+}
+
 function truncate(ctx, text, maxWidth) {
-  if (ctx.measureText(text).width <= maxWidth) return text;
+  if (labelWidth(ctx, text) <= maxWidth) return text;
   let t = text;
-  while (t.length > 1 && ctx.measureText(`${t}…`).width > maxWidth) t = t.slice(0, -1);
+  while (t.length > 1 && labelWidth(ctx, `${t}…`) > maxWidth) t = t.slice(0, -1);
   return `${t}…`;
 }
 
@@ -21,24 +33,53 @@ export function labelStride(cellPx) {
 
 function geometry(ctx, width, model) {
   ctx.font = FONT;
-  const widest = (labels) => Math.min(MAX_LABEL_PX, Math.max(0, ...labels.map((l) => ctx.measureText(l).width)));
+  const widest = (labels) => Math.min(MAX_LABEL_PX, labels.reduce((m, l) => Math.max(m, labelWidth(ctx, l)), 0));
   const left = Math.ceil(widest(model.rows)) + 8;
   const top = Math.ceil(widest(model.cols)) + 8;
   const cell = Math.max(0.25, (width - left - 2) / model.nK);
   return { left, top, cell, width, height: Math.ceil(top + cell * model.nQ + 2) };
 }
 
-function pixels(model) {
+// Colours the cells one pixel each into `target` (reused across redraws of the same size).
+function pixels(model, target) {
   const { weights, nQ, nK } = model;
-  const image = new ImageData(nK, nQ);
+  const bitmap = target && target.width === nK && target.height === nQ ? target : new OffscreenCanvas(nK, nQ);
+  const ctx = bitmap.getContext('2d');
+  const image = bitmap._image && bitmap._image.width === nK && bitmap._image.height === nQ
+    ? bitmap._image : (bitmap._image = ctx.createImageData(nK, nQ));
   const data = image.data;
   for (let i = 0; i < nQ * nK; i++) {
     const c = Math.max(0, Math.min(255, Math.round(weights[i] * 255))) * 3;
     data[4 * i] = VIRIDIS[c]; data[4 * i + 1] = VIRIDIS[c + 1]; data[4 * i + 2] = VIRIDIS[c + 2]; data[4 * i + 3] = 255;
   }
-  const bitmap = new OffscreenCanvas(nK, nQ);
-  bitmap.getContext('2d').putImageData(image, 0, 0);
+  ctx.putImageData(image, 0, 0);
   return bitmap;
+}
+
+// Labels are the expensive part (hundreds of fillText calls) and are the same for every head of a
+// view, so one layer at device resolution is drawn per (labels, geometry) and shared by all heads.
+let labelCache = { key: '', layer: null };
+function labelLayer(model, g, dpr, ink) {
+  const key = [g.width, g.height, g.left, g.top, g.cell, dpr, ink, model.rows.join('\u0000'), model.cols.join('\u0000')].join('\u0001');
+  if (labelCache.key === key) return labelCache.layer;
+  const layer = new OffscreenCanvas(Math.round(g.width * dpr), Math.round(g.height * dpr));
+  const ctx = layer.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.font = FONT;
+  ctx.fillStyle = ink;
+  const stride = labelStride(g.cell);
+  ctx.textBaseline = 'middle';
+  ctx.textAlign = 'right';
+  for (let i = 0; i < model.nQ; i += stride) {
+    ctx.fillText(truncate(ctx, model.rows[i], MAX_LABEL_PX), g.left - 4, g.top + (i + 0.5) * g.cell);
+  }
+  ctx.textAlign = 'left';
+  for (let j = 0; j < model.nK; j += stride) {
+    ctx.setTransform(0, -dpr, dpr, 0, dpr * (g.left + (j + 0.5) * g.cell), dpr * (g.top - 4));  // rotated −90°
+    ctx.fillText(truncate(ctx, model.cols[j], MAX_LABEL_PX), 0, 0);
+  }
+  labelCache = { key, layer };
+  return layer;
 }
 
 /**
@@ -51,53 +92,40 @@ export function drawHeatmap(canvas, model, highlight = null) {
   const ctx = canvas.getContext('2d');
   const cssWidth = canvas.clientWidth || 240;
   if (canvas._model !== model || canvas._cssWidth !== cssWidth) {
-    canvas._geom = geometry(ctx, cssWidth, model);
-    canvas._bitmap = pixels(model);
+    const g = geometry(ctx, cssWidth, model);
+    canvas._geom = g;
+    canvas._ink = getComputedStyle(canvas).color;
+    canvas._labels = labelLayer(model, g, dpr, canvas._ink);
+    canvas._cells = pixels(model, canvas._cells);
     canvas._model = model;
     canvas._cssWidth = cssWidth;
-    canvas.style.height = `${canvas._geom.height}px`;
-    canvas.width = Math.round(cssWidth * dpr);
-    canvas.height = Math.round(canvas._geom.height * dpr);
+    const w = Math.round(cssWidth * dpr), h = Math.round(g.height * dpr);
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.style.height = `${g.height}px`;
+      canvas.width = w;
+      canvas.height = h;
+    }
   }
   const g = canvas._geom;
-  const ink = getComputedStyle(canvas).color;
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(canvas._labels, 0, 0);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, g.width, g.height);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(canvas._bitmap, g.left, g.top, g.cell * model.nK, g.cell * model.nQ);
-
-  ctx.font = FONT;
-  ctx.fillStyle = ink;
-  const stride = labelStride(g.cell);
-  ctx.textBaseline = 'middle';
-  ctx.textAlign = 'right';
-  for (let i = 0; i < model.nQ; i += stride) {
-    ctx.fillText(truncate(ctx, model.rows[i], MAX_LABEL_PX), g.left - 4, g.top + (i + 0.5) * g.cell);
+  ctx.drawImage(canvas._cells, g.left, g.top, g.cell * model.nK, g.cell * model.nQ);
+  if (!highlight) return;
+  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = canvas._ink;
+  if (highlight.row >= 0 && highlight.row < model.nQ) {
+    ctx.strokeRect(g.left, g.top + highlight.row * g.cell, g.cell * model.nK, g.cell);
   }
-  ctx.save();
-  ctx.textAlign = 'left';
-  for (let j = 0; j < model.nK; j += stride) {
-    ctx.setTransform(dpr, 0, 0, dpr, dpr * (g.left + (j + 0.5) * g.cell), dpr * (g.top - 4));
-    ctx.rotate(-Math.PI / 2);
-    ctx.fillText(truncate(ctx, model.cols[j], MAX_LABEL_PX), 0, 0);
+  if (highlight.col >= 0 && highlight.col < model.nK) {
+    ctx.strokeRect(g.left + highlight.col * g.cell, g.top, g.cell, g.cell * model.nQ);
   }
-  ctx.restore();
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-
-  if (highlight) {
-    ctx.lineWidth = 1.5;
-    ctx.strokeStyle = ink;
-    if (highlight.row >= 0 && highlight.row < model.nQ) {
-      ctx.strokeRect(g.left, g.top + highlight.row * g.cell, g.cell * model.nK, g.cell);
-    }
-    if (highlight.col >= 0 && highlight.col < model.nK) {
-      ctx.strokeRect(g.left + highlight.col * g.cell, g.top, g.cell, g.cell * model.nQ);
-    }
-    if (highlight.cell && highlight.row >= 0 && highlight.col >= 0) {
-      ctx.lineWidth = 3;
-      ctx.strokeStyle = '#ff2d55';
-      ctx.strokeRect(g.left + highlight.col * g.cell, g.top + highlight.row * g.cell, g.cell, g.cell);
-    }
+  if (highlight.cell && highlight.row >= 0 && highlight.col >= 0) {
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = '#ff2d55';
+    ctx.strokeRect(g.left + highlight.col * g.cell, g.top + highlight.row * g.cell, g.cell, g.cell);
   }
 }
 

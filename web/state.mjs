@@ -78,6 +78,8 @@ export function parseHash(hash) {
     if (v === 'random' || v === 'archetype') state.weights = v;
     else reject('weights', v, 'use random or archetype');
   }
+  // Hand-built heads need one K/V head per query head and positions in X.
+  if (state.weights === 'archetype') { state.kv = state.h; state.pe = true; }
   return { state, warnings };
 }
 

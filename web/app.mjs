@@ -146,6 +146,7 @@ async function update() {
   ui.timing.textContent = `${nQ} × ${nK} tokens, ${state.h} heads: forward pass ${(t1 - t0).toFixed(2)} ms, ` +
     `heatmaps ${(t2 - t1).toFixed(2)} ms, statistics and walkthrough ${(t3 - t2).toFixed(2)} ms.`;
   Object.assign(ui.timing.dataset, { forwardMs: t1 - t0, drawMs: t2 - t1 });
+  if (!document.body.dataset.ready) document.body.dataset.readyMs = performance.now().toFixed(0);
   document.body.dataset.ready = 'true';
 }
 

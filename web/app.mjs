@@ -1,12 +1,11 @@
 // The page: state in the URL → tokens → X → the wasm layer → heatmaps, statistics, walkthrough.
-import { createMultiHeadAttention } from '../bindings/multihead.mjs';
-import { MAX_PAGE_TOKENS, embed, tokenize } from './tokens.mjs';
+import { AttentionSession } from './session.mjs';
 import { D_MODELS, DEMO_SENTENCES, parseHash, toHash, validHeads, validKvHeads } from './state.mjs';
 import { cellAt, drawHeatmap } from './heatmap.mjs';
 import { VIRIDIS } from './colormap.mjs';
 import { headEntropy, meanJensenShannon, mostAttended } from './stats.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
-import { archetypeInput, archetypeWeights, roleOf } from './archetypes.mjs';
+import { roleOf } from './archetypes.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -16,7 +15,7 @@ const ui = Object.fromEntries(['text', 'text2', 'demos', 'tokens', 'd', 'h', 'kv
   'exportJson', 'exportOne', 'copyLink'].map((id) => [id, $(id)]));
 
 let { state, warnings: linkWarnings } = parseHash(location.hash);
-let layer = null, layerKey = '', peLayer = null;
+const session = new AttentionSession();
 let view = null;            // what is drawn: { tokens, keyTokens, attention, nQ, nK, models[] }
 let highlight = null;       // { row, col, head }
 let enlarged = -1;
@@ -74,76 +73,31 @@ function onControl() {
 
 // ---------- computing ----------
 
-async function ensureLayer() {
-  const key = [state.d, state.h, state.kv, state.seed, state.temp, state.weights].join('|');
-  if (key === layerKey && layer) return layer;
-  const next = await createMultiHeadAttention({ dModel: state.d, numHeads: state.h, numKvHeads: state.kv, seed: state.seed, temperature: state.temp });
-  if (state.weights === 'archetype') next.setWeights(archetypeWeights(state.d, state.h));
-  layer?.dispose();
-  peLayer?.dispose();
-  // Archetype mode keeps positions in their own half of X, with their own encoding width.
-  peLayer = state.weights === 'archetype' ? await createMultiHeadAttention({ dModel: state.d / 2, numHeads: 1 }) : null;
-  layer = next;
-  layerKey = key;
-  return layer;
-}
-
-function inputFor(tokens) {
-  const { d } = state;
-  if (state.weights === 'archetype') {
-    return archetypeInput(embed(tokens, d / 2), peLayer.positionalEncoding(tokens.length), tokens.length, d);
-  }
-  return embed(tokens, d, state.pe ? layer.positionalEncoding(tokens.length) : null);
-}
-
 function schedule() {
   if (scheduled) return;
   scheduled = true;
   requestAnimationFrame(() => { scheduled = false; update().catch(showError); });
 }
 
-function limitTokens(tokens, name, notes) {
-  if (tokens.length <= MAX_PAGE_TOKENS) return tokens;
-  notes.push(`The ${name} has ${tokens.length} tokens; the page shows the first ${MAX_PAGE_TOKENS}. ` +
-    '(The JS API accepts up to 16384.)');
-  return tokens.slice(0, MAX_PAGE_TOKENS);
-}
-
 async function update() {
-  const notes = [...linkWarnings];
-  const tokens = limitTokens(tokenize(state.text), 'sentence', notes);
-  const keyTokens = state.cross ? limitTokens(tokenize(state.text2), 'second sentence', notes) : tokens;
-  renderTokens(tokens);
   history.replaceState(null, '', toHash(state));
-  if (tokens.length === 0 || keyTokens.length === 0) {
-    notes.push(tokens.length === 0 ? 'Type a sentence to see its attention.' : 'Type a second sentence for the keys and values.');
-    ui.messages.textContent = notes.join('\n');
+  await session.configure(state);
+  const t0 = performance.now();
+  const { view: next, notes, tokens } = session.run(state);
+  const t1 = performance.now();
+  renderTokens(tokens);
+  ui.messages.textContent = [...linkWarnings, ...notes].join('\n');
+  view = next;
+  if (!view) {
     ui.heads.replaceChildren();
-    view = null;
     return;
   }
-  await ensureLayer();
-  const t0 = performance.now();
-  const x = inputFor(tokens);
-  const keysValues = state.cross ? inputFor(keyTokens) : undefined;
-  const causal = state.causal && !state.cross;
-  const { attention } = layer.forward(x, { keysValues, causal, returnAttention: true });
-  const t1 = performance.now();
-  const nQ = tokens.length, nK = keyTokens.length;
-  view = {
-    tokens, keyTokens, attention, nQ, nK, x, keysValues, causal,
-    models: Array.from({ length: state.h }, (_, head) => ({
-      weights: attention.subarray(head * nQ * nK, (head + 1) * nQ * nK), nQ, nK, rows: tokens, cols: keyTokens,
-    })),
-  };
-  if (nQ * nK > 128 * 128) notes.push(`Long input: each heatmap draws ${nQ} × ${nK} cells at under a pixel each, and labels are thinned. Enlarge a head to see more.`);
-  ui.messages.textContent = notes.join('\n');
   renderHeads();
   const t2 = performance.now();
   renderStats();
   renderWalk();
   const t3 = performance.now();
-  ui.timing.textContent = `${nQ} × ${nK} tokens, ${state.h} heads: forward pass ${(t1 - t0).toFixed(2)} ms, ` +
+  ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${(t1 - t0).toFixed(2)} ms, ` +
     `heatmaps ${(t2 - t1).toFixed(2)} ms, statistics and walkthrough ${(t3 - t2).toFixed(2)} ms.`;
   Object.assign(ui.timing.dataset, { forwardMs: t1 - t0, drawMs: t2 - t1 });
   if (!document.body.dataset.ready) document.body.dataset.readyMs = performance.now().toFixed(0);
@@ -277,7 +231,7 @@ function toggleEnlarge(head) {
 function renderStats() {
   const { nQ, nK, attention, tokens, keyTokens } = view;
   const dk = state.d / state.h;
-  const params = layer.parameterCount;
+  const params = session.parameterCount;
   ui.shapes.textContent = `X: ${nQ} × ${state.d}  →  Q per head: ${state.h} × (${nQ} × ${dk}),  K, V per head: ` +
     `${state.kv} × (${nK} × ${dk})  →  scores and A: ${state.h} × (${nQ} × ${nK})  →  A·V: ${state.h} × (${nQ} × ${dk})  →  ` +
     `concat ${nQ} × ${state.d}  →  ·W_O  →  Y: ${nQ} × ${state.d}.   Parameters: ${params.toLocaleString('en')}` +
@@ -312,7 +266,7 @@ function renderStats() {
 function renderWalk() {
   const head = state.head;
   ui.walkHead.textContent = headTitle(head);
-  const trace = layer.trace(view.x, { head, keysValues: view.keysValues, causal: view.causal });
+  const trace = session.trace(view, head);
   const dk = state.d / state.h;
   renderWalkthrough(ui.walkthrough, trace, {
     x: view.x, d: state.d, headDim: dk, scale: 1 / (state.temp * Math.sqrt(dk)), pe: state.pe,

@@ -168,7 +168,7 @@ test('a 500-token paste stays responsive and the page says what it did', async (
   const words = Array.from({ length: 600 }, (_, i) => `w${i % 97}`).join(' ');
   await page.locator('#text').fill(words);
   await ready(page);
-  await expect(page.locator('#messages')).toContainText('has 600 tokens; the page shows the first 512');
+  await expect(page.locator('#messages')).toContainText('has 600 tokens; the first 512 are shown');
   expect(await drawn(page)).toEqual(Array(4).fill({ nQ: 512, nK: 512 }));
   const timing = await page.locator('#timing').evaluate((el) => ({ forward: Number(el.dataset.forwardMs), draw: Number(el.dataset.drawMs) }));
   test.info().annotations.push({ type: 'timing 512 tokens × 4 heads (ms)', description: JSON.stringify(timing) });

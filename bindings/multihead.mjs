@@ -3,7 +3,6 @@
 // This file only marshals: it checks that arguments are arrays of the right length, copies them
 // into the wasm heap, calls the core, and copies results out. Every numeric rule (valid configs,
 // finite values, memory budget) lives in the C++ core, which returns a message this file throws.
-import createMultiheadCore from '../dist/multihead_core.mjs';
 
 // Buffer slots of the Embind Layer (keep in sync with the Slot enum in bindings/embind.cpp).
 const SLOT = {
@@ -38,6 +37,8 @@ export function loadMultihead() {
         const wasmUrl = new URL(`../dist/${WASM_FILE}`, import.meta.url);
         moduleOptions.wasmBinary = await readFile(wasmUrl);
       }
+      // Imported here, not at the top, so that importing the API costs nothing until first use.
+      const { default: createMultiheadCore } = await import('../dist/multihead_core.mjs');
       return createMultiheadCore(moduleOptions);
     })();
     corePromise.catch(() => { corePromise = null; });  // a failed load may be retried

@@ -24,8 +24,8 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   expect(assets.some((f) => f.endsWith('.wasm'))).toBe(true);  // Vite emitted the wasm as an asset
 
   await page.goto(`/${work}/dist/index.html`);
-  await page.waitForFunction(() => window.result !== undefined);
-  const result = await page.evaluate(() => window.result);
+  await page.waitForFunction(() => window.multiheadResult !== undefined);
+  const result = await page.evaluate(() => window.multiheadResult);
   expect(result.simd).toBe(4);
   expect(result.output).toHaveLength(24);
   expect(result.output.every(Number.isFinite)).toBe(true);

@@ -28,6 +28,8 @@ function fillSelect(select, values, current, label = String) {
 }
 
 function syncControls() {
+  // Iframe mode (embed=1): the figure without the page around it, for hosts that only allow iframes.
+  document.body.classList.toggle('embed', state.embed);
   ui.text.value = state.text;
   ui.text2.value = state.text2;
   fillSelect(ui.d, D_MODELS, state.d);

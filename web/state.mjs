@@ -17,7 +17,7 @@ export const DEMO_SENTENCES = [
 export const DEFAULTS = Object.freeze({
   text: DEMO_SENTENCES[0], text2: 'Le chat est assis sur le tapis',
   d: 64, h: 4, kv: 4, seed: 42, temp: 1, causal: false, pe: true, cross: false,
-  weights: 'random', head: 0,
+  weights: 'random', head: 0, embed: false,
 });
 
 /** Head counts that divide d_model: the only valid splits. */
@@ -73,6 +73,7 @@ export function parseHash(hash) {
   flag('causal');
   flag('pe');
   flag('cross');
+  flag('embed');
   if (params.has('weights')) {
     const v = params.get('weights');
     if (v === 'random' || v === 'archetype') state.weights = v;

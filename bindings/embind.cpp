@@ -86,16 +86,11 @@ class Layer {
   // The forward pass plus every intermediate of one head (for the teaching view).
   std::string trace(int head, int n_q, int n_k, bool cross, bool causal, bool key_padding,
                     int mask_kind) {
-    if (head < 0 || head >= model_.dims().h)
-      return "head must be from 0 to " + std::to_string(model_.dims().h - 1) + ", got " +
-             std::to_string(head);
-    std::string error = forward(n_q, n_k, cross, causal, key_padding, mask_kind, false);
+    std::string error = model_.trace(trace_, head, queries_.data(),
+                                     cross ? keys_values_.data() : queries_.data(), n_q, n_k,
+                                     mask(causal, key_padding, mask_kind));
     if (!error.empty()) return error;
-    mh::head_trace_forward(trace_, head, queries_.data(),
-                           cross ? keys_values_.data() : queries_.data(), n_q, n_k,
-                           model_.config(), model_.weights(),
-                           mask(causal, key_padding, mask_kind));
-    return "";
+    return forward(n_q, n_k, cross, causal, key_padding, mask_kind, false);
   }
 
   // Sizes the staging buffer of one weight for setWeights.

@@ -8,6 +8,23 @@ npm run --silent build:native
 npm run --silent build:wasm
 echo "== C++ core (ctest)"
 ctest --test-dir build/native --output-on-failure
+echo "== C++ core under AddressSanitizer + UndefinedBehaviorSanitizer (ctest)"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMULTIHEAD_SANITIZE=ON >/dev/null
+cmake --build build/asan -j2 >/dev/null
+ctest --test-dir build/asan --output-on-failure
+echo "== fuzzing the C++ core (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s)"
+cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMULTIHEAD_FUZZ=ON -DMULTIHEAD_TESTS=OFF >/dev/null
+cmake --build build/fuzz -j2 >/dev/null
+mkdir -p build/fuzz/corpus build/fuzz/artifacts
+# New inputs go to build/fuzz/corpus; the kept corpus in tests/fuzz/corpus is only read.
+if ! build/fuzz/attention_fuzzer -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=1 \
+    -artifact_prefix=build/fuzz/artifacts/ build/fuzz/corpus tests/fuzz/corpus > build/fuzz/log.txt 2>&1; then
+  grep -vE '^(INFO|#[0-9]+)' build/fuzz/log.txt | head -60
+  echo "fuzzing found a problem; the input is in build/fuzz/artifacts/"
+  exit 1
+fi
+grep -E '^stat::(number_of_executed_units|new_units_added)' build/fuzz/log.txt
 echo "== wasm module in Node (vitest)"
 npx vitest run
 echo "== TypeScript types (tsc)"

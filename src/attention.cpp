@@ -108,7 +108,8 @@ void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskS
   mask_rows(scores, first_query, rows, n_k, n_k, mask);
 }
 
-void softmax_forward(float* scores, int rows, int n_k) {
+bool softmax_forward(float* scores, int rows, int n_k) {
+  bool finite = true;
   for (int r = 0; r < rows; ++r) {
     Eigen::Map<Eigen::ArrayXf> row(scores + static_cast<int64_t>(r) * n_k, n_k);
     const float max = row.maxCoeff();
@@ -119,8 +120,11 @@ void softmax_forward(float* scores, int rows, int n_k) {
     // Subtracting the max keeps exp() in range (the largest term is exp(0) = 1, so sum >= 1).
     // Eigen's packet exp clamps -inf to a tiny positive number; blocked keys must be exactly 0.
     row = (row == kNegInf).select(0.0f, (row - max).exp());
-    row *= 1.0f / row.sum();
+    const float sum = row.sum();  // NaN if the row held +inf or NaN
+    finite = finite && std::isfinite(sum);
+    row *= 1.0f / sum;
   }
+  return finite;
 }
 
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
@@ -131,7 +135,11 @@ void attention_values_forward(float* out, int ldo, const float* a, const float* 
   o.noalias() = weights * vi;
 }
 
-void multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
+static bool all_finite(const std::vector<float>& v) {
+  return Eigen::Map<const Eigen::ArrayXf>(v.data(), static_cast<Eigen::Index>(v.size())).allFinite();
+}
+
+bool multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
                                  int n_q, int n_k, const Config& config, const WeightsView& w,
                                  const MaskSpec& mask, Workspace& ws) {
   const Dims dm = dims_of(config);
@@ -144,7 +152,9 @@ void multihead_attention_forward(float* y, float* attention, const float* xq, co
   linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d);
   linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
   linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
+  if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
 
+  bool finite = true;
   const int block = attention ? n_q : std::min(n_q, kQueryBlock);
   if (!attention) ws.scores.resize(static_cast<size_t>(block) * n_k);
 
@@ -161,15 +171,16 @@ void multihead_attention_forward(float* y, float* attention, const float* xq, co
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);
       mask_rows(scores, q0, rows, cols, n_k, mask);
-      softmax_forward(scores, rows, cols);
+      finite = softmax_forward(scores, rows, cols) && finite;
       attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d + head * dm.d_k,
                                dm.d, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
     }
   }
   linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
+  return finite && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
 }
 
-void head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,
+bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,
                         int n_k, const Config& config, const WeightsView& w,
                         const MaskSpec& mask) {
   const Dims dm = dims_of(config);
@@ -197,10 +208,11 @@ void head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xk
   t.masked = t.scaled;
   mask_forward(t.masked.data(), 0, n_q, n_k, mask);
   t.attention = t.masked;
-  softmax_forward(t.attention.data(), n_q, n_k);
+  const bool finite = softmax_forward(t.attention.data(), n_q, n_k);
   t.head_output.resize(static_cast<size_t>(n_q) * dm.d_k);
   attention_values_forward(t.head_output.data(), dm.d_k, t.attention.data(), t.v.data(), dm.d_k,
                            n_q, n_k, dm.d_k);
+  return finite && all_finite(t.q) && all_finite(t.k) && all_finite(t.v) && all_finite(t.head_output);
 }
 
 double forward_bytes_needed(const Config& config, int n_q, int n_k, bool with_attention) {

@@ -83,7 +83,8 @@ void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskS
 
 // Each of the rows (rows × n_k) in place becomes softmax(row): subtract the row max, exp, divide by
 // the sum (vectorized through Eigen's packet exp). A row of all -inf becomes all zeros.
-void softmax_forward(float* scores, int rows, int n_k);
+// Returns false if some row held +inf or NaN (a float32 overflow upstream): it cannot be normalised.
+bool softmax_forward(float* scores, int rows, int n_k);
 
 // out (rows × d_k, row stride ldo) = a (rows × n_k) · v (n_k × d_k, row stride ldv)
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
@@ -92,9 +93,10 @@ void attention_values_forward(float* out, int ldo, const float* a, const float* 
 // The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d).
 // attention (h × n_q × n_k) is filled when non-null; when null, scores live only in a block of
 // kQueryBlock query rows at a time, so no n_q × n_k buffer per head is ever materialised.
-// Inputs must be validated first (validate_forward); this function does not check them.
+// Inputs must be validated first (validate_forward). Returns false if float32 overflowed on the way
+// (Q, K, V, scores or Y not finite although the inputs were): the results are then meaningless.
 constexpr int kQueryBlock = 64;
-void multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
+bool multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
                                  int n_q, int n_k, const Config& config, const WeightsView& w,
                                  const MaskSpec& mask, Workspace& ws);
 
@@ -103,7 +105,7 @@ void multihead_attention_forward(float* y, float* attention, const float* xq, co
 struct HeadTrace {
   std::vector<float> q, k, v, scores, scaled, masked, attention, head_output;
 };
-void head_trace_forward(HeadTrace& trace, int head, const float* xq, const float* xkv,
+bool head_trace_forward(HeadTrace& trace, int head, const float* xq, const float* xkv,
                         int n_q, int n_k, const Config& config, const WeightsView& w,
                         const MaskSpec& mask);
 

@@ -7,6 +7,10 @@
 
 namespace mh {
 
+static const char* const kOverflowMessage =
+    "float32 overflow: with these inputs and weights the projections, scores or outputs exceed "
+    "3.4e38; scale the inputs or weights down (typical values are within ±100)";
+
 const char* weight_name(int which) {
   static const char* const names[kNumWeights] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
   return which >= 0 && which < kNumWeights ? names[which] : "?";
@@ -108,7 +112,18 @@ std::string AttentionModel::forward(float* y, float* attention, const float* xq,
                                     int n_q, int n_k, const MaskSpec& mask) {
   std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, attention != nullptr);
   if (!error.empty()) return error;
-  multihead_attention_forward(y, attention, xq, xkv, n_q, n_k, config_, weights(), mask, ws_);
+  if (!multihead_attention_forward(y, attention, xq, xkv, n_q, n_k, config_, weights(), mask, ws_))
+    return kOverflowMessage;
+  return "";
+}
+
+std::string AttentionModel::trace(HeadTrace& t, int head, const float* xq, const float* xkv,
+                                  int n_q, int n_k, const MaskSpec& mask) {
+  if (head < 0 || head >= dims().h)
+    return "head must be from 0 to " + std::to_string(dims().h - 1) + ", got " + std::to_string(head);
+  std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, false);
+  if (!error.empty()) return error;
+  if (!head_trace_forward(t, head, xq, xkv, n_q, n_k, config_, weights(), mask)) return kOverflowMessage;
   return "";
 }
 

@@ -42,8 +42,13 @@ class AttentionModel {
                            const float* out_proj_weight, const float* out_proj_bias);
 
   // Validates, then runs multihead_attention_forward. y (n_q × d), attention (h × n_q × n_k) or null.
+  // A float32 overflow (finite but huge inputs or weights) is an error, never a NaN result.
   std::string forward(float* y, float* attention, const float* xq, const float* xkv, int n_q,
                       int n_k, const MaskSpec& mask);
+
+  // head_trace_forward for this layer's weights, with the same overflow rule as forward.
+  std::string trace(HeadTrace& trace, int head, const float* xq, const float* xkv, int n_q, int n_k,
+                    const MaskSpec& mask);
 
   // The concatenated head outputs (n_q × d) of the last forward call, before W_O.
   const std::vector<float>& last_concat() const { return ws_.concat; }

@@ -280,6 +280,24 @@ TEST(Attention, HeadTraceAgreesWithForward) {
     for (int c = 0; c < 4; ++c) EXPECT_NEAR(t.head_output[i * 4 + c], concat[i * 16 + 12 + c], 1e-6);
 }
 
+TEST(Validation, Float32OverflowIsAnErrorNotNaN) {
+  test::Pair p = test::make_pair(8, 2, 0, true, 93);
+  std::vector<float> x(3 * 8, 1e30f), y(3 * 8), attention(2 * 9);
+  // Q = X·W_Q overflows float32: the call reports it instead of returning inf/NaN.
+  std::string error = p.model.forward(y.data(), attention.data(), x.data(), x.data(), 3, 3, {});
+  EXPECT_NE(error.find("float32 overflow"), std::string::npos) << error;
+  // Scores overflow (Q, K finite but their dot product is not).
+  std::fill(x.begin(), x.end(), 1e20f);
+  error = p.model.forward(y.data(), nullptr, x.data(), x.data(), 3, 3, {});
+  EXPECT_NE(error.find("float32 overflow"), std::string::npos) << error;
+  // The layer keeps working.
+  std::fill(x.begin(), x.end(), 0.5f);
+  EXPECT_EQ(p.model.forward(y.data(), attention.data(), x.data(), x.data(), 3, 3, {}), "");
+  for (float v : y) EXPECT_TRUE(std::isfinite(v));
+  std::vector<float> row = {1.0f, kInf, 0.0f};
+  EXPECT_FALSE(mh::softmax_forward(row.data(), 1, 3));
+}
+
 TEST(Validation, ConfigErrorsSayWhatToFix) {
   mh::Config c;
   c.d_model = 10; c.num_heads = 4;

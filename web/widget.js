@@ -77,9 +77,12 @@ th, td { padding: 2px 6px; text-align: left; border-bottom: 1px solid var(--mult
 .note { font-size: 0.75em; opacity: 0.75; margin: 6px 0 0; }
 `;
 
+// A constructed stylesheet, shared by every widget, works under a CSP without 'unsafe-inline'.
+const sheet = new CSSStyleSheet();
+sheet.replaceSync(STYLE);
+
 const template = document.createElement('template');
-template.innerHTML = `<style>${STYLE}</style>
-<div class="controls" part="controls" hidden></div>
+template.innerHTML = `<div class="controls" part="controls" hidden></div>
 <div class="message" part="message" role="status"></div>
 <div class="legend" part="legend" aria-hidden="true">0 <span class="bar"></span> 1</div>
 <div class="readout" part="readout" aria-live="polite">&nbsp;</div>
@@ -94,7 +97,9 @@ export class MultiheadAttentionElement extends HTMLElement {
 
   constructor() {
     super();
-    this.attachShadow({ mode: 'open' }).appendChild(template.content.cloneNode(true));
+    const root = this.attachShadow({ mode: 'open' });
+    root.adoptedStyleSheets = [sheet];
+    root.appendChild(template.content.cloneNode(true));
     this[session] = null;
     this._visible = false;
     this._scheduled = false;

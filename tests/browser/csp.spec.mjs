@@ -1,0 +1,37 @@
+// The page and the widget under a strict Content-Security-Policy: no inline scripts or styles,
+// no eval. WebAssembly compilation needs 'wasm-unsafe-eval'; Embind needs no 'unsafe-eval'
+// because the module is built with -sDYNAMIC_EXECUTION=0.
+import { test, expect } from './guard.mjs';
+
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+  "img-src 'self' data: blob:; connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'";
+
+test.beforeEach(async ({ page }) => {
+  await page.route('**/*', async (route) => {
+    if (new URL(route.request().url()).hostname !== '127.0.0.1') return route.fallback();
+    const response = await route.fetch();
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
+  });
+  await page.addInitScript(() => {
+    window.cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(`${e.violatedDirective}: ${e.blockedURI}`));
+  });
+});
+
+test('the page works under a strict CSP', async ({ page }) => {
+  await page.goto('/web/index.html#text=Strict+policy+still+works&h=2&d=16&kv=2');
+  await page.waitForSelector('body[data-ready="true"]');
+  expect(await page.locator('#heads canvas').count()).toBe(2);
+  await page.locator('#text').fill('typing under the policy');
+  await expect(page.locator('#tokens .token')).toHaveCount(4);
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});
+
+test('the widget works under a strict CSP', async ({ page }) => {
+  await page.goto('/tests/browser/fixtures/lazy.html');
+  await page.locator('#far').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelector('#far').shadowRoot.querySelector('canvas')?._model);
+  const border = await page.locator('#far').evaluate((el) => getComputedStyle(el).borderTopStyle);
+  expect(border).toBe('solid');  // the widget's own stylesheet applied
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});

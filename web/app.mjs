@@ -1,9 +1,7 @@
 // The page: state in the URL → tokens → X → the wasm layer → heatmaps, statistics, walkthrough.
-import { AttentionSession } from './session.mjs';
 import { D_MODELS, DEMO_SENTENCES, parseHash, toHash, validHeads, validKvHeads } from './state.mjs';
 import { cellAt, drawHeatmap } from './heatmap.mjs';
 import { VIRIDIS } from './colormap.mjs';
-import { headEntropy, meanJensenShannon, mostAttended } from './stats.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
 import { roleOf } from './archetypes.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
@@ -15,11 +13,15 @@ const ui = Object.fromEntries(['text', 'text2', 'demos', 'tokens', 'd', 'h', 'kv
   'exportJson', 'exportOne', 'copyLink'].map((id) => [id, $(id)]));
 
 let { state, warnings: linkWarnings } = parseHash(location.hash);
-const session = new AttentionSession();
+// The forward pass, the head trace and the statistics run in a worker; the page keeps at most one
+// request in flight and remembers only the newest waiting one, so typing during a long computation
+// skips the stale inputs instead of queueing them.
+const worker = new Worker(new URL('./compute-worker.mjs', import.meta.url), { type: 'module' });
+let requestId = 0, inFlight = false, pending = false;
+let result = null;          // the worker's latest answer: { view, trace, stats, … }
 let view = null;            // what is drawn: { tokens, keyTokens, attention, nQ, nK, models[] }
 let highlight = null;       // { row, col, head }
 let enlarged = -1;
-let scheduled = false;
 
 // ---------- controls ----------
 
@@ -76,34 +78,55 @@ function onControl() {
 // ---------- computing ----------
 
 function schedule() {
-  if (scheduled) return;
-  scheduled = true;
-  requestAnimationFrame(() => { scheduled = false; update().catch(showError); });
+  history.replaceState(null, '', toHash(state));
+  if (inFlight) { pending = true; return; }
+  inFlight = true;
+  pending = false;
+  document.body.dataset.ready = document.body.dataset.ready ? 'busy' : '';
+  worker.postMessage({ id: ++requestId, state: { ...state } });
+  document.body.dataset.requests = String(requestId);
 }
 
-async function update() {
-  history.replaceState(null, '', toHash(state));
-  await session.configure(state);
-  const t0 = performance.now();
-  const { view: next, notes, tokens } = session.run(state);
+worker.onmessage = ({ data }) => {
+  inFlight = false;
+  if (pending) schedule();  // newer input arrived meanwhile: compute that next
+  if (data.error) { showError(new Error(data.error)); return; }
+  render(data);
+};
+worker.onerror = (e) => showError(new Error(e.message || 'the compute worker failed to start'));
+
+function render(data) {
   const t1 = performance.now();
-  renderTokens(tokens);
-  ui.messages.textContent = [...linkWarnings, ...notes].join('\n');
-  view = next;
-  if (!view) {
+  renderTokens(data.tokens);
+  ui.messages.textContent = [...linkWarnings, ...data.notes].join('\n');
+  if (!data.view) {
+    view = null;
     ui.heads.replaceChildren();
+    markReady();
     return;
   }
+  if (data.stats.heads.length !== state.h) return;  // settings changed under it; the newer answer follows
+  result = data;
+  view = data.view;
+  view.models = Array.from({ length: state.h }, (_, head) => ({
+    weights: view.attention.subarray(head * view.nQ * view.nK, (head + 1) * view.nQ * view.nK),
+    nQ: view.nQ, nK: view.nK, rows: view.tokens, cols: view.keyTokens,
+  }));
   renderHeads();
   const t2 = performance.now();
   renderStats();
   renderWalk();
   const t3 = performance.now();
-  ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${(t1 - t0).toFixed(2)} ms, ` +
+  ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${data.forwardMs.toFixed(2)} ms (in a worker), ` +
     `heatmaps ${(t2 - t1).toFixed(2)} ms, statistics and walkthrough ${(t3 - t2).toFixed(2)} ms.`;
-  Object.assign(ui.timing.dataset, { forwardMs: t1 - t0, drawMs: t2 - t1 });
-  if (!document.body.dataset.ready) document.body.dataset.readyMs = performance.now().toFixed(0);
-  document.body.dataset.ready = 'true';
+  Object.assign(ui.timing.dataset, { forwardMs: data.forwardMs, drawMs: t2 - t1 });
+  markReady();
+}
+
+// body[data-ready="true"] means: what is drawn is the answer to the current input (tests wait on it).
+function markReady() {
+  if (!document.body.dataset.readyMs) document.body.dataset.readyMs = performance.now().toFixed(0);
+  document.body.dataset.ready = !pending && !inFlight ? 'true' : 'busy';
 }
 
 function showError(error) {
@@ -147,7 +170,7 @@ function renderHeads() {
   figs.forEach((fig, head) => drawHeatmap(fig.querySelector('canvas'), view.models[head], highlightFor(head)));
   figs.forEach((fig, head) => {
     fig.querySelector('.title').textContent = headTitle(head);
-    const { focus } = headEntropy(view.attention, head, view.nQ, view.nK);
+    const { focus } = result.stats.heads[head];
     fig.querySelector('.focus').textContent = `${Math.round(100 * focus)}% focused`;
     fig.querySelector('canvas').setAttribute('aria-label', `${headTitle(head)}: attention of ${view.nQ} queries over ${view.nK} keys. Arrow keys read weights; Enter enlarges.`);
   });
@@ -222,21 +245,18 @@ function toggleEnlarge(head) {
   enlarged = enlarged === head ? -1 : head;
   if (state.head !== head) {
     state.head = head;
-    history.replaceState(null, '', toHash(state));
-    renderStats();
-    renderWalk();
+    schedule();  // the worker traces the newly selected head
   }
   renderHeads();
   ui.heads.children[head].querySelector('canvas').focus({ preventScroll: true });
 }
 
 function renderStats() {
-  const { nQ, nK, attention, tokens, keyTokens } = view;
+  const { nQ, nK, tokens, keyTokens } = view;
   const dk = state.d / state.h;
-  const params = session.parameterCount;
   ui.shapes.textContent = `X: ${nQ} × ${state.d}  →  Q per head: ${state.h} × (${nQ} × ${dk}),  K, V per head: ` +
     `${state.kv} × (${nK} × ${dk})  →  scores and A: ${state.h} × (${nQ} × ${nK})  →  A·V: ${state.h} × (${nQ} × ${dk})  →  ` +
-    `concat ${nQ} × ${state.d}  →  ·W_O  →  Y: ${nQ} × ${state.d}.   Parameters: ${params.toLocaleString('en')}` +
+    `concat ${nQ} × ${state.d}  →  ·W_O  →  Y: ${nQ} × ${state.d}.   Parameters: ${result.parameterCount.toLocaleString('en')}` +
     (state.kv === state.h ? ` (4·${state.d}² + 4·${state.d})` : ` (K and V shared by ${state.h / state.kv} heads each)`);
   const table = document.createElement('table');
   const header = table.createTHead().insertRow();
@@ -244,31 +264,29 @@ function renderStats() {
     header.appendChild(Object.assign(document.createElement('th'), { textContent: label }));
   }
   const body = table.createTBody();
-  for (let head = 0; head < state.h; head++) {
-    const { entropy, focus } = headEntropy(attention, head, nQ, nK);
-    const top = mostAttended(attention, head, nQ, nK);
+  result.stats.heads.forEach(({ entropy, focus, top }, head) => {
     const row = body.insertRow();
     row.insertCell().textContent = String(head + 1);
     row.insertCell().textContent = state.weights === 'archetype' ? roleOf(head) : 'random';
     Object.assign(row.insertCell(), { className: 'num', textContent: entropy.toFixed(3) });
     Object.assign(row.insertCell(), { className: 'num', textContent: `${Math.round(focus * 100)}%` });
-    const pairs = top.slice(0, 12).map(({ key }, i) => `${tokens[i]}→${key < 0 ? '∅' : keyTokens[key]}`);
+    const pairs = top.map(({ key }, i) => `${tokens[i]}→${key < 0 ? '∅' : keyTokens[key]}`);
     row.insertCell().textContent = pairs.join(', ') + (nQ > 12 ? ', …' : '');
-  }
+  });
   ui.stats.replaceWith(table);
   table.id = 'stats';
   ui.stats = table;
-  const js = meanJensenShannon(attention, state.h, nQ, nK);
   ui.diversity.textContent = state.h < 2
     ? 'One head: nothing to compare.'
-    : `Diversity between heads: mean Jensen–Shannon divergence ${js.toFixed(3)} nats ` +
+    : `Diversity between heads: mean Jensen–Shannon divergence ${result.stats.diversity.toFixed(3)} nats ` +
       `(0 = all heads attend identically, ln 2 ≈ 0.693 = no overlap at all).`;
 }
 
 function renderWalk() {
   const head = state.head;
   ui.walkHead.textContent = headTitle(head);
-  const trace = session.trace(view, head);
+  if (result.head !== head) return;  // the worker is tracing the newly selected head
+  const trace = result.trace;
   const dk = state.d / state.h;
   renderWalkthrough(ui.walkthrough, trace, {
     x: view.x, d: state.d, headDim: dk, scale: 1 / (state.temp * Math.sqrt(dk)), pe: state.pe,

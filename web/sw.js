@@ -4,7 +4,7 @@ const CACHE = 'multihead-v1';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
-  './export.mjs', './session.mjs', '../bindings/multihead.mjs', '../dist/multihead_core.mjs',
+  './export.mjs', './session.mjs', './compute-worker.mjs', '../bindings/multihead.mjs', '../dist/multihead_core.mjs',
   '../dist/multihead_core.wasm'];
 
 self.addEventListener('install', (event) => {

@@ -216,3 +216,24 @@ test('archetype heads do what they are built for', async ({ page }) => {
   await expect(page.locator('#heads figure .title').first()).toHaveText('Head 1 · previous token');
   await expect(page.locator('#weightsNote')).toContainText('written by hand');
 });
+
+test('typing during a long computation skips stale inputs and shows the newest', async ({ page }) => {
+  const long = Array.from({ length: 500 }, (_, i) => `w${i % 97}`).join(' ');
+  await page.goto(PAGE);
+  await ready(page);
+  await page.evaluate(() => {
+    window.longTasks = [];
+    new PerformanceObserver((list) => window.longTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
+  });
+  const before = Number(await page.evaluate(() => document.body.dataset.requests));
+  await page.locator('#text').fill(long);
+  await page.locator('#text').pressSequentially(' and then more words', { delay: 0 });
+  await ready(page);
+  const tokens = await page.evaluate(() => document.querySelector('#heads canvas')._model.rows);
+  expect(tokens.slice(-4)).toEqual(['and', 'then', 'more', 'words']);
+  expect(tokens).toHaveLength(504);
+  const requests = Number(await page.evaluate(() => document.body.dataset.requests)) - before;
+  const longTasks = await page.evaluate(() => window.longTasks);
+  test.info().annotations.push({ type: 'stale-input skipping', description: `21 inputs → ${requests} computations; main-thread long tasks: ${JSON.stringify(longTasks.map(Math.round))}` });
+  console.log(`21 inputs -> ${requests} computations; long tasks (ms): ${JSON.stringify(longTasks.map(Math.round))}`);
+});

@@ -65,7 +65,7 @@ describe('offline support', () => {
     // Every module app.mjs imports, followed transitively.
     const pageModules = new Set(['app.mjs']);
     for (const file of pageModules) {
-      for (const [, dep] of readFileSync(`web/${file}`, 'utf8').matchAll(/from '\.\/([\w.-]+\.mjs)'/g)) pageModules.add(dep);
+      for (const [, dep] of readFileSync(`web/${file}`, 'utf8').matchAll(/(?:from |new URL\()'\.\/([\w.-]+\.mjs)'/g)) pageModules.add(dep);
     }
     expect(pageModules.size).toBeGreaterThan(8);
     expect(listed.sort()).toEqual([...pageModules].sort());

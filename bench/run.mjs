@@ -1,0 +1,160 @@
+// The benchmark: multihead (wasm SIMD, through its JS API, in Node) against the native build of the
+// same core (ceiling), plain JavaScript (floor) and onnxruntime-web's WASM backend (peer), all
+// single-threaded, in one run. Prints a table and writes bench/results.json.
+// Usage: npm run bench   [-- --seconds 1 --quick]
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import { createMultiHeadAttention } from '../bindings/multihead.mjs';
+import { plainAttention } from './plain.mjs';
+import { standardOpsModel, fusedModel } from './onnx.mjs';
+
+const args = process.argv.slice(2);
+const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
+const quick = args.includes('--quick');
+const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
+  .filter(([n]) => !quick || n <= 512);
+const PLAIN_MAX_N = 1024;  // the JS floor takes tens of seconds per call beyond this
+
+const flops = (n, d) => 8 * n * d * d + 4 * n * n * d;
+const gflops = (n, d, ms) => (ms ? flops(n, d) / (ms * 1e6) : null);
+
+/** Median ms of fn() after two warm-up calls, over at least 5 runs or `seconds`. */
+async function time(fn) {
+  await fn(); await fn();
+  const times = [];
+  let total = 0;
+  while ((total < seconds * 1000 || times.length < 5) && times.length < 300) {
+    const t0 = performance.now();
+    await fn();
+    const dt = performance.now() - t0;
+    times.push(dt);
+    total += dt;
+    if (total > seconds * 4000 && times.length >= 3) break;
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+function native(variant) {
+  const bin = `build/bench/bench_native_${variant}`;
+  if (!existsSync(bin)) return null;
+  // Keep freed GEMM packing buffers in the heap instead of returning them to the OS on every call.
+  const env = { ...process.env, GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432:glibc.malloc.mmap_threshold=33554432' };
+  const out = execFileSync(bin, [String(seconds)], { env, encoding: 'utf8', maxBuffer: 1 << 20 });
+  return out.trim().split('\n').map((line) => JSON.parse(line));
+}
+
+async function loadOrt() {
+  try {
+    const ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = 1;
+    ort.env.wasm.simd = true;
+    ort.env.logLevel = 'error';
+    return ort;
+  } catch {
+    console.warn('onnxruntime-web is not installed (npm --prefix bench ci): the peer columns stay empty');
+    return null;
+  }
+}
+
+function randomWeights(d, seed) {
+  let a = seed;
+  const r = (count, scale) => Float32Array.from({ length: count }, () => {
+    a = (a * 1103515245 + 12345) >>> 0;
+    return ((a / 2 ** 32) * 2 - 1) * scale;
+  });
+  const s = 1 / Math.sqrt(d);
+  return { wq: r(d * d, s), wk: r(d * d, s), wv: r(d * d, s), wo: r(d * d, s), bq: r(d, 0.1), bk: r(d, 0.1), bv: r(d, 0.1), bo: r(d, 0.1) };
+}
+
+const results = [];
+const ort = await loadOrt();
+const nativeRows = { sse2: native('sse2'), march: native('march') };
+const findNative = (variant, n, d, h, causal, weights) =>
+  nativeRows[variant]?.find((r) => r.n === n && r.d === d && r.h === h && r.causal === causal && r.weights === weights)?.ms ?? null;
+
+for (const [n, d, h] of SHAPES) {
+  const weights = randomWeights(d, n + d);
+  const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.37));
+  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  mha.setWeights(weights);
+  for (const withWeights of [false, true]) {
+    for (const causal of [false, true]) {
+      const row = { n, d, h, causal, weights: withWeights };
+      // multihead (wasm): results copied into reused buffers, as a live page would.
+      const into = { output: new Float32Array(n * d), attention: withWeights ? new Float32Array(h * n * n) : undefined };
+      try {
+        row.wasm = await time(() => mha.forward(x, { causal, returnAttention: withWeights, into }));
+      } catch (e) {
+        row.wasm = null;
+        row.note = e.message.replace(/^multihead: /, '');
+      }
+      row.nativeSse2 = findNative('sse2', n, d, h, +causal, +withWeights);
+      row.nativeMarch = findNative('march', n, d, h, +causal, +withWeights);
+      if (n <= PLAIN_MAX_N) {
+        const attention = withWeights ? new Float32Array(h * n * n) : null;
+        row.plainJs = await time(() => plainAttention(x, n, d, h, weights, { causal, attention }));
+      }
+      if (ort) {
+        const feeds = { x: new ort.Tensor('float32', x, [n, d]) };
+        try {
+          const standard = await ort.InferenceSession.create(standardOpsModel({ n, d, h, weights, causal, withWeights }), { graphOptimizationLevel: 'all' });
+          row.ortStandard = await time(() => standard.run(feeds));
+          await standard.release();
+        } catch (e) { row.ortStandardError = String(e.message ?? e).slice(0, 120); }
+        if (!withWeights) {
+          try {
+            const fused = await ort.InferenceSession.create(fusedModel({ n, d, h, weights, causal }), { graphOptimizationLevel: 'all' });
+            row.ortFused = await time(() => fused.run(feeds));
+            await fused.release();
+          } catch (e) { row.ortFusedError = String(e.message ?? e).slice(0, 120); }
+        }
+      }
+      results.push(row);
+      const f = (ms) => (ms == null ? '—' : `${ms.toFixed(3)} ms (${gflops(n, d, ms).toFixed(1)})`);
+      console.log(`n=${n} d=${d} h=${h} ${causal ? 'causal' : 'full  '} ${withWeights ? '+weights' : '        '} ` +
+        `wasm ${f(row.wasm)} | native sse2 ${f(row.nativeSse2)} | native march ${f(row.nativeMarch)} | plain JS ${f(row.plainJs)} | ` +
+        `ORT ops ${f(row.ortStandard)}${withWeights ? '' : ` | ORT fused ${f(row.ortFused)}`}${row.note ? ` | ${row.note}` : ''}`);
+    }
+  }
+  mha.dispose();
+}
+
+// How time grows with n (d 256, 8 heads, no weights): the model is a·n·d² + b·n²·d.
+const scaling = [];
+if (!quick) {
+  const d = 256, h = 8;
+  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  for (const n of [64, 128, 256, 512, 1024, 2048, 4096]) {
+    const x = Float32Array.from({ length: n * d }, (_, i) => Math.cos(i * 0.11));
+    const into = { output: new Float32Array(n * d) };
+    const ms = await time(() => mha.forward(x, { into }));
+    scaling.push({ n, ms, gflops: gflops(n, d, ms), nsPerModelFlop: (ms * 1e6) / flops(n, d) });
+  }
+  mha.dispose();
+}
+
+const machine = {
+  cpu: os.cpus()[0]?.model, cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version, v8: process.versions.v8, platform: `${os.platform()} ${os.release()}`,
+  onnxruntimeWeb: ort ? (await import('onnxruntime-web/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? 'installed' : null,
+  date: new Date().toISOString(), secondsPerCase: seconds,
+};
+writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ machine, results, scaling }, null, 1));
+
+// The summary table: GFLOP/s and the ratios the bar is stated in.
+const ratio = (a, b) => (a && b ? (b / a).toFixed(2) : '—');
+console.log('\n| n | d | h | mask | weights | ours ms | GFLOP/s | vs ORT ops | vs ORT fused | % of native SSE2 | native -march ms | plain JS ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  console.log(`| ${r.n} | ${r.d} | ${r.h} | ${r.causal ? 'causal' : 'none'} | ${r.weights ? 'yes' : 'no'} | ${r.wasm?.toFixed(3) ?? r.note ?? '—'} | ` +
+    `${r.wasm ? gflops(r.n, r.d, r.wasm).toFixed(1) : '—'} | ${ratio(r.wasm, r.ortStandard)}× | ${r.weights ? '' : `${ratio(r.wasm, r.ortFused)}×`} | ` +
+    `${r.wasm && r.nativeSse2 ? `${Math.round((100 * r.nativeSse2) / r.wasm)}%` : '—'} | ${r.nativeMarch?.toFixed(3) ?? '—'} | ${r.plainJs?.toFixed(2) ?? '—'} |`);
+}
+if (scaling.length) {
+  console.log('\n| n (d 256, 8 heads) | ms | GFLOP/s | ns per model flop |');
+  console.log('|---|---|---|---|');
+  for (const s of scaling) console.log(`| ${s.n} | ${s.ms.toFixed(3)} | ${s.gflops.toFixed(1)} | ${s.nsPerModelFlop.toFixed(4)} |`);
+}
+console.log(`\n"vs ORT" = ORT time / our time (above 1: we are faster). Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Raw numbers: bench/results.json`);

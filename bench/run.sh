@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# One command for the benchmark: builds what it needs, installs its peer, runs bench/run.mjs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+npm run --silent build:wasm
+cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMULTIHEAD_BENCH=ON -DMULTIHEAD_TESTS=OFF >/dev/null
+cmake --build build/bench -j2 >/dev/null
+[ -d bench/node_modules/onnxruntime-web ] || npm --prefix bench ci --no-audit --no-fund --loglevel=error
+node bench/run.mjs "$@"

@@ -19,22 +19,33 @@ const PLAIN_MAX_N = 1024;  // the JS floor takes tens of seconds per call beyond
 const flops = (n, d) => 8 * n * d * d + 4 * n * n * d;
 const gflops = (n, d, ms) => (ms ? flops(n, d) / (ms * 1e6) : null);
 
-/** Median ms of fn() after two warm-up calls, over at least 5 runs or `seconds`. */
-async function time(fn) {
-  await fn(); await fn();
-  const times = [];
-  let total = 0;
-  while ((total < seconds * 1000 || times.length < 5) && times.length < 300) {
-    const t0 = performance.now();
-    await fn();
-    const dt = performance.now() - t0;
-    times.push(dt);
-    total += dt;
-    if (total > seconds * 4000 && times.length >= 3) break;
+/**
+ * Median ms of each function in `fns` ({ name: fn }), measured interleaved (one call of each per
+ * round) so that the ratios between them are not skewed by the machine's load changing over time.
+ */
+async function timeAll(fns) {
+  const names = Object.keys(fns);
+  for (const name of names) { await fns[name](); await fns[name](); }  // warm-up
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  let total = 0, rounds = 0;
+  while ((total < seconds * 1000 || rounds < 7) && rounds < 400) {
+    for (const name of names) {
+      const t0 = performance.now();
+      await fns[name]();
+      const dt = performance.now() - t0;
+      times[name].push(dt);
+      total += dt;
+    }
+    rounds++;
+    if (total > seconds * 6000 && rounds >= 3) break;
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return Object.fromEntries(names.map((n) => {
+    const t = times[n].sort((a, b) => a - b);
+    return [n, t[Math.floor(t.length / 2)]];
+  }));
 }
+
+const time = async (fn) => (await timeAll({ fn })).fn;
 
 function native(variant) {
   const bin = `build/bench/bench_native_${variant}`;
@@ -84,32 +95,37 @@ for (const [n, d, h] of SHAPES) {
       const row = { n, d, h, causal, weights: withWeights };
       // multihead (wasm): results copied into reused buffers, as a live page would.
       const into = { output: new Float32Array(n * d), attention: withWeights ? new Float32Array(h * n * n) : undefined };
+      const fns = {};
       try {
-        row.wasm = await time(() => mha.forward(x, { causal, returnAttention: withWeights, into }));
+        mha.forward(x, { causal, returnAttention: withWeights, into });
+        fns.wasm = () => mha.forward(x, { causal, returnAttention: withWeights, into });
       } catch (e) {
         row.wasm = null;
         row.note = e.message.replace(/^multihead: /, '');
       }
+      const sessions = [];
+      if (ort) {
+        const feeds = { x: new ort.Tensor('float32', x, [n, d]) };
+        try {
+          const standard = await ort.InferenceSession.create(standardOpsModel({ n, d, h, weights, causal, withWeights }), { graphOptimizationLevel: 'all' });
+          sessions.push(standard);
+          fns.ortStandard = () => standard.run(feeds);
+        } catch (e) { row.ortStandardError = String(e.message ?? e).slice(0, 120); }
+        if (!withWeights) {
+          try {
+            const fused = await ort.InferenceSession.create(fusedModel({ n, d, h, weights, causal }), { graphOptimizationLevel: 'all' });
+            sessions.push(fused);
+            fns.ortFused = () => fused.run(feeds);
+          } catch (e) { row.ortFusedError = String(e.message ?? e).slice(0, 120); }
+        }
+      }
+      Object.assign(row, await timeAll(fns));
+      for (const s of sessions) await s.release();
       row.nativeSse2 = findNative('sse2', n, d, h, +causal, +withWeights);
       row.nativeMarch = findNative('march', n, d, h, +causal, +withWeights);
       if (n <= PLAIN_MAX_N) {
         const attention = withWeights ? new Float32Array(h * n * n) : null;
         row.plainJs = await time(() => plainAttention(x, n, d, h, weights, { causal, attention }));
-      }
-      if (ort) {
-        const feeds = { x: new ort.Tensor('float32', x, [n, d]) };
-        try {
-          const standard = await ort.InferenceSession.create(standardOpsModel({ n, d, h, weights, causal, withWeights }), { graphOptimizationLevel: 'all' });
-          row.ortStandard = await time(() => standard.run(feeds));
-          await standard.release();
-        } catch (e) { row.ortStandardError = String(e.message ?? e).slice(0, 120); }
-        if (!withWeights) {
-          try {
-            const fused = await ort.InferenceSession.create(fusedModel({ n, d, h, weights, causal }), { graphOptimizationLevel: 'all' });
-            row.ortFused = await time(() => fused.run(feeds));
-            await fused.release();
-          } catch (e) { row.ortFusedError = String(e.message ?? e).slice(0, 120); }
-        }
       }
       results.push(row);
       const f = (ms) => (ms == null ? '—' : `${ms.toFixed(3)} ms (${gflops(n, d, ms).toFixed(1)})`);

@@ -60,26 +60,29 @@ class Layer {
   void initSeeded(double seed) { model_.init_seeded(static_cast<uint64_t>(seed)); }
   double weightSize(int which) const { return static_cast<double>(model_.weight_size(which)); }
 
-  std::string prepare(int n_q, int n_k, bool cross, bool want_attention, int mask_kind,
-                      bool key_padding) {
-    std::string error = mh::validate_shape(model_.config(), n_q, n_k, want_attention);
+  // The attention weights to return are heads [first_head, first_head + heads) × query rows
+  // [first_row, first_row + rows); heads = 0 returns none.
+  std::string prepare(int n_q, int n_k, bool cross, int first_head, int heads, int first_row,
+                      int rows, int mask_kind, bool key_padding) {
+    const mh::AttentionSelection sel{first_head, heads, first_row, rows};
+    std::string error = mh::validate_selection(model_.config(), n_q, sel);
+    if (error.empty()) error = mh::validate_shape(model_.config(), n_q, n_k, sel.floats(n_k));
     if (!error.empty()) return error;
+    selection_ = sel;
     const size_t d = model_.config().d_model;
     const size_t nn = size_t(n_q) * n_k;
     queries_.resize(n_q * d);
     keys_values_.resize(cross ? n_k * d : 0);
     output_.resize(n_q * d);
-    attention_.resize(want_attention ? size_t(model_.dims().h) * nn : 0);
+    attention_.resize(sel.floats(n_k));
     additive_.resize(mask_kind == kAdditive ? nn : 0);
     blocked_.resize(mask_kind == kBlockedMask ? nn : 0);
     key_padding_.resize(key_padding ? n_k : 0);
     return "";
   }
 
-  std::string forward(int n_q, int n_k, bool cross, bool causal, bool key_padding, int mask_kind,
-                      bool want_attention) {
-    return model_.forward(output_.data(), want_attention ? attention_.data() : nullptr,
-                          queries_.data(), cross ? keys_values_.data() : queries_.data(), n_q, n_k,
+  std::string forward(int n_q, int n_k, bool cross, bool causal, bool key_padding, int mask_kind) {
+    return model_.forward(output_.data(), attention_.data(), selection_, queries_.data(), cross ? keys_values_.data() : queries_.data(), n_q, n_k,
                           mask(causal, key_padding, mask_kind));
   }
 
@@ -90,7 +93,7 @@ class Layer {
                                      cross ? keys_values_.data() : queries_.data(), n_q, n_k,
                                      mask(causal, key_padding, mask_kind));
     if (!error.empty()) return error;
-    return forward(n_q, n_k, cross, causal, key_padding, mask_kind, false);
+    return forward(n_q, n_k, cross, causal, key_padding, mask_kind);
   }
 
   // Sizes the staging buffer of one weight for setWeights.
@@ -156,6 +159,7 @@ class Layer {
   }
 
   mh::AttentionModel model_;
+  mh::AttentionSelection selection_;
   std::vector<float> queries_, keys_values_, additive_, output_, attention_, positional_;
   std::vector<uint8_t> key_padding_, blocked_;
   std::vector<float> staged_[mh::kNumWeights];

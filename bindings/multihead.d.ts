@@ -53,8 +53,12 @@ export interface ForwardOptions {
    * Float32Array / Float64Array: added to the scaled scores (-Infinity blocks).
    */
   mask?: Uint8Array | Int8Array | Uint8ClampedArray | boolean[] | Float32Array | Float64Array;
-  /** Also return every head's attention weights. Default false. */
-  returnAttention?: boolean;
+  /**
+   * Also return attention weights: true for every head and query row, or a block of them
+   * ({ head } or { heads: [start, end), rows: [start, end) }), which is all that is kept in
+   * memory. Default false.
+   */
+  returnAttention?: boolean | { head?: number; heads?: [number, number]; rows?: [number, number] };
   /** Write results into these buffers instead of allocating new ones. */
   into?: { output?: Float32Array; attention?: Float32Array };
 }
@@ -62,7 +66,10 @@ export interface ForwardOptions {
 export interface ForwardResult {
   /** seqLen × dModel. */
   output: Float32Array;
-  /** numHeads × seqLen × kvLen, element [(h·seqLen + i)·kvLen + j]; only with returnAttention. */
+  /**
+   * numHeads × seqLen × kvLen, element [(h·seqLen + i)·kvLen + j]; only with returnAttention.
+   * For a selected block: heads × rows × kvLen, starting at the block's first head and row.
+   */
   attention?: Float32Array;
 }
 

@@ -253,7 +253,9 @@ export class MultiHeadAttention {
 
   /**
    * Self-attention over x (seqLen × dModel, row-major). Returns { output (seqLen × dModel),
-   * attention (numHeads × seqLen × seqLen) when returnAttention }.
+   * attention (numHeads × seqLen × seqLen) when returnAttention is true }. returnAttention may
+   * also select a block, { head } or { heads: [start, end), rows: [start, end) }, and then only
+   * that block is computed into memory and returned (heads × rows × kvLen).
    */
   forward(x, options = {}) {
     const call = this.#prepare(x, options);
@@ -302,13 +304,13 @@ export class MultiHeadAttention {
     const nQ = rowsOf(cross ? 'queries' : 'x', x, dModel, seqLen, 'seqLen');
     const nK = cross ? rowsOf('keysValues', keysValues, dModel, kvLen, 'kvLen') : nQ;
     if (typeof causal !== 'boolean') fail(`causal must be true or false, got ${describe(causal)}`);
-    if (typeof returnAttention !== 'boolean') fail(`returnAttention must be true or false, got ${describe(returnAttention)}`);
+    const sel = this.#selection(returnAttention, nQ);
     const padding = keyPaddingMask !== undefined && keyPaddingMask !== null;
     if (padding) checkArray('keyPaddingMask', keyPaddingMask, nK, `one flag per key position, ${nK}`);
     const maskKind = maskKindOf(mask);
     if (maskKind !== MASK_NONE) checkArray('mask', mask, nQ * nK, `queries × keys = ${nQ} × ${nK}`);
 
-    const error = layer.prepare(nQ, nK, cross, returnAttention, maskKind, padding);
+    const error = layer.prepare(nQ, nK, cross, sel.firstHead, sel.heads, sel.firstRow, sel.rows, maskKind, padding);
     if (error) fail(error);
     // Views are taken only now: prepare may have grown the heap, detaching older views.
     this.#view(SLOT.queries).set(x);
@@ -316,12 +318,33 @@ export class MultiHeadAttention {
     if (padding) this.#view(SLOT.keyPadding).set(keyPaddingMask);
     if (maskKind === MASK_BLOCKED) this.#view(SLOT.blocked).set(mask);
     if (maskKind === MASK_ADDITIVE) this.#view(SLOT.additiveMask).set(mask);
-    return { nQ, nK, cross, causal, padding, maskKind, returnAttention };
+    return { nQ, nK, cross, causal, padding, maskKind, returnAttention: sel.heads > 0 };
+  }
+
+  // returnAttention: false | true | { head } | { heads: [start, end), rows: [start, end) } →
+  // the heads × rows block of weights to copy out (the core checks that they exist).
+  #selection(request, nQ) {
+    const { numHeads } = this.config;
+    if (request === false) return { firstHead: 0, heads: 0, firstRow: 0, rows: 0 };
+    if (request === true) return { firstHead: 0, heads: numHeads, firstRow: 0, rows: nQ };
+    if (request === null || typeof request !== 'object') {
+      fail(`returnAttention must be true, false or { head, heads: [start, end), rows: [start, end) }, got ${describe(request)}`);
+    }
+    const range = (name, value, whole) => {
+      if (value === undefined) return [0, whole];
+      if (!Array.isArray(value) || value.length !== 2) fail(`returnAttention.${name} must be [start, end), got ${describe(value)}`);
+      checkInteger(`returnAttention.${name}[0]`, value[0]);
+      checkInteger(`returnAttention.${name}[1]`, value[1]);
+      return value;
+    };
+    const [h0, h1] = request.head !== undefined ? [checkInteger('returnAttention.head', request.head), request.head + 1] : range('heads', request.heads, numHeads);
+    const [r0, r1] = range('rows', request.rows, nQ);
+    if (h1 <= h0 || r1 <= r0) fail('returnAttention selects no weights: each range [start, end) needs end > start');
+    return { firstHead: h0, heads: h1 - h0, firstRow: r0, rows: r1 - r0 };
   }
 
   #run(call) {
-    const error = this.#live().forward(call.nQ, call.nK, call.cross, call.causal, call.padding,
-      call.maskKind, call.returnAttention);
+    const error = this.#live().forward(call.nQ, call.nK, call.cross, call.causal, call.padding, call.maskKind);
     if (error) fail(error);
   }
 

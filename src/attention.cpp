@@ -139,9 +139,10 @@ static bool all_finite(const std::vector<float>& v) {
   return Eigen::Map<const Eigen::ArrayXf>(v.data(), static_cast<Eigen::Index>(v.size())).allFinite();
 }
 
-bool multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
-                                 int n_q, int n_k, const Config& config, const WeightsView& w,
-                                 const MaskSpec& mask, Workspace& ws) {
+bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
+                                 const float* xq, const float* xkv, int n_q, int n_k,
+                                 const Config& config, const WeightsView& w, const MaskSpec& mask,
+                                 Workspace& ws) {
   const Dims dm = dims_of(config);
   const int group = dm.h / dm.h_kv;
   ws.q.resize(static_cast<size_t>(n_q) * dm.d);
@@ -155,25 +156,32 @@ bool multihead_attention_forward(float* y, float* attention, const float* xq, co
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
 
   bool finite = true;
-  const int block = attention ? n_q : std::min(n_q, kQueryBlock);
-  if (!attention) ws.scores.resize(static_cast<size_t>(block) * n_k);
-
+  const int block = std::min(n_q, kQueryBlock);
+  ws.scores.resize(static_cast<size_t>(block) * n_k);
   for (int head = 0; head < dm.h; ++head) {
     const float* q_head = ws.q.data() + head * dm.d_k;
     const float* k_head = ws.k.data() + (head / group) * dm.d_k;
     const float* v_head = ws.v.data() + (head / group) * dm.d_k;
+    const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
     for (int q0 = 0; q0 < n_q; q0 += block) {
       const int rows = std::min(block, n_q - q0);
       // Causal blocks skip keys that every one of their queries must ignore anyway.
-      const int cols = (mask.causal && !attention) ? std::min(n_k, q0 + rows) : n_k;
-      float* scores = attention ? attention + static_cast<int64_t>(head) * n_q * n_k
-                                : ws.scores.data();
+      const int cols = mask.causal ? std::min(n_k, q0 + rows) : n_k;
+      float* scores = ws.scores.data();
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);
       mask_rows(scores, q0, rows, cols, n_k, mask);
       finite = softmax_forward(scores, rows, cols) && finite;
       attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d + head * dm.d_k,
                                dm.d, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
+      if (!selected) continue;
+      // Copy out the selected rows of this block; keys a causal block skipped get weight 0.
+      const int from = std::max(q0, sel.first_row), to = std::min(q0 + rows, sel.first_row + sel.rows);
+      for (int r = from; r < to; ++r) {
+        float* out = attention + (static_cast<int64_t>(head - sel.first_head) * sel.rows + (r - sel.first_row)) * n_k;
+        std::copy(scores + static_cast<int64_t>(r - q0) * cols, scores + static_cast<int64_t>(r - q0 + 1) * cols, out);
+        std::fill(out + cols, out + n_k, 0.0f);
+      }
     }
   }
   linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
@@ -215,13 +223,13 @@ bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xk
   return finite && all_finite(t.q) && all_finite(t.k) && all_finite(t.v) && all_finite(t.head_output);
 }
 
-double forward_bytes_needed(const Config& config, int n_q, int n_k, bool with_attention) {
+double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats) {
   const Dims dm = dims_of(config);
   const double f = sizeof(float);
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
   bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
-  bytes += f * (with_attention ? 1.0 * dm.h * n_q * n_k                // every head's weights
-                               : 1.0 * std::min(n_q, kQueryBlock) * n_k);  // one block of scores
+  bytes += f * (1.0 * std::min(n_q, kQueryBlock) * n_k);               // one block of scores
+  bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
   return bytes;
 }
 
@@ -245,25 +253,37 @@ static std::string check_finite(const char* name, const float* values, int rows,
   return buf;
 }
 
-std::string validate_shape(const Config& config, int n_q, int n_k, bool with_attention) {
+std::string validate_selection(const Config& config, int n_q, const AttentionSelection& sel) {
+  const int h = dims_of(config).h;
+  if (sel.heads == 0) return "";
+  if (sel.first_head < 0 || sel.heads < 0 || sel.first_head + sel.heads > h)
+    return format("the requested attention heads %g … %g do not exist: heads are 0 … %g",
+                  sel.first_head, sel.first_head + sel.heads - 1.0, h - 1.0);
+  if (sel.first_row < 0 || sel.rows < 1 || sel.first_row + sel.rows > n_q)
+    return format("the requested attention rows %g … %g do not exist: query rows are 0 … %g",
+                  sel.first_row, sel.first_row + sel.rows - 1.0, n_q - 1.0);
+  return "";
+}
+
+std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats) {
   if (n_q < 1 || n_q > kMaxTokens)
     return format("the query sequence length must be from 1 to %g tokens, got %g", kMaxTokens, n_q);
   if (n_k < 1 || n_k > kMaxTokens)
     return format("the key/value sequence length must be from 1 to %g tokens, got %g", kMaxTokens,
                   n_k);
-  const double need = forward_bytes_needed(config, n_q, n_k, with_attention);
+  const double need = forward_bytes_needed(config, n_q, n_k, attention_floats);
   if (need > kMemoryBudgetBytes) {
     return format("this call needs %.0f MiB of wasm memory, over the %.0f MiB budget: pass fewer "
                   "tokens",
                   need / (1 << 20), kMemoryBudgetBytes / (1 << 20)) +
-           (with_attention ? " or leave returnAttention off" : "");
+           (attention_floats > 0 ? " or ask for fewer attention weights (one head, some rows, or none)" : "");
   }
   return "";
 }
 
 std::string validate_forward(const Config& config, const float* xq, const float* xkv, int n_q,
-                             int n_k, const MaskSpec& mask, bool with_attention) {
-  std::string error = validate_shape(config, n_q, n_k, with_attention);
+                             int n_k, const MaskSpec& mask, int64_t attention_floats) {
+  std::string error = validate_shape(config, n_q, n_k, attention_floats);
   if (!error.empty()) return error;
   const int d = config.d_model;
   error = check_finite(xkv == xq ? "x" : "queries", xq, n_q, d);

@@ -90,15 +90,25 @@ bool softmax_forward(float* scores, int rows, int n_k);
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
                               int rows, int n_k, int d_k);
 
-// The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d).
-// attention (h × n_q × n_k) is filled when non-null; when null, scores live only in a block of
-// kQueryBlock query rows at a time, so no n_q × n_k buffer per head is ever materialised.
-// Inputs must be validated first (validate_forward). Returns false if float32 overflowed on the way
-// (Q, K, V, scores or Y not finite although the inputs were): the results are then meaningless.
+// Which attention weights a caller wants back: heads [first_head, first_head + heads) and query
+// rows [first_row, first_row + rows), laid out heads × rows × n_k. heads == 0 asks for none.
+struct AttentionSelection {
+  int first_head = 0, heads = 0, first_row = 0, rows = 0;
+  static AttentionSelection none() { return {}; }
+  static AttentionSelection all(int num_heads, int n_q) { return {0, num_heads, 0, n_q}; }
+  int64_t floats(int n_k) const { return int64_t{heads} * rows * n_k; }
+};
+
+// The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d), and the selected attention weights
+// into `attention` (sel.heads × sel.rows × n_k). Scores only ever live in a block of kQueryBlock
+// query rows at a time, so no n_q × n_k buffer per head is materialised; a caller pays memory only
+// for the weights it selects. Inputs must be validated first (validate_forward). Returns false if
+// float32 overflowed on the way (Q, K, V, scores or Y not finite although the inputs were).
 constexpr int kQueryBlock = 64;
-bool multihead_attention_forward(float* y, float* attention, const float* xq, const float* xkv,
-                                 int n_q, int n_k, const Config& config, const WeightsView& w,
-                                 const MaskSpec& mask, Workspace& ws);
+bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
+                                 const float* xq, const float* xkv, int n_q, int n_k,
+                                 const Config& config, const WeightsView& w, const MaskSpec& mask,
+                                 Workspace& ws);
 
 // Everything one head computes, for teaching. Shapes: q n_q × d_k, k and v n_k × d_k,
 // scores / scaled / masked / attention n_q × n_k, head_output n_q × d_k.
@@ -109,17 +119,21 @@ bool head_trace_forward(HeadTrace& trace, int head, const float* xq, const float
                         int n_q, int n_k, const Config& config, const WeightsView& w,
                         const MaskSpec& mask);
 
-// Bytes of scratch and results one forward call needs (used to refuse calls over budget).
-double forward_bytes_needed(const Config& config, int n_q, int n_k, bool with_attention);
+// Bytes of scratch and results one forward call needs (used to refuse calls over budget);
+// attention_floats is how many attention weights the caller asks for (AttentionSelection::floats).
+double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats);
 
 // "" if sequence lengths n_q, n_k are in 1 … kMaxTokens and the call fits the memory budget.
 // Checked before anything is allocated for the call.
-std::string validate_shape(const Config& config, int n_q, int n_k, bool with_attention);
+std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats);
+
+// "" if sel names heads and query rows that exist (an empty selection is valid).
+std::string validate_selection(const Config& config, int n_q, const AttentionSelection& sel);
 
 // "" if a forward call with these inputs is valid, else what to fix: sequence lengths in
 // 1 … kMaxTokens, finite inputs, a finite or -inf additive mask, memory within budget.
 std::string validate_forward(const Config& config, const float* xq, const float* xkv, int n_q,
-                             int n_k, const MaskSpec& mask, bool with_attention);
+                             int n_k, const MaskSpec& mask, int64_t attention_floats);
 
 // Index of the first NaN or ±Inf in values[0 … count), or -1.
 int64_t first_non_finite(const float* values, int64_t count);

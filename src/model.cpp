@@ -110,9 +110,19 @@ std::string AttentionModel::load_pytorch(const float* in_proj_weight, const floa
 
 std::string AttentionModel::forward(float* y, float* attention, const float* xq, const float* xkv,
                                     int n_q, int n_k, const MaskSpec& mask) {
-  std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, attention != nullptr);
+  const AttentionSelection sel =
+      attention ? AttentionSelection::all(dims().h, n_q) : AttentionSelection::none();
+  return forward(y, attention, sel, xq, xkv, n_q, n_k, mask);
+}
+
+std::string AttentionModel::forward(float* y, float* attention, const AttentionSelection& sel,
+                                    const float* xq, const float* xkv, int n_q, int n_k,
+                                    const MaskSpec& mask) {
+  std::string error = validate_selection(config_, n_q, sel);
+  if (error.empty()) error = validate_forward(config_, xq, xkv, n_q, n_k, mask, sel.floats(n_k));
   if (!error.empty()) return error;
-  if (!multihead_attention_forward(y, attention, xq, xkv, n_q, n_k, config_, weights(), mask, ws_))
+  if (!multihead_attention_forward(y, sel.heads ? attention : nullptr, sel, xq, xkv, n_q, n_k,
+                                   config_, weights(), mask, ws_))
     return kOverflowMessage;
   return "";
 }
@@ -121,7 +131,7 @@ std::string AttentionModel::trace(HeadTrace& t, int head, const float* xq, const
                                   int n_q, int n_k, const MaskSpec& mask) {
   if (head < 0 || head >= dims().h)
     return "head must be from 0 to " + std::to_string(dims().h - 1) + ", got " + std::to_string(head);
-  std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, false);
+  std::string error = validate_forward(config_, xq, xkv, n_q, n_k, mask, 0);
   if (!error.empty()) return error;
   if (!head_trace_forward(t, head, xq, xkv, n_q, n_k, config_, weights(), mask)) return kOverflowMessage;
   return "";

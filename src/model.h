@@ -45,6 +45,9 @@ class AttentionModel {
   // A float32 overflow (finite but huge inputs or weights) is an error, never a NaN result.
   std::string forward(float* y, float* attention, const float* xq, const float* xkv, int n_q,
                       int n_k, const MaskSpec& mask);
+  // The same, returning only the selected attention weights (sel.heads × sel.rows × n_k).
+  std::string forward(float* y, float* attention, const AttentionSelection& sel, const float* xq,
+                      const float* xkv, int n_q, int n_k, const MaskSpec& mask);
 
   // head_trace_forward for this layer's weights, with the same overflow rule as forward.
   std::string trace(HeadTrace& trace, int head, const float* xq, const float* xkv, int n_q, int n_k,

@@ -94,6 +94,31 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{32, 4, 0, 150, 150, true, true, false, true},  // several query blocks
                       Shape{64, 8, 2, 130, 130, true, false, true, true}));
 
+TEST(Attention, SelectedHeadsAndRowsEqualTheFullWeights) {
+  test::Pair p = test::make_pair(32, 4, 2, true, 17);
+  std::mt19937 rng(12);
+  const int n = 150;
+  auto x = ref::to_float(test::float_exact(size_t(n) * 32, rng));
+  for (bool causal : {false, true}) {
+    mh::MaskSpec mask;
+    mask.causal = causal;
+    Result full = run(p.model, x, {}, n, n, mask, true);
+    const mh::AttentionSelection sel{1, 2, 60, 80};  // heads 1–2, rows 60–139: spans three blocks
+    std::vector<float> y(size_t(n) * 32), part(sel.floats(n), -1.0f);
+    ASSERT_EQ(p.model.forward(y.data(), part.data(), sel, x.data(), x.data(), n, n, mask), "");
+    for (int h = 0; h < 2; ++h)
+      for (int r = 0; r < 80; ++r)
+        for (int j = 0; j < n; ++j)
+          ASSERT_EQ(part[(size_t(h) * 80 + r) * n + j], full.attention[(size_t(h + 1) * n + 60 + r) * n + j]);
+    EXPECT_EQ(y, full.y);
+  }
+  std::vector<float> y(size_t(n) * 32), part(10 * n);
+  EXPECT_NE(p.model.forward(y.data(), part.data(), mh::AttentionSelection{3, 2, 0, 5}, x.data(), x.data(), n, n, {})
+                .find("heads 3 … 4 do not exist"), std::string::npos);
+  EXPECT_NE(p.model.forward(y.data(), part.data(), mh::AttentionSelection{0, 1, 148, 5}, x.data(), x.data(), n, n, {})
+                .find("rows 148 … 152 do not exist"), std::string::npos);
+}
+
 TEST(Attention, RowsSumToOneAndCausalUpperTriangleIsZero) {
   test::Pair p = test::make_pair(32, 4, 0, true, 7);
   std::mt19937 rng(3);
@@ -330,10 +355,13 @@ TEST(Validation, ForwardErrors) {
   mask.additive = additive.data();
   EXPECT_NE(p.model.forward(y.data(), nullptr, x.data(), x.data(), 3, 3, mask).find("+Infinity"),
             std::string::npos);
-  EXPECT_NE(mh::validate_shape(p.config, 20000, 20000, false).find("from 1 to 16384"),
+  EXPECT_NE(mh::validate_shape(p.config, 20000, 20000, 0).find("from 1 to 16384"),
             std::string::npos);
-  EXPECT_NE(mh::validate_shape(p.config, 16384, 16384, true).find("budget"), std::string::npos);
-  EXPECT_EQ(mh::validate_shape(p.config, 16384, 16384, false), "");
+  const auto all = mh::AttentionSelection::all(2, 16384);
+  EXPECT_NE(mh::validate_shape(p.config, 16384, 16384, all.floats(16384)).find("budget"), std::string::npos);
+  EXPECT_EQ(mh::validate_shape(p.config, 16384, 16384, 0), "");
+  // One head and 1024 rows of 16384 × 16384 fit: 64 MiB.
+  EXPECT_EQ(mh::validate_shape(p.config, 16384, 16384, mh::AttentionSelection{1, 1, 0, 1024}.floats(16384)), "");
 }
 
 }  // namespace

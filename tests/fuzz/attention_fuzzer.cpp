@@ -130,7 +130,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)model.trace(trace, in.byte() % 10, xq.data(), xq.data(), n_q, n_q, mh::MaskSpec{});
   }
   if (flags & 128) {  // budget and length checks must refuse before allocating anything
-    (void)mh::validate_shape(c, 1 + in.byte() * 200, 1 + in.byte() * 200, in.byte() & 1);
+    const int n = 1 + in.byte() * 200;
+    (void)mh::validate_shape(c, n, n, (in.byte() & 1) ? mh::AttentionSelection::all(c.num_heads, n).floats(n) : 0);
   }
   return 0;
 }

@@ -210,3 +210,42 @@ describe('buffers', () => {
     expect(maxAbsDiff(into.attention, want.attention)).toBeLessThanOrEqual(1e-5);
   });
 });
+
+describe('a selected block of attention weights', () => {
+  it('equals the same block of the full weights, and only it is returned', async () => {
+    const { mha, rng } = await randomLayer({ dModel: 32, numHeads: 4, numKvHeads: 2, seed: 21 });
+    const n = 150;
+    const x = randomNormal(n * 32, rng);
+    for (const causal of [false, true]) {
+      const full = mha.forward(x, { causal, returnAttention: true });
+      const part = mha.forward(x, { causal, returnAttention: { heads: [1, 3], rows: [60, 140] } });
+      expect(part.attention.length).toBe(2 * 80 * n);
+      for (let h = 0; h < 2; h++) {
+        const want = full.attention.subarray(((h + 1) * n + 60) * n, ((h + 1) * n + 140) * n);
+        expect(maxAbsDiff(part.attention.subarray(h * 80 * n, (h + 1) * 80 * n), want)).toBe(0);
+      }
+      expect(maxAbsDiff(part.output, full.output)).toBe(0);
+      const one = mha.forward(x, { causal, returnAttention: { head: 3 } });
+      expect(maxAbsDiff(one.attention, full.attention.subarray(3 * n * n))).toBe(0);
+    }
+  });
+
+  it('makes long sequences affordable: one head of 8192 tokens fits the budget, all heads do not', async () => {
+    const mha = await createMultiHeadAttention({ dModel: 16, numHeads: 4 });
+    const x = new Float32Array(8192 * 16).fill(0.01);
+    expect(() => mha.forward(x, { returnAttention: true })).toThrow(/over the 512 MiB budget/);
+    const { attention } = mha.forward(x, { returnAttention: { head: 2, rows: [0, 4096] } });
+    expect(attention.length).toBe(4096 * 8192);
+    expect(attention.subarray(0, 8192).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
+  });
+
+  it('refuses blocks that do not exist', async () => {
+    const mha = await createMultiHeadAttention({ dModel: 16, numHeads: 4 });
+    const x = new Float32Array(5 * 16);
+    expect(() => mha.forward(x, { returnAttention: { head: 4 } })).toThrow(/attention heads 4 … 4 do not exist: heads are 0 … 3/);
+    expect(() => mha.forward(x, { returnAttention: { rows: [3, 9] } })).toThrow(/attention rows 3 … 8 do not exist: query rows are 0 … 4/);
+    expect(() => mha.forward(x, { returnAttention: { heads: [2, 2] } })).toThrow(/selects no weights/);
+    expect(() => mha.forward(x, { returnAttention: 'yes' })).toThrow(/returnAttention must be true, false or/);
+    expect(mha.forward(x, { returnAttention: { head: 1 } }).attention.length).toBe(25);
+  });
+});

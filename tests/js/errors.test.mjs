@@ -46,7 +46,7 @@ describe('invalid calls throw, and the layer keeps working', () => {
     ['a key padding mask of the wrong size', (m) => m.forward(x4, { keyPaddingMask: new Uint8Array(5) }), /keyPaddingMask has 5 values but must have 4/],
     ['causal that is not a boolean', (m) => m.forward(x4, { causal: 'yes' }), /causal must be true or false/],
     ['a 100k-token input', (m) => m.forward(new Float32Array(100_000 * 16)), /query sequence length must be from 1 to 16384 tokens, got 100000/],
-    ['attention weights over the memory budget', (m) => m.forward(new Float32Array(8192 * 16), { returnAttention: true }), /needs \d+ MiB of wasm memory, over the 512 MiB budget: pass fewer tokens or leave returnAttention off/],
+    ['attention weights over the memory budget', (m) => m.forward(new Float32Array(8192 * 16), { returnAttention: true }), /needs \d+ MiB of wasm memory, over the 512 MiB budget: pass fewer tokens or ask for fewer attention weights \(one head, some rows, or none\)/],
     ['a head that does not exist', (m) => m.trace(x4, { head: 4 }), /head must be from 0 to 3, got 4/],
     ['NaN in a weight', (m) => m.setWeights({ wq: new Float32Array(256).fill(NaN) }), /weight wq contains NaN at index 0/],
     ['a weight of the wrong size', (m) => m.setWeights({ wk: new Float32Array(255) }), /wk has 255 values but must have 256 \(dModel × kvWidth = 16 × 16\)/],

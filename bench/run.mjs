@@ -151,13 +151,16 @@ if (!quick) {
   mha.dispose();
 }
 
+// Memory: a 16384-token forward pass in a fresh process, so the heap holds only that call.
+const memory = quick ? null : JSON.parse(execFileSync('node', [new URL('./memory.mjs', import.meta.url).pathname], { encoding: 'utf8' }));
+
 const machine = {
   cpu: os.cpus()[0]?.model, cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
   node: process.version, v8: process.versions.v8, platform: `${os.platform()} ${os.release()}`,
   onnxruntimeWeb: ort ? (await import('onnxruntime-web/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? 'installed' : null,
   date: new Date().toISOString(), secondsPerCase: seconds,
 };
-writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ machine, results, scaling }, null, 1));
+writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ machine, results, scaling, memory }, null, 1));
 
 // The summary table: GFLOP/s and the ratios the bar is stated in.
 const ratio = (a, b) => (a && b ? (b / a).toFixed(2) : '—');
@@ -173,4 +176,5 @@ if (scaling.length) {
   console.log('|---|---|---|---|');
   for (const s of scaling) console.log(`| ${s.n} | ${s.ms.toFixed(3)} | ${s.gflops.toFixed(1)} | ${s.nsPerModelFlop.toFixed(4)} |`);
 }
+if (memory) console.log(`\nn = ${memory.n}, d_model ${memory.d}, causal, no weights: ${memory.ms.toFixed(0)} ms, wasm heap ${memory.heapMiB.toFixed(0)} MiB after the call (${memory.heapMiBBefore.toFixed(0)} MiB before).`);
 console.log(`\n"vs ORT" = ORT time / our time (above 1: we are faster). Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Raw numbers: bench/results.json`);

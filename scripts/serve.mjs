@@ -19,7 +19,12 @@ const types = {
 createServer(async (req, res) => {
   try {
     const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
-    let file = normalize(join(root, path === '/' ? '/web/index.html' : path));
+    if (path === '/') {  // a redirect, not the file, so the page's relative URLs resolve under /web/
+      res.writeHead(302, { Location: '/web/index.html' });
+      res.end();
+      return;
+    }
+    let file = normalize(join(root, path));
     if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);

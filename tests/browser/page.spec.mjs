@@ -237,3 +237,10 @@ test('typing during a long computation skips stale inputs and shows the newest',
   test.info().annotations.push({ type: 'stale-input skipping', description: `21 inputs → ${requests} computations; main-thread long tasks: ${JSON.stringify(longTasks.map(Math.round))}` });
   console.log(`21 inputs -> ${requests} computations; long tasks (ms): ${JSON.stringify(longTasks.map(Math.round))}`);
 });
+
+test('the server root opens the page (the README\'s npm start URL)', async ({ page }) => {
+  await page.goto('/');
+  await ready(page);
+  expect(new URL(page.url()).pathname).toBe('/web/index.html');
+  expect(await drawn(page)).toHaveLength(4);
+});

@@ -35,4 +35,7 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   const { createMultiHeadAttention } = await import('../../bindings/multihead.mjs');
   const mha = await createMultiHeadAttention({ dModel: 8, numHeads: 2, seed: 3 });
   expect(result.weights).toEqual(Array.from(mha.getWeights().wq));
+  // The widget, imported from the bundle as 'multihead/widget', renders too.
+  await page.waitForFunction(() => document.querySelector('#widget')?.shadowRoot?.querySelector('canvas')?._model);
+  expect(await page.locator('#widget').evaluate((el) => el.shadowRoot.querySelectorAll('canvas').length)).toBe(2);
 });

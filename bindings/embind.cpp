@@ -65,12 +65,13 @@ class Layer {
   std::string prepare(int n_q, int n_k, bool cross, int first_head, int heads, int first_row,
                       int rows, int mask_kind, bool key_padding) {
     const mh::AttentionSelection sel{first_head, heads, first_row, rows};
-    std::string error = mh::validate_selection(model_.config(), n_q, sel);
-    if (error.empty()) error = mh::validate_shape(model_.config(), n_q, n_k, sel.floats(n_k));
-    if (!error.empty()) return error;
-    selection_ = sel;
     const size_t d = model_.config().d_model;
     const size_t nn = size_t(n_q) * n_k;
+    const double mask_bytes = double(nn) * (mask_kind == kAdditive ? sizeof(float) : mask_kind == kBlockedMask ? 1 : 0);
+    std::string error = mh::validate_selection(model_.config(), n_q, sel);
+    if (error.empty()) error = mh::validate_shape(model_.config(), n_q, n_k, sel.floats(n_k), mask_bytes);
+    if (!error.empty()) return error;
+    selection_ = sel;
     queries_.resize(n_q * d);
     keys_values_.resize(cross ? n_k * d : 0);
     output_.resize(n_q * d);
@@ -82,7 +83,8 @@ class Layer {
   }
 
   std::string forward(int n_q, int n_k, bool cross, bool causal, bool key_padding, int mask_kind) {
-    return model_.forward(output_.data(), attention_.data(), selection_, queries_.data(), cross ? keys_values_.data() : queries_.data(), n_q, n_k,
+    return model_.forward(output_.data(), attention_.data(), selection_, queries_.data(),
+                          cross ? keys_values_.data() : queries_.data(), n_q, n_k,
                           mask(causal, key_padding, mask_kind));
   }
 

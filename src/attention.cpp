@@ -310,14 +310,15 @@ bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xk
   return finite && all_finite(t.q) && all_finite(t.k) && all_finite(t.v) && all_finite(t.head_output);
 }
 
-double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats) {
+double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats,
+                            double mask_bytes) {
   const Dims dm = dims_of(config);
   const double f = sizeof(float);
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
   bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
   bytes += f * (1.0 * std::min(n_q, kQueryBlock) * n_k);               // one block of scores
   bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
-  return bytes;
+  return bytes + mask_bytes;
 }
 
 int64_t first_non_finite(const float* values, int64_t count) {
@@ -352,13 +353,14 @@ std::string validate_selection(const Config& config, int n_q, const AttentionSel
   return "";
 }
 
-std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats) {
+std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats,
+                           double mask_bytes) {
   if (n_q < 1 || n_q > kMaxTokens)
     return format("the query sequence length must be from 1 to %g tokens, got %g", kMaxTokens, n_q);
   if (n_k < 1 || n_k > kMaxTokens)
     return format("the key/value sequence length must be from 1 to %g tokens, got %g", kMaxTokens,
                   n_k);
-  const double need = forward_bytes_needed(config, n_q, n_k, attention_floats);
+  const double need = forward_bytes_needed(config, n_q, n_k, attention_floats, mask_bytes);
   if (need > kMemoryBudgetBytes) {
     return format("this call needs %.0f MiB of wasm memory, over the %.0f MiB budget: pass fewer "
                   "tokens",

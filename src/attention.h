@@ -121,11 +121,14 @@ bool head_trace_forward(HeadTrace& trace, int head, const float* xq, const float
 
 // Bytes of scratch and results one forward call needs (used to refuse calls over budget);
 // attention_floats is how many attention weights the caller asks for (AttentionSelection::floats).
-double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats);
+// mask_bytes counts mask buffers the caller keeps in the same memory (the wasm heap).
+double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t attention_floats,
+                            double mask_bytes = 0);
 
 // "" if sequence lengths n_q, n_k are in 1 … kMaxTokens and the call fits the memory budget.
 // Checked before anything is allocated for the call.
-std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats);
+std::string validate_shape(const Config& config, int n_q, int n_k, int64_t attention_floats,
+                           double mask_bytes = 0);
 
 // "" if sel names heads and query rows that exist (an empty selection is valid).
 std::string validate_selection(const Config& config, int n_q, const AttentionSelection& sel);

@@ -49,6 +49,7 @@ describe('invalid calls throw, and the layer keeps working', () => {
     ['attention weights over the memory budget', (m) => m.forward(new Float32Array(8192 * 16), { returnAttention: true }), /needs \d+ MiB of wasm memory, over the 512 MiB budget: pass fewer tokens or ask for fewer attention weights \(one head, some rows, or none\)/],
     ['finite inputs that overflow float32 in the scores', (m) => m.forward(new Float32Array(9 * 16).fill(1e30)), /float32 overflow/],
     ['finite inputs that overflow float32 in the scores (weights requested)', (m) => m.forward(new Float32Array(9 * 16).fill(3e19), { returnAttention: true }), /float32 overflow/],
+    ['an additive mask over the memory budget', (m) => m.forward(new Float32Array(12000 * 16), { mask: new Float32Array(12000 * 12000) }), /needs \d+ MiB of wasm memory, over the 512 MiB budget/],
     ['a head that does not exist', (m) => m.trace(x4, { head: 4 }), /head must be from 0 to 3, got 4/],
     ['NaN in a weight', (m) => m.setWeights({ wq: new Float32Array(256).fill(NaN) }), /weight wq contains NaN at index 0/],
     ['a weight of the wrong size', (m) => m.setWeights({ wk: new Float32Array(255) }), /wk has 255 values but must have 256 \(dModel × kvWidth = 16 × 16\)/],

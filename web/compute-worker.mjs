@@ -7,8 +7,8 @@ const session = new AttentionSession();
 
 self.onmessage = async ({ data: { id, state } }) => {
   try {
+    await session.configure(state);  // (re)creates the layer only when the settings changed
     const t0 = performance.now();
-    await session.configure(state);
     const { view, notes, tokens } = session.run(state);
     const forwardMs = performance.now() - t0;
     if (!view) {

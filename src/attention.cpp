@@ -71,12 +71,40 @@ void linear_forward(float* out, const float* in, const float* w, const float* b,
   if (b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, d_out);
 }
 
+void linear_backward(float* d_in, float* d_w, float* d_b, const float* d_out, const float* in,
+                     const float* w, int n, int d_in_size, int d_out_size) {
+  ConstMatrixView dy(d_out, n, d_out_size, Eigen::OuterStride<>(d_out_size));
+  if (d_in) {
+    MatrixView dx(d_in, n, d_in_size, Eigen::OuterStride<>(d_in_size));
+    ConstMatrixView weight(w, d_in_size, d_out_size, Eigen::OuterStride<>(d_out_size));
+    dx.noalias() += dy * weight.transpose();
+  }
+  if (d_w) {
+    MatrixView dw(d_w, d_in_size, d_out_size, Eigen::OuterStride<>(d_out_size));
+    ConstMatrixView x(in, n, d_in_size, Eigen::OuterStride<>(d_in_size));
+    dw.noalias() += x.transpose() * dy;
+  }
+  if (d_b) Eigen::Map<Eigen::RowVectorXf>(d_b, d_out_size) += dy.colwise().sum();
+}
+
 void attention_scores_forward(float* scores, const float* q, int ldq, const float* k, int ldk,
                               int rows, int n_k, int d_k, float scale) {
   MatrixView s(scores, rows, n_k, Eigen::OuterStride<>(n_k));
   ConstMatrixView qi(q, rows, d_k, Eigen::OuterStride<>(ldq));
   ConstMatrixView ki(k, n_k, d_k, Eigen::OuterStride<>(ldk));
   s.noalias() = scale * (qi * ki.transpose());
+}
+
+void attention_scores_backward(float* d_query, int ldq, float* d_key, int ldk, const float* d_scores,
+                               const float* q, const float* k, int rows, int n_k, int d_k,
+                               float scale) {
+  ConstMatrixView ds(d_scores, rows, n_k, Eigen::OuterStride<>(n_k));
+  ConstMatrixView qi(q, rows, d_k, Eigen::OuterStride<>(ldq));
+  ConstMatrixView ki(k, n_k, d_k, Eigen::OuterStride<>(ldk));
+  MatrixView dq(d_query, rows, d_k, Eigen::OuterStride<>(ldq));
+  MatrixView dk(d_key, n_k, d_k, Eigen::OuterStride<>(ldk));
+  dq.noalias() += scale * (ds * ki);
+  dk.noalias() += scale * (ds.transpose() * qi);
 }
 
 // n_cols (≤ n_k) is the length of each score row: a causal block never needs keys past its last
@@ -202,12 +230,32 @@ bool softmax_forward(float* scores, int rows, int n_k) {
   return finite;
 }
 
+void softmax_backward(float* d_scores, const float* d_a, const float* a, int rows, int n_k) {
+  for (int r = 0; r < rows; ++r) {
+    const int64_t at = static_cast<int64_t>(r) * n_k;
+    Eigen::Map<const Eigen::ArrayXf> ar(a + at, n_k), dar(d_a + at, n_k);
+    const float dot = (ar * dar).sum();
+    Eigen::Map<Eigen::ArrayXf>(d_scores + at, n_k) = ar * (dar - dot);
+  }
+}
+
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
                               int rows, int n_k, int d_k) {
   MatrixView o(out, rows, d_k, Eigen::OuterStride<>(ldo));
   ConstMatrixView weights(a, rows, n_k, Eigen::OuterStride<>(n_k));
   ConstMatrixView vi(v, n_k, d_k, Eigen::OuterStride<>(ldv));
   o.noalias() = weights * vi;
+}
+
+void attention_values_backward(float* d_a, float* d_v, int ldv, const float* d_out, int ldo,
+                               const float* a, const float* v, int rows, int n_k, int d_k) {
+  ConstMatrixView dout(d_out, rows, d_k, Eigen::OuterStride<>(ldo));
+  ConstMatrixView weights(a, rows, n_k, Eigen::OuterStride<>(n_k));
+  ConstMatrixView vi(v, n_k, d_k, Eigen::OuterStride<>(ldv));
+  MatrixView da(d_a, rows, n_k, Eigen::OuterStride<>(n_k));
+  MatrixView dv(d_v, n_k, d_k, Eigen::OuterStride<>(ldv));
+  da.noalias() = dout * vi.transpose();
+  dv.noalias() += weights.transpose() * dout;
 }
 
 static bool all_finite(const std::vector<float>& v) {

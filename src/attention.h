@@ -72,23 +72,46 @@ struct Workspace {
 // out (n × d_out) = in (n × d_in) · w (d_in × d_out) + b (d_out; null for none)
 void linear_forward(float* out, const float* in, const float* w, const float* b,
                     int n, int d_in, int d_out);
+// Backward of linear_forward, given d_out (n × d_out) = dLoss/dout. Every gradient is ADDED to
+// (the caller zeroes it once per step, so shared weights and branches can accumulate):
+//   d_in (n × d_in) += d_out · wᵀ,  d_w (d_in × d_out) += inᵀ · d_out,  d_b (d_out) += Σ_rows d_out.
+// Any of d_in, d_w, d_b may be null when that gradient is not needed.
+void linear_backward(float* d_in, float* d_w, float* d_b, const float* d_out, const float* in,
+                     const float* w, int n, int d_in_size, int d_out_size);
 
 // scores (rows × n_k) = scale · q (rows × d_k, row stride ldq) · kᵀ  (k: n_k × d_k, row stride ldk)
 void attention_scores_forward(float* scores, const float* q, int ldq, const float* k, int ldk,
                               int rows, int n_k, int d_k, float scale);
+// Backward, given d_scores (rows × n_k): d_query += scale · d_scores · k,
+// d_key += scale · d_scoresᵀ · q
+// (same strides as the forward; d_k accumulates, so query heads sharing a key head can add up).
+void attention_scores_backward(float* d_query, int ldq, float* d_key, int ldk, const float* d_scores,
+                               const float* q, const float* k, int rows, int n_k, int d_k,
+                               float scale);
 
 // scores (rows × n_k, the rows of queries first_query … first_query+rows-1) in place:
 // adds the additive mask, then sets blocked entries to -inf.
 void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask);
+// The mask has no backward function of its own: adding a constant passes the gradient through
+// unchanged, and a blocked entry gets attention exactly 0, so softmax_backward already gives it a
+// zero gradient (the -inf never enters a product).
 
 // Each of the rows (rows × n_k) in place becomes softmax(row): subtract the row max, exp, divide by
 // the sum (vectorized through Eigen's packet exp). A row of all -inf becomes all zeros.
 // Returns false if some row held +inf or NaN (a float32 overflow upstream): it cannot be normalised.
 bool softmax_forward(float* scores, int rows, int n_k);
+// Backward, given the forward's output a (rows × n_k) and d_a = dLoss/da:
+//   d_scores (rows × n_k) = a ⊙ (d_a − rowsum(d_a ⊙ a))   (written, not added; may alias d_a).
+// Blocked keys (a = 0) and all-blocked rows get gradient 0.
+void softmax_backward(float* d_scores, const float* d_a, const float* a, int rows, int n_k);
 
 // out (rows × d_k, row stride ldo) = a (rows × n_k) · v (n_k × d_k, row stride ldv)
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
                               int rows, int n_k, int d_k);
+// Backward, given d_out (rows × d_k, stride ldo):
+//   d_a (rows × n_k) = d_out · vᵀ  (written),   d_v (n_k × d_k, stride ldv) += aᵀ · d_out.
+void attention_values_backward(float* d_a, float* d_v, int ldv, const float* d_out, int ldo,
+                               const float* a, const float* v, int rows, int n_k, int d_k);
 
 // Which attention weights a caller wants back: heads [first_head, first_head + heads) and query
 // rows [first_row, first_row + rows), laid out heads × rows × n_k. heads == 0 asks for none.

@@ -1,0 +1,118 @@
+#include "layers.h"
+
+#include <cmath>
+
+#include "eigen_include.h"
+
+namespace mh {
+
+void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* pe,
+                       int n, int d) {
+  for (int t = 0; t < n; ++t) {
+    Eigen::Map<Eigen::ArrayXf> row(x + static_cast<int64_t>(t) * d, d);
+    row = Eigen::Map<const Eigen::ArrayXf>(embedding + static_cast<int64_t>(tokens[t]) * d, d);
+    if (pe) row += Eigen::Map<const Eigen::ArrayXf>(pe + static_cast<int64_t>(t) * d, d);
+  }
+}
+
+void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tokens, int n, int d) {
+  for (int t = 0; t < n; ++t) {
+    Eigen::Map<Eigen::ArrayXf>(d_embedding + static_cast<int64_t>(tokens[t]) * d, d) +=
+        Eigen::Map<const Eigen::ArrayXf>(d_x + static_cast<int64_t>(t) * d, d);
+  }
+}
+
+constexpr float kLayerNormEps = 1e-5f;
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* gamma,
+                       const float* beta, int n, int d) {
+  Eigen::Map<const Eigen::ArrayXf> g(gamma, d), b(beta, d);
+  for (int t = 0; t < n; ++t) {
+    Eigen::Map<const Eigen::ArrayXf> xr(x + static_cast<int64_t>(t) * d, d);
+    const float mu = xr.mean();
+    const float var = (xr - mu).square().mean();
+    const float rs = 1.0f / std::sqrt(var + kLayerNormEps);
+    Eigen::Map<Eigen::ArrayXf>(out + static_cast<int64_t>(t) * d, d) = (xr - mu) * rs * g + b;
+    if (mean) mean[t] = mu;
+    if (rstd) rstd[t] = rs;
+  }
+}
+
+void layernorm_backward(float* d_x, float* d_gamma, float* d_beta, const float* d_out,
+                        const float* x, const float* mean, const float* rstd, const float* gamma,
+                        int n, int d) {
+  Eigen::Map<const Eigen::ArrayXf> g(gamma, d);
+  Eigen::Map<Eigen::ArrayXf> dg(d_gamma, d), db(d_beta, d);
+  for (int t = 0; t < n; ++t) {
+    const int64_t at = static_cast<int64_t>(t) * d;
+    Eigen::Map<const Eigen::ArrayXf> xr(x + at, d), dy(d_out + at, d);
+    const Eigen::ArrayXf xhat = (xr - mean[t]) * rstd[t];
+    const Eigen::ArrayXf dxhat = dy * g;
+    dg += dy * xhat;
+    db += dy;
+    // dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
+    Eigen::Map<Eigen::ArrayXf>(d_x + at, d) +=
+        rstd[t] * (dxhat - dxhat.mean() - xhat * (dxhat * xhat).mean());
+  }
+}
+
+namespace {
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
+}
+
+void gelu_forward(float* out, const float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    out[i] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + 0.044715f * v * v * v)));
+  }
+}
+
+void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    const float u = kGeluC * (v + 0.044715f * v * v * v);
+    const float th = std::tanh(u);
+    const float du = kGeluC * (1.0f + 3.0f * 0.044715f * v * v);
+    d_x[i] += d_out[i] * (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * du);
+  }
+}
+
+double cross_entropy_forward(float* logits, float* losses, const int32_t* targets, int n, int vocab) {
+  double total = 0;
+  for (int t = 0; t < n; ++t) {
+    Eigen::Map<Eigen::ArrayXf> row(logits + static_cast<int64_t>(t) * vocab, vocab);
+    const float max = row.maxCoeff();
+    const float target_logit = row[targets[t]] - max;
+    row = (row - max).exp();
+    const float sum = row.sum();
+    row /= sum;
+    // −log p = log(sum) − (logit − max): exact even when p itself underflows to 0.
+    const double loss = std::log(static_cast<double>(sum)) - target_logit;
+    if (losses) losses[t] = static_cast<float>(loss);
+    total += loss;
+  }
+  return total / n;
+}
+
+void cross_entropy_backward(float* probs, const int32_t* targets, int n, int vocab) {
+  const float inv_n = 1.0f / n;
+  for (int t = 0; t < n; ++t) {
+    float* row = probs + static_cast<int64_t>(t) * vocab;
+    row[targets[t]] -= 1.0f;
+    Eigen::Map<Eigen::ArrayXf>(row, vocab) *= inv_n;
+  }
+}
+
+void adam_update(float* w, float* m, float* v, const float* grad, int64_t count, int64_t t,
+                 const AdamSettings& s) {
+  const float c1 = 1.0f / (1.0f - std::pow(s.beta1, static_cast<float>(t)));
+  const float c2 = 1.0f / (1.0f - std::pow(s.beta2, static_cast<float>(t)));
+  for (int64_t i = 0; i < count; ++i) {
+    m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * grad[i];
+    v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * grad[i] * grad[i];
+    const float m_hat = m[i] * c1, v_hat = v[i] * c2;
+    w[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * w[i]);
+  }
+}
+
+}  // namespace mh

@@ -1,0 +1,45 @@
+// The other pieces a small decoder-only language model needs around attention, as plain
+// functions over caller memory: forward next to backward. Backward functions ADD to gradient
+// buffers (the caller zeroes them once per step), like linear_backward in attention.h.
+#pragma once
+
+#include <cstdint>
+
+namespace mh {
+
+// x (n × d) = embedding[tokens[t]] (vocab × d) + pe (n × d; null for none)
+void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* pe,
+                       int n, int d);
+// d_embedding[tokens[t]] += d_x[t]  (the positional encoding is fixed: no gradient)
+void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tokens, int n, int d);
+
+// out (n × d) = (x − mean) / sqrt(var + 1e-5) · gamma + beta, per row; saves mean and rstd (n)
+// (1/sqrt(var + eps)) for the backward pass. mean/rstd may be null at inference.
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* gamma,
+                       const float* beta, int n, int d);
+// d_x (n × d) += …, d_gamma (d) += Σ d_out ⊙ x̂, d_beta (d) += Σ d_out, where x̂ = (x − mean)·rstd.
+void layernorm_backward(float* d_x, float* d_gamma, float* d_beta, const float* d_out,
+                        const float* x, const float* mean, const float* rstd, const float* gamma,
+                        int n, int d);
+
+// out (count) = gelu(x) with the tanh approximation (GPT-2's); may alias x only in forward.
+void gelu_forward(float* out, const float* x, int64_t count);
+// d_x (count) += gelu'(x) ⊙ d_out
+void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count);
+
+// logits (n × vocab) become probabilities in place (softmax per row); returns the mean over rows of
+// −log p[target] (natural log, nats). losses (n) gets each row's loss when not null.
+double cross_entropy_forward(float* logits, float* losses, const int32_t* targets, int n, int vocab);
+// d_logits (n × vocab) = (probs − onehot(target)) / n, written in place over probs.
+void cross_entropy_backward(float* probs, const int32_t* targets, int n, int vocab);
+
+// One Adam step (Kingma & Ba 2015) with decoupled weight decay (AdamW), bias-corrected with the
+// 1-based step t: m = β1·m + (1−β1)·g,  v = β2·v + (1−β2)·g²,
+// w −= lr · (m̂ / (sqrt(v̂) + eps) + weight_decay · w).
+struct AdamSettings {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.98f, eps = 1e-8f, weight_decay = 0.0f;
+};
+void adam_update(float* w, float* m, float* v, const float* grad, int64_t count, int64_t t,
+                 const AdamSettings& s);
+
+}  // namespace mh

@@ -366,3 +366,4 @@ export class MultiHeadAttention {
     return result;
   }
 }
+export { loadLanguageModel, LanguageModel } from './language-model.mjs';

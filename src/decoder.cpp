@@ -30,6 +30,7 @@ DecoderLayout decoder_layout(const DecoderConfig& c) {
   int64_t at = 0;
   auto take = [&](int64_t n) { const int64_t o = at; at += n; return o; };
   L.embedding = take(c.vocab * d);
+  L.positions = take(c.context * d);
   for (int l = 0; l < c.layers; ++l) {
     DecoderLayerOffsets o;
     o.ln1_gamma = take(d); o.ln1_beta = take(d);
@@ -43,7 +44,7 @@ DecoderLayout decoder_layout(const DecoderConfig& c) {
     L.layers.push_back(o);
   }
   L.lnf_gamma = take(d); L.lnf_beta = take(d);
-  L.unembedding = take(d * c.vocab); L.unembedding_bias = take(c.vocab);
+  L.unembedding_bias = take(c.vocab);
   L.total = at;
   return L;
 }
@@ -60,6 +61,7 @@ void Decoder::init(uint64_t seed) {
   const double depth = std::sqrt(2.0 * config_.layers);
   float* p = params_.data();
   fill_normal(p + layout_.embedding, V * d, 1.0, stream);
+  sinusoidal_positional_encoding(p + layout_.positions, config_.context, config_.d_model);
   for (const DecoderLayerOffsets& o : layout_.layers) {
     std::fill(p + o.ln1_gamma, p + o.ln1_gamma + d, 1.0f);
     fill_normal(p + o.wq, d * d, 1 / std::sqrt(double(d)), stream);
@@ -73,7 +75,6 @@ void Decoder::init(uint64_t seed) {
     }
   }
   std::fill(p + layout_.lnf_gamma, p + layout_.lnf_gamma + d, 1.0f);
-  fill_normal(p + layout_.unembedding, d * V, 1 / std::sqrt(double(d)), stream);
 }
 
 namespace {
@@ -81,6 +82,7 @@ void resize(std::vector<float>& v, int64_t n) { v.resize(static_cast<size_t>(n))
 float scale_of(const DecoderConfig& c) {
   return 1.0f / std::sqrt(static_cast<float>(c.d_model / c.num_heads));
 }
+float logit_scale_of(const DecoderConfig& c) { return 1.0f / std::sqrt(static_cast<float>(c.d_model)); }
 }  // namespace
 
 double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_t* targets,
@@ -93,13 +95,11 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
   cache.batch = batch;
   cache.seq = seq;
   cache.layers.resize(config_.layers);
-  resize(cache.pe, int64_t{seq} * d);
-  sinusoidal_positional_encoding(cache.pe.data(), seq, d);
 
   std::vector<float> x(N * d);
   for (int b = 0; b < batch; ++b)
     embedding_forward(x.data() + int64_t{b} * seq * d, tokens + int64_t{b} * seq, p + layout_.embedding,
-                      cache.pe.data(), seq, d);
+                      p + layout_.positions, seq, d);
 
   MaskSpec causal;
   causal.causal = true;
@@ -147,8 +147,8 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
   layernorm_forward(cache.lnf.data(), cache.lnf_mean.data(), cache.lnf_rstd.data(),
                     cache.x_final.data(), p + layout_.lnf_gamma, p + layout_.lnf_beta, N, d);
   resize(cache.probs, N * V);
-  linear_forward(cache.probs.data(), cache.lnf.data(), p + layout_.unembedding,
-                 p + layout_.unembedding_bias, N, d, V);
+  unembedding_forward(cache.probs.data(), cache.lnf.data(), p + layout_.embedding,
+                      p + layout_.unembedding_bias, N, d, V, logit_scale_of(config_));
   return cross_entropy_forward(cache.probs.data(), nullptr, targets, N, V);
 }
 
@@ -162,8 +162,9 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
 
   cross_entropy_backward(cache.probs.data(), targets, N, V);  // probs now hold d_logits
   std::vector<float> d_lnf(N * d, 0.0f), d_x(N * d, 0.0f);
-  linear_backward(d_lnf.data(), g + layout_.unembedding, g + layout_.unembedding_bias,
-                  cache.probs.data(), cache.lnf.data(), p + layout_.unembedding, N, d, V);
+  unembedding_backward(d_lnf.data(), g + layout_.embedding, g + layout_.unembedding_bias,
+                       cache.probs.data(), cache.lnf.data(), p + layout_.embedding, N, d, V,
+                       logit_scale_of(config_));
   layernorm_backward(d_x.data(), g + layout_.lnf_gamma, g + layout_.lnf_beta, d_lnf.data(),
                      cache.x_final.data(), cache.lnf_mean.data(), cache.lnf_rstd.data(),
                      p + layout_.lnf_gamma, N, d);
@@ -210,6 +211,11 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
                        c.ln1_mean.data(), c.ln1_rstd.data(), p + o.ln1_gamma, N, d);
   }
   embedding_backward(g + layout_.embedding, d_x.data(), tokens, N, d);
+  // Position t's vector was added to row t of every sequence: the same backward, indexed by position.
+  std::vector<int32_t> positions(seq);
+  for (int t = 0; t < seq; ++t) positions[t] = t;
+  for (int b = 0; b < batch; ++b)
+    embedding_backward(g + layout_.positions, d_x.data() + int64_t{b} * seq * d, positions.data(), seq, d);
 }
 
 std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, int n,
@@ -230,10 +236,8 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
     }
   }
   const float* p = params_.data();
-  resize(pe_, int64_t{n} * d); resize(x_, int64_t{n} * d); resize(h_, int64_t{n} * d);
-  resize(y_, int64_t{n} * d);
-  sinusoidal_positional_encoding(pe_.data(), n, d);
-  embedding_forward(x_.data(), tokens, p + layout_.embedding, pe_.data(), n, d);
+  resize(x_, int64_t{n} * d); resize(h_, int64_t{n} * d); resize(y_, int64_t{n} * d);
+  embedding_forward(x_.data(), tokens, p + layout_.embedding, p + layout_.positions, n, d);
 
   Config attention_config;
   attention_config.d_model = d;
@@ -270,7 +274,8 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
   }
   if (probs) {
     layernorm_forward(h_.data(), nullptr, nullptr, x_.data(), p + layout_.lnf_gamma, p + layout_.lnf_beta, n, d);
-    linear_forward(probs, h_.data(), p + layout_.unembedding, p + layout_.unembedding_bias, n, d, V);
+    unembedding_forward(probs, h_.data(), p + layout_.embedding, p + layout_.unembedding_bias, n, d,
+                        V, logit_scale_of(config_));
     for (int t = 0; t < n; ++t) softmax_forward(probs + int64_t{t} * V, 1, V);
   }
   return "";

@@ -1,6 +1,7 @@
 // A small decoder-only language model built from the core's operations: token embedding +
-// sinusoidal positions → L × [pre-LayerNorm causal multi-head attention (+ optional MLP), each
-// with a residual] → final LayerNorm → unembedding → next-token probabilities.
+// learned positions (initialised to the sinusoidal encoding) → L × [pre-LayerNorm causal multi-head attention (+ optional MLP), each
+// with a residual] → final LayerNorm → tied unembedding (the embedding, transposed, ÷ sqrt(d)) →
+// next-token probabilities.
 //
 // Training (forward with a cache, backward, Adam) runs on batches of B sequences of T tokens;
 // inference for the page runs each layer with multihead_attention_forward, so the trained model
@@ -21,7 +22,7 @@ struct DecoderConfig {
   int d_model = 128;
   int num_heads = 4;
   int layers = 2;
-  int context = 128;  // longest sequence; positions are sinusoidal, this bounds what was trained
+  int context = 128;  // longest sequence: one learned position vector per position
   int d_ff = 0;       // MLP hidden width; 0 = attention-only layers
 };
 
@@ -36,8 +37,9 @@ struct DecoderLayerOffsets {
 };
 struct DecoderLayout {
   int64_t embedding;  // vocab × d
+  int64_t positions;  // context × d, added to the token embeddings
   std::vector<DecoderLayerOffsets> layers;
-  int64_t lnf_gamma, lnf_beta, unembedding /* d × vocab */, unembedding_bias /* vocab */;
+  int64_t lnf_gamma, lnf_beta, unembedding_bias /* vocab */;  // the unembedding matrix is the embedding
   int64_t total;
 };
 DecoderLayout decoder_layout(const DecoderConfig& config);
@@ -50,7 +52,6 @@ struct DecoderCache {
   };
   std::vector<Layer> layers;
   std::vector<float> x_final, lnf, lnf_mean, lnf_rstd, probs /* N × vocab */;
-  std::vector<float> pe;  // T × d
   int batch = 0, seq = 0;
 };
 
@@ -64,7 +65,8 @@ class Decoder {
   const std::vector<float>& params() const { return params_; }
 
   // Seeded N(0, σ²) weights, drawn in layout order with NormalStream (same bits native and wasm):
-  // embedding σ = 1; W_Q, W_K, W_V, W_1, unembedding σ = 1/sqrt(d_in); W_O, W_2 additionally
+  // positions start as the sinusoidal encoding (Vaswani et al.), which training then adapts (a
+  // fixed sinusoid made sharp previous-token heads form too slowly here); embedding σ = 1; W_Q, W_K, W_V, W_1 σ = 1/sqrt(d_in); W_O, W_2 additionally
   // ÷ sqrt(2·layers) so the residual stream does not grow with depth; LN γ = 1; biases 0.
   void init(uint64_t seed);
 
@@ -89,7 +91,7 @@ class Decoder {
   std::vector<float> params_;
   // Inference scratch, reused across calls.
   Workspace ws_;
-  std::vector<float> x_, h_, y_, pe_, wo_, hidden_;
+  std::vector<float> x_, h_, y_, wo_, hidden_;
 };
 
 // Attention rollout (Abnar & Zuidema 2020) for one sequence: R = Π_l (½·mean_h A_l + ½·I), rows

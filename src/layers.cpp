@@ -6,12 +6,12 @@
 
 namespace mh {
 
-void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* pe,
+void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* positions,
                        int n, int d) {
   for (int t = 0; t < n; ++t) {
     Eigen::Map<Eigen::ArrayXf> row(x + static_cast<int64_t>(t) * d, d);
     row = Eigen::Map<const Eigen::ArrayXf>(embedding + static_cast<int64_t>(tokens[t]) * d, d);
-    if (pe) row += Eigen::Map<const Eigen::ArrayXf>(pe + static_cast<int64_t>(t) * d, d);
+    if (positions) row += Eigen::Map<const Eigen::ArrayXf>(positions + static_cast<int64_t>(t) * d, d);
   }
 }
 
@@ -20,6 +20,25 @@ void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tok
     Eigen::Map<Eigen::ArrayXf>(d_embedding + static_cast<int64_t>(tokens[t]) * d, d) +=
         Eigen::Map<const Eigen::ArrayXf>(d_x + static_cast<int64_t>(t) * d, d);
   }
+}
+
+void unembedding_forward(float* logits, const float* x, const float* embedding, const float* bias,
+                         int n, int d, int vocab, float scale) {
+  MatrixView out(logits, n, vocab, Eigen::OuterStride<>(vocab));
+  ConstMatrixView xm(x, n, d, Eigen::OuterStride<>(d));
+  ConstMatrixView e(embedding, vocab, d, Eigen::OuterStride<>(d));
+  out.noalias() = scale * (xm * e.transpose());
+  if (bias) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, vocab);
+}
+
+void unembedding_backward(float* d_x, float* d_embedding, float* d_bias, const float* d_logits,
+                          const float* x, const float* embedding, int n, int d, int vocab, float scale) {
+  ConstMatrixView dl(d_logits, n, vocab, Eigen::OuterStride<>(vocab));
+  ConstMatrixView xm(x, n, d, Eigen::OuterStride<>(d));
+  ConstMatrixView e(embedding, vocab, d, Eigen::OuterStride<>(d));
+  MatrixView(d_x, n, d, Eigen::OuterStride<>(d)).noalias() += scale * (dl * e);
+  MatrixView(d_embedding, vocab, d, Eigen::OuterStride<>(d)).noalias() += scale * (dl.transpose() * xm);
+  if (d_bias) Eigen::Map<Eigen::RowVectorXf>(d_bias, vocab) += dl.colwise().sum();
 }
 
 constexpr float kLayerNormEps = 1e-5f;

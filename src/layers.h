@@ -7,11 +7,22 @@
 
 namespace mh {
 
-// x (n × d) = embedding[tokens[t]] (vocab × d) + pe (n × d; null for none)
-void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* pe,
+// x (n × d) = embedding[tokens[t]] (vocab × d) + positions (n × d, row t for position t; null for none)
+void embedding_forward(float* x, const int32_t* tokens, const float* embedding, const float* positions,
                        int n, int d);
-// d_embedding[tokens[t]] += d_x[t]  (the positional encoding is fixed: no gradient)
+// d_embedding[tokens[t]] += d_x[t]  (call again with tokens = 0 … n−1 for learned positions)
 void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tokens, int n, int d);
+
+// Tied unembedding (the token embedding read backwards): logits (n × vocab) =
+// scale · x (n × d) · embeddingᵀ (embedding: vocab × d) + bias (vocab). Tying makes copying a token
+// (what induction heads do) a matter of one d × d map instead of 4096 separate ones; scale =
+// 1/sqrt(d) keeps the first logits near unit size with N(0, 1) embeddings (as T5 does).
+void unembedding_forward(float* logits, const float* x, const float* embedding, const float* bias,
+                         int n, int d, int vocab, float scale);
+// d_x (n × d) += scale · d_logits · embedding,  d_embedding += scale · d_logitsᵀ · x,
+// d_bias += Σ_rows d_logits.
+void unembedding_backward(float* d_x, float* d_embedding, float* d_bias, const float* d_logits,
+                          const float* x, const float* embedding, int n, int d, int vocab, float scale);
 
 // out (n × d) = (x − mean) / sqrt(var + 1e-5) · gamma + beta, per row; saves mean and rstd (n)
 // (1/sqrt(var + eps)) for the backward pass. mean/rstd may be null at inference.

@@ -137,3 +137,51 @@ export declare function createMultiHeadAttention(options?: MultiHeadAttentionOpt
 export declare function loadMultihead(): Promise<unknown>;
 export declare function runtimeInfo(): Promise<{ simdFloatsPerPacket: number; heapBytes: number; allocatedBytes: number; maxTokens: number }>;
 export declare const MAX_TOKENS: number;
+
+// ---- the trained language model (bindings/language-model.mjs) ----
+
+export interface LanguageModelConfig {
+  readonly vocab: number;
+  readonly dModel: number;
+  readonly numHeads: number;
+  readonly layers: number;
+  /** Longest input, in tokens. */
+  readonly context: number;
+  /** MLP width; 0 for attention-only layers. */
+  readonly dFf: number;
+}
+
+export interface TextPiece {
+  /** Token id; 0 is "<unk>". */
+  id: number;
+  /** False when the word is outside the vocabulary (the model reads "<unk>"). */
+  known: boolean;
+  /** The vocabulary entry the model sees (lowercase). */
+  token: string;
+  /** The piece of the original text. */
+  text: string;
+}
+
+export interface LanguageModelRun {
+  n: number;
+  /** layers × numHeads × n × n, row-major; causal (zeros above the diagonal). */
+  attention: Float32Array;
+  /** n × vocab: the next-token distribution after each position. */
+  probabilities: Float32Array;
+  /** n × n attention rollout across layers (heads averaged, residual as ½ identity). */
+  rollout: Float32Array;
+}
+
+export declare class LanguageModel {
+  private constructor();
+  readonly config: LanguageModelConfig;
+  piece(id: number): string;
+  tokenize(text: string): { ids: Int32Array; pieces: TextPiece[] };
+  /** disabledHeads: [layer, head] pairs (0-based) whose output is removed (ablation). */
+  run(ids: Int32Array | number[], options?: { disabledHeads?: Array<[number, number]> }): LanguageModelRun;
+  topPredictions(run: LanguageModelRun, position: number, k?: number): Array<{ id: number; token: string; probability: number }>;
+  dispose(): void;
+}
+
+/** Loads a trained model from the bytes of a .mhlm file (such as web/model/austen.mhlm). */
+export declare function loadLanguageModel(bytes: ArrayBuffer | Uint8Array): Promise<LanguageModel>;

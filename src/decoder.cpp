@@ -44,7 +44,7 @@ DecoderLayout decoder_layout(const DecoderConfig& c) {
     L.layers.push_back(o);
   }
   L.lnf_gamma = take(d); L.lnf_beta = take(d);
-  L.unembedding_bias = take(c.vocab);
+  L.unembedding = take(c.vocab * d); L.unembedding_bias = take(c.vocab);
   L.total = at;
   return L;
 }
@@ -75,6 +75,7 @@ void Decoder::init(uint64_t seed) {
     }
   }
   std::fill(p + layout_.lnf_gamma, p + layout_.lnf_gamma + d, 1.0f);
+  std::copy(p + layout_.embedding, p + layout_.embedding + V * d, p + layout_.unembedding);
 }
 
 namespace {
@@ -147,7 +148,7 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
   layernorm_forward(cache.lnf.data(), cache.lnf_mean.data(), cache.lnf_rstd.data(),
                     cache.x_final.data(), p + layout_.lnf_gamma, p + layout_.lnf_beta, N, d);
   resize(cache.probs, N * V);
-  unembedding_forward(cache.probs.data(), cache.lnf.data(), p + layout_.embedding,
+  unembedding_forward(cache.probs.data(), cache.lnf.data(), p + layout_.unembedding,
                       p + layout_.unembedding_bias, N, d, V, logit_scale_of(config_));
   return cross_entropy_forward(cache.probs.data(), nullptr, targets, N, V);
 }
@@ -162,8 +163,8 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
 
   cross_entropy_backward(cache.probs.data(), targets, N, V);  // probs now hold d_logits
   std::vector<float> d_lnf(N * d, 0.0f), d_x(N * d, 0.0f);
-  unembedding_backward(d_lnf.data(), g + layout_.embedding, g + layout_.unembedding_bias,
-                       cache.probs.data(), cache.lnf.data(), p + layout_.embedding, N, d, V,
+  unembedding_backward(d_lnf.data(), g + layout_.unembedding, g + layout_.unembedding_bias,
+                       cache.probs.data(), cache.lnf.data(), p + layout_.unembedding, N, d, V,
                        logit_scale_of(config_));
   layernorm_backward(d_x.data(), g + layout_.lnf_gamma, g + layout_.lnf_beta, d_lnf.data(),
                      cache.x_final.data(), cache.lnf_mean.data(), cache.lnf_rstd.data(),
@@ -274,7 +275,7 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
   }
   if (probs) {
     layernorm_forward(h_.data(), nullptr, nullptr, x_.data(), p + layout_.lnf_gamma, p + layout_.lnf_beta, n, d);
-    unembedding_forward(probs, h_.data(), p + layout_.embedding, p + layout_.unembedding_bias, n, d,
+    unembedding_forward(probs, h_.data(), p + layout_.unembedding, p + layout_.unembedding_bias, n, d,
                         V, logit_scale_of(config_));
     for (int t = 0; t < n; ++t) softmax_forward(probs + int64_t{t} * V, 1, V);
   }

@@ -1,7 +1,7 @@
 // A small decoder-only language model built from the core's operations: token embedding +
 // learned positions (initialised to the sinusoidal encoding) → L × [pre-LayerNorm causal multi-head attention (+ optional MLP), each
-// with a residual] → final LayerNorm → tied unembedding (the embedding, transposed, ÷ sqrt(d)) →
-// next-token probabilities.
+// with a residual] → final LayerNorm → unembedding (an output embedding, one row per token, read as
+// logits = x · Uᵀ / sqrt(d)) → next-token probabilities.
 //
 // Training (forward with a cache, backward, Adam) runs on batches of B sequences of T tokens;
 // inference for the page runs each layer with multihead_attention_forward, so the trained model
@@ -39,7 +39,9 @@ struct DecoderLayout {
   int64_t embedding;  // vocab × d
   int64_t positions;  // context × d, added to the token embeddings
   std::vector<DecoderLayerOffsets> layers;
-  int64_t lnf_gamma, lnf_beta, unembedding_bias /* vocab */;  // the unembedding matrix is the embedding
+  int64_t lnf_gamma, lnf_beta;
+  int64_t unembedding;       // vocab × d, starts as a copy of the embedding
+  int64_t unembedding_bias;  // vocab
   int64_t total;
 };
 DecoderLayout decoder_layout(const DecoderConfig& config);
@@ -66,7 +68,9 @@ class Decoder {
 
   // Seeded N(0, σ²) weights, drawn in layout order with NormalStream (same bits native and wasm):
   // positions start as the sinusoidal encoding (Vaswani et al.), which training then adapts (a
-  // fixed sinusoid made sharp previous-token heads form too slowly here); embedding σ = 1; W_Q, W_K, W_V, W_1 σ = 1/sqrt(d_in); W_O, W_2 additionally
+  // fixed sinusoid made sharp previous-token heads form too slowly here); embedding σ = 1; the unembedding starts equal to the embedding (so copying a token, what induction heads
+  // do, is one d × d map from the start instead of 4096 alignments to learn; untied, it can still
+  // learn asymmetric bigrams); W_Q, W_K, W_V, W_1 σ = 1/sqrt(d_in); W_O, W_2 additionally
   // ÷ sqrt(2·layers) so the residual stream does not grow with depth; LN γ = 1; biases 0.
   void init(uint64_t seed);
 

@@ -13,10 +13,9 @@ void embedding_forward(float* x, const int32_t* tokens, const float* embedding, 
 // d_embedding[tokens[t]] += d_x[t]  (call again with tokens = 0 … n−1 for learned positions)
 void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tokens, int n, int d);
 
-// Tied unembedding (the token embedding read backwards): logits (n × vocab) =
-// scale · x (n × d) · embeddingᵀ (embedding: vocab × d) + bias (vocab). Tying makes copying a token
-// (what induction heads do) a matter of one d × d map instead of 4096 separate ones; scale =
-// 1/sqrt(d) keeps the first logits near unit size with N(0, 1) embeddings (as T5 does).
+// Unembedding as an output embedding (one row per token, like the input embedding; the two may be
+// the same array when tied): logits (n × vocab) = scale · x (n × d) · embeddingᵀ (vocab × d) +
+// bias (vocab). scale = 1/sqrt(d) keeps the first logits near unit size with N(0, 1) rows (as T5).
 void unembedding_forward(float* logits, const float* x, const float* embedding, const float* bias,
                          int n, int d, int vocab, float scale);
 // d_x (n × d) += scale · d_logits · embedding,  d_embedding += scale · d_logitsᵀ · x,

@@ -5,6 +5,7 @@
 //   mh_train --corpus austen.txt --out build/train [--steps 4000] [--resume] [--export model.mhlm]
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -159,16 +160,20 @@ int main(int argc, char** argv) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   std::system(("mkdir -p '" + o.out + "'").c_str());
 
-  // ---- data: vocabulary, tokens, a train/validation split by 4096-token chunks (1 in 20 held out)
+  // ---- data: vocabulary, tokens, a train/validation split by chunks of 4096 tokens (smaller for a
+  // small corpus), 1 chunk in 20 held out
   const std::string text = read_file(o.corpus);
   const Tokenizer tokenizer(Tokenizer::build_vocab(text, o.vocab));
   const std::vector<int32_t> all = tokenizer.encode(text);
+  const size_t chunk = std::max<size_t>(o.seq + 1, std::min<size_t>(4096, all.size() / 40));
   std::vector<int32_t> train, val;
   int64_t unknown = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    ((i / 4096) % 20 == 19 ? val : train).push_back(all[i]);
+    ((i / chunk) % 20 == 19 ? val : train).push_back(all[i]);
     unknown += all[i] == Tokenizer::kUnknown;
   }
+  if (val.size() < size_t(o.seq) + 1 || train.size() < size_t(o.seq) + 1)
+    usage("the corpus is too small for this --seq: it needs at least 20 chunks of seq + 1 tokens");
   std::printf("corpus: %zu bytes, %zu tokens (%.2f%% unknown), vocab %d; train %zu, validation %zu\n",
               text.size(), all.size(), 100.0 * unknown / all.size(), tokenizer.size(), train.size(),
               val.size());
@@ -230,6 +235,8 @@ int main(int argc, char** argv) {
     std::printf("  heads: best previous-token %.3f, best induction %.3f\n", best_prev, best_induction);
     return scores;
   };
+
+  if (ck.step == 0) std::printf("step 0: validation %.3f\n", validation_loss());
 
   AdamSettings adam;
   adam.weight_decay = o.weight_decay;

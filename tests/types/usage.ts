@@ -1,5 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
-import { createMultiHeadAttention, type ForwardResult, type HeadTrace } from 'multihead';
+import {
+  createMultiHeadAttention, loadLanguageModel, type ForwardResult, type HeadTrace, type LanguageModel, type LanguageModelRun,
+} from 'multihead';
 
 async function main(): Promise<void> {
   const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 8, numKvHeads: 2, seed: 1 });
@@ -14,5 +16,15 @@ async function main(): Promise<void> {
   // @ts-expect-error: forward needs an array
   mha.forward('text');
   mha.dispose();
+
+  const model: LanguageModel = await loadLanguageModel(new Uint8Array(0));
+  const { ids, pieces } = model.tokenize('It is a truth');
+  const run: LanguageModelRun = model.run(ids, { disabledHeads: [[0, 1]] });
+  const best = model.topPredictions(run, ids.length - 1, 3)[0];
+  const shown: string = `${pieces[0].text} ${best.token} ${best.probability} ${model.config.context}`;
+  void shown;
+  // @ts-expect-error: heads are [layer, head] pairs
+  model.run(ids, { disabledHeads: [1] });
+  model.dispose();
 }
 void main;

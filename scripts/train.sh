@@ -15,3 +15,4 @@ mkdir -p build/train web/model
   --vocab 4096 --d-model 128 --heads 4 --layers 2 --d-ff 0 --seq 128 --batch 32 \
   --steps "${STEPS:-8000}" --lr 3e-3 --repeat-share 0.5 --random-share 0.25 --seed 1 --threads 2 \
   --resume --export web/model/austen.mhlm --report web/model/austen.json "$@" | tee build/train/log.txt
+node scripts/model-card.mjs

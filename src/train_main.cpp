@@ -30,7 +30,7 @@ namespace {
 struct Options {
   std::string corpus, out = "build/train", export_path, report_path;
   int steps = 4000, batch = 32, seq = 128, vocab = 4096, d_model = 128, heads = 4, layers = 2;
-  int d_ff = 0, eval_every = 250, warmup = 200, threads = 0;
+  int d_ff = 0, eval_every = 250, warmup = 200, threads = 0, copy_steps = 0;
   float lr = 3e-3f, repeat_share = 0.5f, random_share = 0.0f, weight_decay = 0.0f;
   uint64_t seed = 1;
   bool resume = false;
@@ -39,7 +39,7 @@ struct Options {
 [[noreturn]] void usage(const char* problem) {
   std::fprintf(stderr, "mh_train: %s\nusage: mh_train --corpus FILE [--out DIR] [--steps N] "
                "[--batch B] [--seq T] [--vocab V] [--d-model D] [--heads H] [--layers L] [--d-ff F] "
-               "[--lr X] [--repeat-share P] [--random-share P] [--seed S] [--eval-every N] [--threads N] [--resume] "
+               "[--lr X] [--repeat-share P] [--random-share P] [--copy-steps N] [--seed S] [--eval-every N] [--threads N] [--resume] "
                "[--export FILE.mhlm] [--report FILE.json]\n", problem);
   std::exit(2);
 }
@@ -49,7 +49,7 @@ Options parse(int argc, char** argv) {
   std::map<std::string, int*> ints{{"--steps", &o.steps}, {"--batch", &o.batch}, {"--seq", &o.seq},
       {"--vocab", &o.vocab}, {"--d-model", &o.d_model}, {"--heads", &o.heads},
       {"--layers", &o.layers}, {"--d-ff", &o.d_ff}, {"--eval-every", &o.eval_every},
-      {"--warmup", &o.warmup}, {"--threads", &o.threads}};
+      {"--warmup", &o.warmup}, {"--threads", &o.threads}, {"--copy-steps", &o.copy_steps}};
   std::map<std::string, float*> floats{{"--lr", &o.lr}, {"--repeat-share", &o.repeat_share},
       {"--random-share", &o.random_share},
       {"--weight-decay", &o.weight_decay}};
@@ -249,11 +249,16 @@ int main(int argc, char** argv) {
     for (int b = 0; b < B; ++b) {
       const int64_t start = splitmix(ck.rng) % (train.size() - T - 1);
       std::copy(train.begin() + start, train.begin() + start + T + 1, window.begin());
-      if ((splitmix(ck.rng) % 1000) < o.random_share * 1000) {
-        // Random tokens, then the same tokens again: only copying can predict the second half.
-        const int half = (T + 1) / 2;
-        for (int t = 0; t < half; ++t) window[t] = 1 + static_cast<int32_t>(splitmix(ck.rng) % (config.vocab - 1));
-        for (int t = half; t <= T; ++t) window[t] = window[t - half];
+      // The first copy_steps steps are all random repeated sequences: a curriculum that lets the
+      // induction circuit form before the text competes for the heads.
+      const float random_share = step < o.copy_steps ? 1.0f : o.random_share;
+      if ((splitmix(ck.rng) % 1000) < random_share * 1000) {
+        // A segment of random tokens repeated to fill the window: only copying predicts the
+        // repeats. Its length varies (8 … T/2), so no fixed look-back offset can stand in for
+        // matching content (a fixed period let a purely positional head fake induction).
+        const int period = 8 + static_cast<int>(splitmix(ck.rng) % (T / 2 - 8 + 1));
+        for (int t = 0; t < period; ++t) window[t] = 1 + static_cast<int32_t>(splitmix(ck.rng) % (config.vocab - 1));
+        for (int t = period; t <= T; ++t) window[t] = window[t - period];
       } else if ((splitmix(ck.rng) % 1000) < o.repeat_share * 1000) {
         const int span = 8 + static_cast<int>(splitmix(ck.rng) % std::max(1, (T + 1) / 3 - 8));
         const int from = static_cast<int>(splitmix(ck.rng) % (T + 1 - 2 * span + 1));
@@ -316,7 +321,7 @@ int main(int argc, char** argv) {
      << ", \"context\": " << config.context << ", \"d_ff\": " << config.d_ff
      << ", \"parameters\": " << P << "},\n"
      << "  \"training\": {\"steps\": " << ck.step << ", \"batch\": " << B << ", \"seq\": " << T
-     << ", \"lr\": " << o.lr << ", \"repeat_share\": " << o.repeat_share << ", \"random_share\": " << o.random_share << ", \"seed\": " << o.seed
+     << ", \"lr\": " << o.lr << ", \"repeat_share\": " << o.repeat_share << ", \"random_share\": " << o.random_share << ", \"copy_steps\": " << o.copy_steps << ", \"seed\": " << o.seed
      << ", \"tokens_seen\": " << ck.step * B * T << ", \"seconds\": " << ck.seconds
      << ", \"threads\": " << omp_get_max_threads() << "},\n"
      << "  \"data\": {\"bytes\": " << text.size() << ", \"tokens\": " << all.size()

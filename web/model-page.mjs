@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'demos', 'tokens', 'messages', 'view', 'legend', 'readout', 'grid',
   'timing', 'predictAt', 'predictions', 'card', 'roles', 'gridHint'].map((id) => [id, $(id)]));
 
-let model = null, report = null;
+let model = null, report = null, loadMs = 0;
 let state = null, linkWarnings = [];
 let shown = null;     // { pieces, ids, n, first, run, baseline, labels, heatmaps: [{ canvas, model, layer, head }] }
 let highlight = null; // { row, col }
@@ -224,8 +224,10 @@ function renderCard() {
     `(${(training.tokens_seen / 1e6).toFixed(1)}M tokens, ${(training.seconds / 60).toFixed(0)} min on ${training.threads} CPU threads). ` +
     `Held-out loss ${loss.validation.toFixed(2)} nats/token (perplexity ${ppl(loss.validation)}), against ` +
     `${loss.bigram.toFixed(2)} for a bigram model (${ppl(loss.bigram)}) and ${loss.unigram.toFixed(2)} for word frequencies alone ` +
-    `(${ppl(loss.unigram)}). On random tokens repeated twice its loss falls from ${loss.repeat_first_copy.toFixed(2)} ` +
-    `on the first copy to ${loss.repeat_second_copy.toFixed(2)} on the second: it copies in context.`;
+    `(${ppl(loss.unigram)}). On random tokens repeated twice its loss is ${loss.repeat_first_copy.toFixed(2)} ` +
+    `on the first copy and ${loss.repeat_second_copy.toFixed(2)} on the second` +
+    (loss.repeat_second_copy < loss.repeat_first_copy - 1 ? ': it copies what it has seen in context.' : '.') +
+    ` Loaded in ${loadMs.toFixed(0)} ms.`;
   const table = document.createElement('table');
   const header = table.createTHead().insertRow();
   for (const label of ['head', 'previous token', 'first token', 'local window', 'induction', 'measured role']) {
@@ -279,6 +281,7 @@ function wire() {
 
 async function start() {
   drawLegend();
+  const loadStarted = performance.now();
   try {
     const fetchOk = async (url) => {
       const response = await fetch(url);
@@ -291,6 +294,7 @@ async function start() {
     ]);
     model = await loadLanguageModel(bytes);
     report = card;
+    loadMs = performance.now() - loadStarted;
   } catch (error) {
     ui.messages.textContent = `The model could not be loaded: ${error.message}`;
     document.body.dataset.ready = 'error';
@@ -300,6 +304,8 @@ async function start() {
   ui.text.value = state.text;
   ui.view.value = state.view;
   renderCard();
+  document.body.dataset.loadMs = loadMs.toFixed(0);
+  $('vocabSize').textContent = model.config.vocab.toLocaleString('en');
   wire();
   compute();
 }

@@ -46,12 +46,13 @@ test('typing updates the tokens, marks unknown words, and the heatmaps follow', 
 });
 
 test('switching the induction heads off changes the prediction, and the link keeps it', async ({ page }) => {
-  // A repeated phrase: with induction heads on, the model completes the copy.
-  const text = 'captain wentworth walked to the window and sat down . captain wentworth walked to the';
+  // "… Elizabeth said nothing. Mr. Darcy bowed again, and Elizabeth": with its induction heads the
+  // model predicts what followed "Elizabeth" before.
+  const text = 'Mr. Darcy bowed, and Elizabeth said nothing. Mr. Darcy bowed again, and Elizabeth';
   await page.goto(`${PAGE}#text=${encodeURIComponent(text)}`);
   await ready(page);
   const before = await predictions(page);
-  expect(before[0]).toBe('window');
+  expect(before[0]).toBe('said');
   const induction = page.locator('#grid figure[data-role="induction"]');
   const count = await induction.count();
   for (let i = 0; i < count; i++) await induction.nth(i).locator('.switch').click();
@@ -59,7 +60,7 @@ test('switching the induction heads off changes the prediction, and the link kee
   await expect(page.locator('.prediction')).toHaveCount(2);
   expect(await predictions(page, 0)).toEqual(before);  // "every head on" is unchanged
   const after = await predictions(page, 1);
-  expect(after[0]).not.toBe('window');
+  expect(after[0]).not.toBe('said');
   expect(page.url()).toMatch(/off=\d\.\d/);
   // Reloading the link reproduces the ablated view.
   await page.reload();

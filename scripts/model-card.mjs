@@ -43,8 +43,9 @@ Split: one 4096-token chunk in 20 held out for validation (${data.validation_tok
 ## Training
 \`npm run train\` (\`scripts/train.sh\`): ${training.steps.toLocaleString('en')} steps of ${training.batch} × ${training.seq} tokens
 (${(training.tokens_seen / 1e6).toFixed(1)}M tokens), AdamW (β 0.9/0.98, no weight decay), learning rate ${training.lr} with
-warm-up and cosine decay to 10%, gradient norm clipped at 1, seed ${training.seed}. Data mix: ${Math.round(training.random_share * 100)}% of
-sequences are random tokens repeated twice, and ${Math.round(training.repeat_share * 100)}% of the rest are Austen with one span
+warm-up and cosine decay to 10%, gradient norm clipped at 1, seed ${training.seed}. Curriculum and data mix: the first
+${training.copy_steps.toLocaleString('en')} steps use only random-token segments repeated to fill the window (period 8 … ${training.seq / 2}); after
+that ${Math.round(training.random_share * 100)}% of sequences are such repeats, and ${Math.round(training.repeat_share * 100)}% of the rest are Austen with one span
 copied later in the same window (both so that induction heads form within a short run); the rest is plain Austen.
 Time: ${(training.seconds / 60).toFixed(1)} minutes on ${training.threads} thread(s) of this project's 2-core machine.
 

@@ -49,9 +49,9 @@ DecoderLayout decoder_layout(const DecoderConfig& c) {
   return L;
 }
 
-Decoder::Decoder(const DecoderConfig& config)
+Decoder::Decoder(const DecoderConfig& config, bool initialise)
     : config_(config), layout_(decoder_layout(config)), params_(layout_.total) {
-  init(0);
+  if (initialise) init(0);
 }
 
 void Decoder::init(uint64_t seed) {

@@ -59,8 +59,9 @@ struct DecoderCache {
 
 class Decoder {
  public:
-  // Precondition: validate_decoder_config(config) is "". Parameters start as init(0).
-  explicit Decoder(const DecoderConfig& config);
+  // Precondition: validate_decoder_config(config) is "". Parameters start as init(0), or as zeros
+  // when initialise is false (a loader that overwrites them all skips the 1.2M random draws).
+  explicit Decoder(const DecoderConfig& config, bool initialise = true);
   const DecoderConfig& config() const { return config_; }
   const DecoderLayout& layout() const { return layout_; }
   std::vector<float>& params() { return params_; }

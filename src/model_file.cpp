@@ -23,13 +23,17 @@ uint16_t float_to_half(float value) {
 float half_to_float(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
-  float magnitude;
-  if (exponent == 0) magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-  else if (exponent == 31) magnitude = mantissa ? NAN : INFINITY;
-  else magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
   uint32_t f;
-  std::memcpy(&f, &magnitude, 4);
-  f |= sign;
+  if (exponent == 31) {
+    f = sign | 0x7F800000u | (mantissa << 13);  // inf, NaN
+  } else if (exponent == 0) {
+    // Zero or subnormal: mantissa · 2^-24, exact in float32.
+    const float magnitude = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
+    std::memcpy(&f, &magnitude, 4);
+    f |= sign;
+  } else {
+    f = sign | ((exponent + 112u) << 23) | (mantissa << 13);  // rebias 15 → 127
+  }
   float out;
   std::memcpy(&out, &f, 4);
   return out;
@@ -84,7 +88,7 @@ std::string load_model(LoadedModel& out, const uint8_t* bytes, size_t size) {
   }
   if (static_cast<int>(vocab.size()) != c.vocab || vocab[0] != "<unk>")
     return "corrupt .mhlm file: the vocabulary does not match the header";
-  auto decoder = std::make_unique<Decoder>(c);
+  auto decoder = std::make_unique<Decoder>(c, /*initialise=*/false);
   const int64_t total = decoder->layout().total;
   const uint8_t* w = bytes + kHeader + vocab_bytes;
   if (size - kHeader - vocab_bytes != static_cast<size_t>(total) * 2)

@@ -2,7 +2,7 @@
 // of heatmaps (or the rollout), next-token predictions with and without ablated heads, and the
 // model card with each head's measured role. The model is small enough to run on the main thread
 // (a 128-token text takes a few milliseconds).
-import { loadLanguageModel } from '../bindings/multihead.mjs';
+import { loadLanguageModel, loadMultihead } from '../bindings/multihead.mjs';
 import { cellAt, drawHeatmap } from './heatmap.mjs';
 import { VIRIDIS } from './colormap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
@@ -288,11 +288,15 @@ async function start() {
       if (!response.ok) throw new Error(`could not load ${url} (HTTP ${response.status})`);
       return response;
     };
+    // The wasm compiles while the model downloads.
     const [bytes, card] = await Promise.all([
       fetchOk('./model/austen.mhlm').then((r) => r.arrayBuffer()),
       fetchOk('./model/austen.json').then((r) => r.json()),
+      loadMultihead(),
     ]);
+    const parseStarted = performance.now();
     model = await loadLanguageModel(bytes);
+    document.body.dataset.parseMs = (performance.now() - parseStarted).toFixed(0);
     report = card;
     loadMs = performance.now() - loadStarted;
   } catch (error) {

@@ -35,3 +35,11 @@ test('the widget works under a strict CSP', async ({ page }) => {
   expect(border).toBe('solid');  // the widget's own stylesheet applied
   expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
 });
+
+test('the trained-model view works under a strict CSP', async ({ page }) => {
+  await page.goto('/web/model.html#text=Strict+policy+still+works&off=1.1');
+  await page.waitForSelector('body[data-ready="true"]');
+  await expect(page.locator('#grid canvas')).toHaveCount(8);
+  await expect(page.locator('.prediction')).toHaveCount(2);
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});

@@ -17,8 +17,9 @@ test('loads the model and shows a 2 × 4 grid labelled with measured roles', asy
   await page.goto(PAGE);
   await ready(page);
   const readyMs = Date.now() - started;
-  const loadMs = await page.evaluate(() => document.body.dataset.loadMs);
-  console.log(`trained-model view: model fetched and parsed in ${loadMs} ms; first grid ${readyMs} ms after navigation`);
+  const { loadMs, parseMs } = await page.evaluate(() => ({ ...document.body.dataset }));
+  console.log(`trained-model view: wasm + model loaded in ${loadMs} ms (parsing the model ${parseMs} ms); ` +
+    `first grid ${readyMs} ms after navigation`);
   await expect(page.locator('#grid figure')).toHaveCount(8);
   const roles = await page.locator('#grid figure').evaluateAll((fs) => fs.map((f) => f.dataset.role));
   expect(roles).toContain('previous token');

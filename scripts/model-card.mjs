@@ -47,7 +47,7 @@ warm-up and cosine decay to 10%, gradient norm clipped at 1, seed ${training.see
 ${training.copy_steps.toLocaleString('en')} steps use only random-token segments repeated to fill the window (period 8 … ${training.seq / 2}); after
 that ${Math.round(training.random_share * 100)}% of sequences are such repeats, and ${Math.round(training.repeat_share * 100)}% of the rest are Austen with one span
 copied later in the same window (both so that induction heads form within a short run); the rest is plain Austen.
-Time: ${(training.seconds / 60).toFixed(1)} minutes on ${training.threads} thread(s) of this project's 2-core machine.
+Time: ${(training.seconds / 60).toFixed(1)} minutes on ${training.threads === 1 ? 'one thread' : `${training.threads} threads`} of this project's 2-core machine (while other runs shared it).
 
 ## Evaluation (held-out Austen)
 ${lossTable}

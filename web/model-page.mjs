@@ -221,7 +221,7 @@ function renderCard() {
     `${config.d_ff ? `MLP ${config.d_ff}` : 'attention only'}, ${config.vocab.toLocaleString('en')}-word vocabulary, ` +
     `${config.parameters.toLocaleString('en')} parameters (fp16). Trained on Jane Austen's six novels ` +
     `(${(data.tokens / 1e3).toFixed(0)}k tokens) for ${training.steps.toLocaleString('en')} steps ` +
-    `(${(training.tokens_seen / 1e6).toFixed(1)}M tokens, ${(training.seconds / 60).toFixed(0)} min on ${training.threads} CPU threads). ` +
+    `(${(training.tokens_seen / 1e6).toFixed(1)}M tokens, ${(training.seconds / 60).toFixed(0)} min on ${training.threads === 1 ? 'one CPU thread' : `${training.threads} CPU threads`}). ` +
     `Held-out loss ${loss.validation.toFixed(2)} nats/token (perplexity ${ppl(loss.validation)}), against ` +
     `${loss.bigram.toFixed(2)} for a bigram model (${ppl(loss.bigram)}) and ${loss.unigram.toFixed(2)} for word frequencies alone ` +
     `(${ppl(loss.unigram)}). On random tokens repeated twice its loss is ${loss.repeat_first_copy.toFixed(2)} ` +

@@ -170,7 +170,7 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
                      cache.x_final.data(), cache.lnf_mean.data(), cache.lnf_rstd.data(),
                      p + layout_.lnf_gamma, N, d);
 
-  std::vector<float> d_ln(N * d), d_concat(N * d), d_q(N * d), d_k_(N * d), d_v(N * d);
+  std::vector<float> d_ln(N * d), d_concat(N * d), d_q(N * d), d_key(N * d), d_v(N * d);
   for (int l = config_.layers - 1; l >= 0; --l) {
     const DecoderLayerOffsets& o = layout_.layers[l];
     const DecoderCache::Layer& c = cache.layers[l];
@@ -187,7 +187,7 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
     std::fill(d_concat.begin(), d_concat.end(), 0.0f);
     linear_backward(d_concat.data(), g + o.wo, g + o.bo, d_x.data(), c.concat.data(), p + o.wo, N, d, d);
     std::fill(d_q.begin(), d_q.end(), 0.0f);
-    std::fill(d_k_.begin(), d_k_.end(), 0.0f);
+    std::fill(d_key.begin(), d_key.end(), 0.0f);
     std::fill(d_v.begin(), d_v.end(), 0.0f);
 #pragma omp parallel
     {
@@ -200,13 +200,13 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
         attention_values_backward(d_a.data(), d_v.data() + row0, d, d_concat.data() + row0, d, a,
                                   c.v.data() + row0, seq, seq, d_k);
         softmax_backward(d_a.data(), d_a.data(), a, seq, seq);
-        attention_scores_backward(d_q.data() + row0, d, d_k_.data() + row0, d, d_a.data(),
+        attention_scores_backward(d_q.data() + row0, d, d_key.data() + row0, d, d_a.data(),
                                   c.q.data() + row0, c.k.data() + row0, seq, seq, d_k, scale);
       }
     }
     std::fill(d_ln.begin(), d_ln.end(), 0.0f);
     linear_backward(d_ln.data(), g + o.wq, g + o.bq, d_q.data(), c.ln1.data(), p + o.wq, N, d, d);
-    linear_backward(d_ln.data(), g + o.wk, g + o.bk, d_k_.data(), c.ln1.data(), p + o.wk, N, d, d);
+    linear_backward(d_ln.data(), g + o.wk, g + o.bk, d_key.data(), c.ln1.data(), p + o.wk, N, d, d);
     linear_backward(d_ln.data(), g + o.wv, g + o.bv, d_v.data(), c.ln1.data(), p + o.wv, N, d, d);
     layernorm_backward(d_x.data(), g + o.ln1_gamma, g + o.ln1_beta, d_ln.data(), c.x.data(),
                        c.ln1_mean.data(), c.ln1_rstd.data(), p + o.ln1_gamma, N, d);

@@ -301,7 +301,6 @@ int main(int argc, char** argv) {
 
   // ---- final evaluation and the report
   const double val_loss = validation_loss();
-  std::vector<int32_t> train_sample(train.begin(), train.end());
   const Baselines base = baselines(train, val, config.vocab);
   const auto scores = report_heads();
   const RepeatLoss repeat = repeated_sequence_loss(model, T, 16, 11);

@@ -1,7 +1,6 @@
 // The page: state in the URL → tokens → X → the wasm layer → heatmaps, statistics, walkthrough.
 import { D_MODELS, DEMO_SENTENCES, parseHash, toHash, validHeads, validKvHeads } from './state.mjs';
-import { cellAt, drawHeatmap } from './heatmap.mjs';
-import { VIRIDIS } from './colormap.mjs';
+import { cellAt, drawHeatmap, drawLegend } from './heatmap.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
 import { roleOf } from './archetypes.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
@@ -306,16 +305,6 @@ function exportHeads() {
 }
 const fileBase = () => `multihead-${state.h}heads-d${state.d}-seed${state.seed}${ui.exportOne.checked ? `-head${state.head + 1}` : ''}`;
 
-function drawLegend() {
-  const ctx = ui.legend.getContext('2d');
-  const image = ctx.createImageData(ui.legend.width, ui.legend.height);
-  for (let x = 0; x < image.width; x++) {
-    const c = Math.round((x / (image.width - 1)) * 255) * 3;
-    for (let y = 0; y < image.height; y++) image.data.set([VIRIDIS[c], VIRIDIS[c + 1], VIRIDIS[c + 2], 255], 4 * (y * image.width + x));
-  }
-  ctx.putImageData(image, 0, 0);
-}
-
 function wire() {
   for (const sentence of DEMO_SENTENCES) {
     const b = document.createElement('button');
@@ -347,7 +336,7 @@ function wire() {
   window.addEventListener('resize', () => { if (window.innerWidth !== lastWidth && view) { lastWidth = window.innerWidth; renderHeads(); } });
 }
 
-drawLegend();
+drawLegend(ui.legend);
 syncControls();
 wire();
 schedule();

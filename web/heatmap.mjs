@@ -129,6 +129,17 @@ export function drawHeatmap(canvas, model, highlight = null) {
   }
 }
 
+/** Paints the colour scale, weight 0 at the left to 1 at the right, into a legend canvas. */
+export function drawLegend(canvas) {
+  const ctx = canvas.getContext('2d');
+  const image = ctx.createImageData(canvas.width, canvas.height);
+  for (let x = 0; x < image.width; x++) {
+    const c = Math.round((x / (image.width - 1)) * 255) * 3;
+    for (let y = 0; y < image.height; y++) image.data.set([VIRIDIS[c], VIRIDIS[c + 1], VIRIDIS[c + 2], 255], 4 * (y * image.width + x));
+  }
+  ctx.putImageData(image, 0, 0);
+}
+
 /** The { row, col } under a pointer event on a drawn heatmap, or null outside the cells. */
 export function cellAt(canvas, clientX, clientY) {
   const g = canvas._geom, model = canvas._model;

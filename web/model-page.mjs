@@ -3,8 +3,7 @@
 // model card with each head's measured role. The model is small enough to run on the main thread
 // (a 128-token text takes a few milliseconds).
 import { loadLanguageModel, loadMultihead } from '../bindings/multihead.mjs';
-import { cellAt, drawHeatmap } from './heatmap.mjs';
-import { VIRIDIS } from './colormap.mjs';
+import { cellAt, drawHeatmap, drawLegend } from './heatmap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -94,7 +93,6 @@ function headFigure(title, detail, heatmap, toggle) {
   figure.className = 'head';
   const caption = document.createElement('figcaption');
   const name = document.createElement('span');
-  name.innerHTML = '';
   name.append(Object.assign(document.createElement('strong'), { textContent: title }), ` ${detail}`);
   caption.append(name);
   if (toggle) caption.append(toggle);
@@ -247,16 +245,6 @@ function renderCard() {
   ui.roles = table;
 }
 
-function drawLegend() {
-  const ctx = ui.legend.getContext('2d');
-  const image = ctx.createImageData(ui.legend.width, ui.legend.height);
-  for (let x = 0; x < image.width; x++) {
-    const c = Math.round((x / (image.width - 1)) * 255) * 3;
-    for (let y = 0; y < image.height; y++) image.data.set([VIRIDIS[c], VIRIDIS[c + 1], VIRIDIS[c + 2], 255], 4 * (y * image.width + x));
-  }
-  ctx.putImageData(image, 0, 0);
-}
-
 function wire() {
   for (const text of MODEL_DEMOS) {
     const b = document.createElement('button');
@@ -280,7 +268,7 @@ function wire() {
 }
 
 async function start() {
-  drawLegend();
+  drawLegend(ui.legend);
   const loadStarted = performance.now();
   try {
     const fetchOk = async (url) => {

@@ -2,20 +2,15 @@
 
 #include <cmath>
 
+#include "init.h"
+
 namespace mh {
 
 namespace {
-// SplitMix64: a tiny seeded stream for picking random tokens (same on every platform).
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 std::vector<int32_t> repeated_random(int half, int vocab, uint64_t& state) {
   std::vector<int32_t> tokens(2 * half);
   for (int k = 0; k < half; ++k)
-    tokens[k] = tokens[half + k] = 1 + static_cast<int32_t>(next_random(state) % (vocab - 1));
+    tokens[k] = tokens[half + k] = 1 + static_cast<int32_t>(splitmix64(state) % (vocab - 1));
   return tokens;
 }
 }  // namespace

@@ -4,12 +4,14 @@
 
 namespace mh {
 
-uint64_t NormalStream::next_u64() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+uint64_t NormalStream::next_u64() { return splitmix64(state_); }
 
 double NormalStream::next() {
   if (has_spare_) {

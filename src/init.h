@@ -5,6 +5,10 @@
 
 namespace mh {
 
+// SplitMix64 (Steele, Lea & Flood 2014): advances state and returns the next 64 random bits. The
+// one integer generator of the project: seeded weights, training batches, head-metric tokens.
+uint64_t splitmix64(uint64_t& state);
+
 // A stream of standard normal samples that is bit-identical on every IEEE-754 platform (native
 // x86-64, wasm): SplitMix64 integers → uniform doubles → Marsaglia's polar method, with a log
 // written from + - * / only, because libm's log may differ in the last bit between glibc and musl.

@@ -19,6 +19,7 @@
 
 #include "decoder.h"
 #include "head_metrics.h"
+#include "init.h"
 #include "layers.h"
 #include "model_file.h"
 #include "tokenizer.h"
@@ -76,13 +77,6 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 // Checkpoint: everything needed to continue exactly where a run stopped.
@@ -247,22 +241,22 @@ int main(int argc, char** argv) {
   for (int64_t step = ck.step; step < o.steps; ++step) {
     // ---- a batch: random windows; a share of them get a span copied later in the same window
     for (int b = 0; b < B; ++b) {
-      const int64_t start = splitmix(ck.rng) % (train.size() - T - 1);
+      const int64_t start = splitmix64(ck.rng) % (train.size() - T - 1);
       std::copy(train.begin() + start, train.begin() + start + T + 1, window.begin());
       // The first copy_steps steps are all random repeated sequences: a curriculum that lets the
       // induction circuit form before the text competes for the heads.
       const float random_share = step < o.copy_steps ? 1.0f : o.random_share;
-      if ((splitmix(ck.rng) % 1000) < random_share * 1000) {
+      if ((splitmix64(ck.rng) % 1000) < random_share * 1000) {
         // A segment of random tokens repeated to fill the window: only copying predicts the
         // repeats. Its length varies (8 … T/2), so no fixed look-back offset can stand in for
         // matching content (a fixed period let a purely positional head fake induction).
-        const int period = 8 + static_cast<int>(splitmix(ck.rng) % (T / 2 - 8 + 1));
-        for (int t = 0; t < period; ++t) window[t] = 1 + static_cast<int32_t>(splitmix(ck.rng) % (config.vocab - 1));
+        const int period = 8 + static_cast<int>(splitmix64(ck.rng) % (T / 2 - 8 + 1));
+        for (int t = 0; t < period; ++t) window[t] = 1 + static_cast<int32_t>(splitmix64(ck.rng) % (config.vocab - 1));
         for (int t = period; t <= T; ++t) window[t] = window[t - period];
-      } else if ((splitmix(ck.rng) % 1000) < o.repeat_share * 1000) {
-        const int span = 8 + static_cast<int>(splitmix(ck.rng) % std::max(1, (T + 1) / 3 - 8));
-        const int from = static_cast<int>(splitmix(ck.rng) % (T + 1 - 2 * span + 1));
-        const int to = from + span + static_cast<int>(splitmix(ck.rng) % (T + 1 - 2 * span - from + 1));
+      } else if ((splitmix64(ck.rng) % 1000) < o.repeat_share * 1000) {
+        const int span = 8 + static_cast<int>(splitmix64(ck.rng) % std::max(1, (T + 1) / 3 - 8));
+        const int from = static_cast<int>(splitmix64(ck.rng) % (T + 1 - 2 * span + 1));
+        const int to = from + span + static_cast<int>(splitmix64(ck.rng) % (T + 1 - 2 * span - from + 1));
         std::copy(window.begin() + from, window.begin() + from + span, window.begin() + to);
       }
       std::copy(window.begin(), window.begin() + T, tokens.begin() + int64_t{b} * T);

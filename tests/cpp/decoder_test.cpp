@@ -10,6 +10,7 @@
 #include "attention.h"
 #include "decoder.h"
 #include "head_metrics.h"
+#include "init.h"
 #include "layers.h"
 
 namespace {
@@ -226,12 +227,7 @@ TEST(TrainingSmoke, LossFallsAndInductionHeadsForm) {
   model.init(1);
   const int B = 16, T = 16, half = 8;
   uint64_t state = 12345;
-  auto next = [&state]() {  // SplitMix64
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto next = [&state]() { return mh::splitmix64(state); };
   std::vector<int32_t> tokens(B * T), targets(B * T);
   std::vector<float> g(model.layout().total), m(g.size()), v(g.size());
   mh::DecoderCache cache;

@@ -367,3 +367,4 @@ export class MultiHeadAttention {
   }
 }
 export { loadLanguageModel, LanguageModel } from './language-model.mjs';
+export { createTrainer, Trainer, TOY_TASKS } from './trainer.mjs';

@@ -18,6 +18,7 @@ std::string validate_decoder_config(const DecoderConfig& c) {
   if (c.layers < 1 || c.layers > 16) return fail("layers", 1, 16, c.layers);
   if (c.context < 1 || c.context > 4096) return fail("context", 1, 4096, c.context);
   if (c.d_ff < 0 || c.d_ff > 16384) return fail("d_ff", 0, 16384, c.d_ff);
+  if (c.features < 0 || c.features > 16) return fail("features", 0, 16, c.features);
   Config attention;
   attention.d_model = c.d_model;
   attention.num_heads = c.num_heads;
@@ -45,6 +46,7 @@ DecoderLayout decoder_layout(const DecoderConfig& c) {
   }
   L.lnf_gamma = take(d); L.lnf_beta = take(d);
   L.unembedding = take(c.vocab * d); L.unembedding_bias = take(c.vocab);
+  L.feature_projection = c.features > 0 ? take(c.features * d) : -1;
   L.total = at;
   return L;
 }
@@ -76,6 +78,8 @@ void Decoder::init(uint64_t seed) {
   }
   std::fill(p + layout_.lnf_gamma, p + layout_.lnf_gamma + d, 1.0f);
   std::copy(p + layout_.embedding, p + layout_.embedding + V * d, p + layout_.unembedding);
+  // Drawn last, so a model without features gets the same weights as before features existed.
+  if (config_.features > 0) fill_normal(p + layout_.feature_projection, config_.features * d, 1.0, stream);
 }
 
 namespace {
@@ -87,7 +91,7 @@ float logit_scale_of(const DecoderConfig& c) { return 1.0f / std::sqrt(static_ca
 }  // namespace
 
 double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_t* targets,
-                        int batch, int seq) const {
+                        int batch, int seq, const float* features) const {
   const int d = config_.d_model, h = config_.num_heads, d_k = d / h, ff = config_.d_ff;
   const int V = config_.vocab;
   const int64_t N = static_cast<int64_t>(batch) * seq, TT = static_cast<int64_t>(seq) * seq;
@@ -101,6 +105,8 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
   for (int b = 0; b < batch; ++b)
     embedding_forward(x.data() + int64_t{b} * seq * d, tokens + int64_t{b} * seq, p + layout_.embedding,
                       p + layout_.positions, seq, d);
+  if (config_.features > 0 && features)
+    feature_projection_forward(x.data(), features, p + layout_.feature_projection, N, config_.features, d);
 
   MaskSpec causal;
   causal.causal = true;
@@ -109,8 +115,11 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
     DecoderCache::Layer& c = cache.layers[l];
     c.x = x;
     resize(c.ln1, N * d); resize(c.ln1_mean, N); resize(c.ln1_rstd, N);
-    layernorm_forward(c.ln1.data(), c.ln1_mean.data(), c.ln1_rstd.data(), c.x.data(),
-                      p + o.ln1_gamma, p + o.ln1_beta, N, d);
+    if (config_.attention_norm)
+      layernorm_forward(c.ln1.data(), c.ln1_mean.data(), c.ln1_rstd.data(), c.x.data(),
+                        p + o.ln1_gamma, p + o.ln1_beta, N, d);
+    else
+      c.ln1 = c.x;
     resize(c.q, N * d); resize(c.k, N * d); resize(c.v, N * d);
     linear_forward(c.q.data(), c.ln1.data(), p + o.wq, p + o.bq, N, d, d);
     linear_forward(c.k.data(), c.ln1.data(), p + o.wk, p + o.bk, N, d, d);
@@ -153,8 +162,8 @@ double Decoder::forward(DecoderCache& cache, const int32_t* tokens, const int32_
   return cross_entropy_forward(cache.probs.data(), nullptr, targets, N, V);
 }
 
-void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
-                       const int32_t* targets) const {
+void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens, const int32_t* targets,
+                       const float* features) const {
   const int d = config_.d_model, h = config_.num_heads, d_k = d / h, ff = config_.d_ff;
   const int V = config_.vocab, batch = cache.batch, seq = cache.seq;
   const int64_t N = static_cast<int64_t>(batch) * seq, TT = static_cast<int64_t>(seq) * seq;
@@ -208,10 +217,15 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
     linear_backward(d_ln.data(), g + o.wq, g + o.bq, d_q.data(), c.ln1.data(), p + o.wq, N, d, d);
     linear_backward(d_ln.data(), g + o.wk, g + o.bk, d_key.data(), c.ln1.data(), p + o.wk, N, d, d);
     linear_backward(d_ln.data(), g + o.wv, g + o.bv, d_v.data(), c.ln1.data(), p + o.wv, N, d, d);
-    layernorm_backward(d_x.data(), g + o.ln1_gamma, g + o.ln1_beta, d_ln.data(), c.x.data(),
-                       c.ln1_mean.data(), c.ln1_rstd.data(), p + o.ln1_gamma, N, d);
+    if (config_.attention_norm)
+      layernorm_backward(d_x.data(), g + o.ln1_gamma, g + o.ln1_beta, d_ln.data(), c.x.data(),
+                         c.ln1_mean.data(), c.ln1_rstd.data(), p + o.ln1_gamma, N, d);
+    else
+      Eigen::Map<Eigen::ArrayXf>(d_x.data(), N * d) += Eigen::Map<const Eigen::ArrayXf>(d_ln.data(), N * d);
   }
   embedding_backward(g + layout_.embedding, d_x.data(), tokens, N, d);
+  if (config_.features > 0 && features)
+    feature_projection_backward(g + layout_.feature_projection, d_x.data(), features, N, config_.features, d);
   // Position t's vector was added to row t of every sequence: the same backward, indexed by position.
   std::vector<int32_t> positions(seq);
   for (int t = 0; t < seq; ++t) positions[t] = t;
@@ -220,7 +234,7 @@ void Decoder::backward(float* g, DecoderCache& cache, const int32_t* tokens,
 }
 
 std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, int n,
-                         const uint8_t* head_enabled) {
+                         const uint8_t* head_enabled, const float* features) {
   const int d = config_.d_model, h = config_.num_heads, d_k = d / h, ff = config_.d_ff;
   const int V = config_.vocab;
   char buf[200];
@@ -239,6 +253,8 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
   const float* p = params_.data();
   resize(x_, int64_t{n} * d); resize(h_, int64_t{n} * d); resize(y_, int64_t{n} * d);
   embedding_forward(x_.data(), tokens, p + layout_.embedding, p + layout_.positions, n, d);
+  if (config_.features > 0 && features)
+    feature_projection_forward(x_.data(), features, p + layout_.feature_projection, n, config_.features, d);
 
   Config attention_config;
   attention_config.d_model = d;
@@ -248,7 +264,10 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
   const int64_t per_layer = int64_t{h} * n * n;
   for (int l = 0; l < config_.layers; ++l) {
     const DecoderLayerOffsets& o = layout_.layers[l];
-    layernorm_forward(h_.data(), nullptr, nullptr, x_.data(), p + o.ln1_gamma, p + o.ln1_beta, n, d);
+    if (config_.attention_norm)
+      layernorm_forward(h_.data(), nullptr, nullptr, x_.data(), p + o.ln1_gamma, p + o.ln1_beta, n, d);
+    else
+      h_ = x_;
     WeightsView w{p + o.wq, p + o.wk, p + o.wv, p + o.wo, p + o.bq, p + o.bk, p + o.bv, p + o.bo};
     const uint8_t* enabled = head_enabled ? head_enabled + l * h : nullptr;
     bool ablated = false;

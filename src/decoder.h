@@ -24,6 +24,10 @@ struct DecoderConfig {
   int layers = 2;
   int context = 128;  // longest sequence: one learned position vector per position
   int d_ff = 0;       // MLP hidden width; 0 = attention-only layers
+  int features = 0;   // numeric inputs per token, projected into x (toy tasks; 0 = none)
+  // LayerNorm before each attention block (pre-LN). Off only where a head's score must stay
+  // exactly linear in the inputs (the balanced-key task's argument): the norm's 1/σ is non-linear.
+  bool attention_norm = true;
 };
 
 // "" if usable, else what to change.
@@ -42,6 +46,7 @@ struct DecoderLayout {
   int64_t lnf_gamma, lnf_beta;
   int64_t unembedding;       // vocab × d, starts as a copy of the embedding
   int64_t unembedding_bias;  // vocab
+  int64_t feature_projection;  // features × d, last so models without features keep their layout; -1 if none
   int64_t total;
 };
 DecoderLayout decoder_layout(const DecoderConfig& config);
@@ -75,20 +80,22 @@ class Decoder {
   // ÷ sqrt(2·layers) so the residual stream does not grow with depth; LN γ = 1; biases 0.
   void init(uint64_t seed);
 
-  // Training forward: tokens and targets are B × T (T ≤ context). Returns the mean cross-entropy
-  // (nats per token) and fills cache for backward.
+  // Training forward: tokens and targets are B × T (T ≤ context; a target < 0 is not scored);
+  // features (B × T × config.features) when the config has features. Returns the mean
+  // cross-entropy over scored targets (nats per token) and fills cache for backward.
   double forward(DecoderCache& cache, const int32_t* tokens, const int32_t* targets, int batch,
-                 int seq) const;
+                 int seq, const float* features = nullptr) const;
   // Adds dLoss/dparams to grads (layout().total floats). Uses (and overwrites) cache.probs.
-  void backward(float* grads, DecoderCache& cache, const int32_t* tokens,
-                const int32_t* targets) const;
+  void backward(float* grads, DecoderCache& cache, const int32_t* tokens, const int32_t* targets,
+                const float* features = nullptr) const;
 
   // Inference for one sequence of n ≤ context tokens, each layer through multihead_attention_forward.
   // attention (layers × h × n × n) and probs (n × vocab: next-token probabilities after each
   // position) may be null. head_enabled (layers × h, nonzero = on) may be null for all heads on; a
   // head switched off contributes nothing to W_O (its rows of W_O are zeroed for the call).
+  // features (n × config.features) when the config has features.
   std::string run(float* attention, float* probs, const int32_t* tokens, int n,
-                  const uint8_t* head_enabled = nullptr);
+                  const uint8_t* head_enabled = nullptr, const float* features = nullptr);
 
  private:
   DecoderConfig config_;

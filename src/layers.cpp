@@ -22,6 +22,17 @@ void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tok
   }
 }
 
+void feature_projection_forward(float* x, const float* features, const float* w, int n, int f, int d) {
+  MatrixView(x, n, d, Eigen::OuterStride<>(d)).noalias() +=
+      ConstMatrixView(features, n, f, Eigen::OuterStride<>(f)) * ConstMatrixView(w, f, d, Eigen::OuterStride<>(d));
+}
+
+void feature_projection_backward(float* d_w, const float* d_x, const float* features, int n, int f, int d) {
+  MatrixView(d_w, f, d, Eigen::OuterStride<>(d)).noalias() +=
+      ConstMatrixView(features, n, f, Eigen::OuterStride<>(f)).transpose() *
+      ConstMatrixView(d_x, n, d, Eigen::OuterStride<>(d));
+}
+
 void unembedding_forward(float* logits, const float* x, const float* embedding, const float* bias,
                          int n, int d, int vocab, float scale) {
   MatrixView out(logits, n, vocab, Eigen::OuterStride<>(vocab));
@@ -96,29 +107,45 @@ void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count
   }
 }
 
+int scored_targets(const int32_t* targets, int n) {
+  int count = 0;
+  for (int t = 0; t < n; ++t) count += targets[t] >= 0;
+  return count;
+}
+
 double cross_entropy_forward(float* logits, float* losses, const int32_t* targets, int n, int vocab) {
   double total = 0;
   for (int t = 0; t < n; ++t) {
     Eigen::Map<Eigen::ArrayXf> row(logits + static_cast<int64_t>(t) * vocab, vocab);
     const float max = row.maxCoeff();
-    const float target_logit = row[targets[t]] - max;
+    const float target_logit = targets[t] >= 0 ? row[targets[t]] - max : 0.0f;
     row = (row - max).exp();
     const float sum = row.sum();
     row /= sum;
+    if (targets[t] < 0) {
+      if (losses) losses[t] = 0;
+      continue;
+    }
     // −log p = log(sum) − (logit − max): exact even when p itself underflows to 0.
     const double loss = std::log(static_cast<double>(sum)) - target_logit;
     if (losses) losses[t] = static_cast<float>(loss);
     total += loss;
   }
-  return total / n;
+  const int scored = scored_targets(targets, n);
+  return scored > 0 ? total / scored : 0.0;
 }
 
 void cross_entropy_backward(float* probs, const int32_t* targets, int n, int vocab) {
-  const float inv_n = 1.0f / n;
+  const int scored = scored_targets(targets, n);
+  const float inv = scored > 0 ? 1.0f / scored : 0.0f;
   for (int t = 0; t < n; ++t) {
-    float* row = probs + static_cast<int64_t>(t) * vocab;
+    Eigen::Map<Eigen::ArrayXf> row(probs + static_cast<int64_t>(t) * vocab, vocab);
+    if (targets[t] < 0) {
+      row.setZero();
+      continue;
+    }
     row[targets[t]] -= 1.0f;
-    Eigen::Map<Eigen::ArrayXf>(row, vocab) *= inv_n;
+    row *= inv;
   }
 }
 

@@ -13,6 +13,12 @@ void embedding_forward(float* x, const int32_t* tokens, const float* embedding, 
 // d_embedding[tokens[t]] += d_x[t]  (call again with tokens = 0 … n−1 for learned positions)
 void embedding_backward(float* d_embedding, const float* d_x, const int32_t* tokens, int n, int d);
 
+// Numeric inputs per token (a toy task's criteria): x (n × d) += features (n × f) · w (f × d).
+// Linear on purpose: a head's score is then linear in the features before the layer norm.
+void feature_projection_forward(float* x, const float* features, const float* w, int n, int f, int d);
+// d_w (f × d) += featuresᵀ · d_x
+void feature_projection_backward(float* d_w, const float* d_x, const float* features, int n, int f, int d);
+
 // Unembedding as an output embedding (one row per token, like the input embedding; the two may be
 // the same array when tied): logits (n × vocab) = scale · x (n × d) · embeddingᵀ (vocab × d) +
 // bias (vocab). scale = 1/sqrt(d) keeps the first logits near unit size with N(0, 1) rows (as T5).
@@ -37,11 +43,16 @@ void gelu_forward(float* out, const float* x, int64_t count);
 // d_x (count) += gelu'(x) ⊙ d_out
 void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count);
 
-// logits (n × vocab) become probabilities in place (softmax per row); returns the mean over rows of
-// −log p[target] (natural log, nats). losses (n) gets each row's loss when not null.
+// logits (n × vocab) become probabilities in place (softmax per row); returns the mean of
+// −log p[target] (natural log, nats) over the scored rows. A target < 0 marks a row as not scored
+// (a toy task's prompt): it adds nothing to the loss or the gradient. losses (n) gets each row's
+// loss (0 when not scored) when not null. Returns 0 when no row is scored.
 double cross_entropy_forward(float* logits, float* losses, const int32_t* targets, int n, int vocab);
-// d_logits (n × vocab) = (probs − onehot(target)) / n, written in place over probs.
+// d_logits (n × vocab) = (probs − onehot(target)) / scored rows, written in place over probs
+// (rows not scored become 0).
 void cross_entropy_backward(float* probs, const int32_t* targets, int n, int vocab);
+// How many of the n targets are scored (≥ 0).
+int scored_targets(const int32_t* targets, int n);
 
 // One Adam step (Kingma & Ba 2015) with decoupled weight decay (AdamW), bias-corrected with the
 // 1-based step t: m = β1·m + (1−β1)·g,  v = β2·v + (1−β2)·g²,

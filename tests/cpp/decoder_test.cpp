@@ -137,10 +137,38 @@ TEST(Backward, CrossEntropyMatchesLogSoftmax) {
   expect_gradient(logits, grad, loss, "dlogits", 1e-3f);
 }
 
-// The whole decoder: every parameter of a tiny model, attention-only and with an MLP.
-void check_decoder(int d_ff) {
+TEST(Backward, CrossEntropySkipsUnscoredRows) {
+  std::mt19937 rng(14);
+  const int n = 4, vocab = 5;
+  auto logits = randn(n * vocab, rng, 2.0f);
+  const std::vector<int32_t> targets{-1, 3, -1, 0};  // a toy task's prompt rows are not scored
+  std::vector<float> work, losses(n);
+  auto loss = [&] { work = logits; return mh::cross_entropy_forward(work.data(), losses.data(), targets.data(), n, vocab); };
+  double expected = 0;  // float64: mean over the two scored rows only
+  for (int t : {1, 3}) {
+    double sum = 0;
+    for (int j = 0; j < vocab; ++j) sum += std::exp(double{logits[t * vocab + j]});
+    expected += (std::log(sum) - logits[t * vocab + targets[t]]) / 2;
+  }
+  EXPECT_NEAR(loss(), expected, 1e-5);
+  EXPECT_EQ(losses[0], 0.0f);
+  EXPECT_EQ(losses[2], 0.0f);
+  EXPECT_EQ(mh::scored_targets(targets.data(), n), 2);
+  mh::cross_entropy_backward(work.data(), targets.data(), n, vocab);
+  const std::vector<float> grad = work;
+  for (int j = 0; j < vocab; ++j) EXPECT_EQ(grad[j], 0.0f);  // the unscored row gets no gradient
+  expect_gradient(logits, grad, loss, "dlogits (masked)", 1e-3f);
+  const std::vector<int32_t> none{-1, -1, -1, -1};
+  work = logits;
+  EXPECT_EQ(mh::cross_entropy_forward(work.data(), nullptr, none.data(), n, vocab), 0.0);
+}
+
+// The whole decoder: every parameter of a tiny model, attention-only and with an MLP; and the
+// toy-task variant (numeric features, no norm before attention, unscored targets).
+void check_decoder(int d_ff, int features = 0, bool attention_norm = true) {
   mh::DecoderConfig c;
   c.vocab = 11; c.d_model = 8; c.num_heads = 2; c.layers = 2; c.context = 5; c.d_ff = d_ff;
+  c.features = features; c.attention_norm = attention_norm;
   ASSERT_EQ(mh::validate_decoder_config(c), "");
   mh::Decoder model(c);
   model.init(5);
@@ -149,17 +177,22 @@ void check_decoder(int d_ff) {
   for (float& p : model.params()) p += std::normal_distribution<float>(0.0f, 0.3f)(rng);
   const int B = 2, T = 5;
   const std::vector<int32_t> tokens{1, 4, 4, 9, 2, 0, 3, 10, 3, 7};
-  const std::vector<int32_t> targets{4, 4, 9, 2, 1, 3, 10, 3, 7, 5};
+  std::vector<int32_t> targets{4, 4, 9, 2, 1, 3, 10, 3, 7, 5};
+  if (features > 0) targets[0] = targets[1] = targets[6] = -1;
+  const std::vector<float> feature_values = randn(B * T * features, rng);
+  const float* f = features > 0 ? feature_values.data() : nullptr;
   mh::DecoderCache cache;
-  model.forward(cache, tokens.data(), targets.data(), B, T);
+  model.forward(cache, tokens.data(), targets.data(), B, T, f);
   std::vector<float> grads(model.layout().total, 0.0f);
-  model.backward(grads.data(), cache, tokens.data(), targets.data());
-  auto loss = [&] { return model.forward(cache, tokens.data(), targets.data(), B, T); };
-  expect_gradient(model.params(), grads, loss, d_ff ? "decoder with MLP" : "attention-only decoder",
+  model.backward(grads.data(), cache, tokens.data(), targets.data(), f);
+  auto loss = [&] { return model.forward(cache, tokens.data(), targets.data(), B, T, f); };
+  expect_gradient(model.params(), grads, loss,
+                  features ? "toy-task decoder" : d_ff ? "decoder with MLP" : "attention-only decoder",
                   2e-3f, 2e-2);
 }
 TEST(Backward, AttentionOnlyDecoder) { check_decoder(0); }
 TEST(Backward, DecoderWithMlp) { check_decoder(12); }
+TEST(Backward, DecoderWithFeaturesNoNormAndUnscoredTargets) { check_decoder(0, 2, false); }
 
 TEST(Decoder, InferenceMatchesTrainingForward) {
   // Decoder::run (through multihead_attention_forward) and the training forward are separate code
@@ -176,6 +209,17 @@ TEST(Decoder, InferenceMatchesTrainingForward) {
   for (size_t i = 0; i < probs.size(); ++i) EXPECT_NEAR(probs[i], cache.probs[i], 1e-5);
   for (int l = 0; l < 2; ++l)
     for (int i = 0; i < 4 * 81; ++i) EXPECT_NEAR(attention[l * 324 + i], cache.layers[l].attention[i], 1e-5);
+
+  // The toy-task variant: numeric features in, no norm before attention.
+  c.features = 2;
+  c.attention_norm = false;
+  mh::Decoder toy(c);
+  toy.init(4);
+  std::vector<float> features(9 * 2);
+  for (size_t i = 0; i < features.size(); ++i) features[i] = 0.1f * static_cast<float>(i % 7);
+  toy.forward(cache, tokens.data(), targets.data(), 1, 9, features.data());
+  ASSERT_EQ(toy.run(attention.data(), probs.data(), tokens.data(), 9, nullptr, features.data()), "");
+  for (size_t i = 0; i < probs.size(); ++i) EXPECT_NEAR(probs[i], cache.probs[i], 1e-5);
 }
 
 TEST(Decoder, AblatingEveryHeadLeavesOnlyTheDirectPath) {

@@ -185,3 +185,71 @@ export declare class LanguageModel {
 
 /** Loads a trained model from the bytes of a .mhlm file (such as web/model/austen.mhlm). */
 export declare function loadLanguageModel(bytes: ArrayBuffer | Uint8Array): Promise<LanguageModel>;
+
+// ---- the toy-task trainer behind the playground (bindings/trainer.mjs) ----
+
+export type ToyTask = 'copy' | 'reverse' | 'sort' | 'previous-token' | 'balanced-key';
+export declare const TOY_TASKS: readonly ToyTask[];
+
+export interface TrainerOptions {
+  /** Default 'copy'. */
+  task?: ToyTask;
+  /** 1 or 2 (default 2). */
+  layers?: number;
+  /** 1 … 8 (default 4); must divide dModel. */
+  heads?: number;
+  /** 8 … 128 (default 32). */
+  dModel?: number;
+  /** Adam's learning rate, (0, 1] (default 3e-3). */
+  learningRate?: number;
+  /** Non-negative integer (default 1): weights, batches and held-out data all follow from it. */
+  seed?: number;
+  /** Sequences per step, 1 … 512 (default 32). */
+  batch?: number;
+}
+
+export interface TrainerConfig extends Required<TrainerOptions> {
+  /** Tokens per sequence of the task. */
+  readonly seq: number;
+  /** Vocabulary size: the symbols A … J, '|' and '?'. */
+  readonly vocab: number;
+  /** Numeric inputs per token (2 for balanced-key: its criteria; else 0). */
+  readonly features: number;
+  /** Held-out sequences accuracy is measured on. */
+  readonly heldOut: number;
+  readonly parameterCount: number;
+}
+
+export interface TrainerSample {
+  ids: Int32Array;
+  tokens: string[];
+  /** The answer token at each position, −1 where nothing is scored. */
+  targets: Int32Array;
+  /** seq × config.features (empty for tasks without features). */
+  features: Float32Array;
+  /** layers × heads × seq × seq, row-major, causal. */
+  attention: Float32Array;
+  /** seq × vocab: the next-token distribution after each position. */
+  probabilities: Float32Array;
+}
+
+export declare class Trainer {
+  private constructor();
+  readonly config: TrainerConfig;
+  /** Token names by id: "A" … "J", "|", "?". */
+  readonly vocabulary: readonly string[];
+  /** Adam steps taken so far. */
+  readonly steps: number;
+  /** Changing it keeps Adam's moments. */
+  learningRate: number;
+  /** Takes count (1 … 100000) steps on fresh batches; returns each step's training loss. */
+  train(count?: number): Float32Array;
+  /** Loss and accuracy on the held-out sequences. */
+  evaluate(): { loss: number; accuracy: number };
+  /** Held-out sequence `index` (0 … heldOut − 1) through the model as it is now. */
+  sample(index?: number): TrainerSample;
+  dispose(): void;
+}
+
+/** A tiny attention-only decoder and its seeded training on one toy task. */
+export declare function createTrainer(options?: TrainerOptions): Promise<Trainer>;

@@ -1,6 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
-  createMultiHeadAttention, loadLanguageModel, type ForwardResult, type HeadTrace, type LanguageModel, type LanguageModelRun,
+  createMultiHeadAttention, createTrainer, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
+  type LanguageModelRun, type Trainer, type TrainerSample,
 } from 'multihead';
 
 async function main(): Promise<void> {
@@ -26,5 +27,16 @@ async function main(): Promise<void> {
   // @ts-expect-error: heads are [layer, head] pairs
   model.run(ids, { disabledHeads: [1] });
   model.dispose();
+
+  const trainer: Trainer = await createTrainer({ task: 'balanced-key', layers: 1, heads: 2 });
+  const losses: Float32Array = trainer.train(10);
+  const { accuracy } = trainer.evaluate();
+  const sample: TrainerSample = trainer.sample(0);
+  trainer.learningRate = 1e-3;
+  const summary: string = `${losses[0]} ${accuracy} ${sample.tokens.join(' ')} ${trainer.steps} ${TOY_TASKS[0]}`;
+  void summary;
+  // @ts-expect-error: not a task
+  await createTrainer({ task: 'translate' });
+  trainer.dispose();
 }
 void main;

@@ -43,3 +43,10 @@ test('the trained-model view works under a strict CSP', async ({ page }) => {
   await expect(page.locator('.prediction')).toHaveCount(2);
   expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
 });
+
+test('the training playground works under a strict CSP', async ({ page }) => {
+  await page.goto('/web/playground.html#task=copy&layers=1&heads=2&d=16&step=20');
+  await page.waitForFunction(() => document.querySelector('.pg')?.dataset.steps === '20');
+  await expect(page.locator('.pg-heads canvas')).toHaveCount(2);
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});

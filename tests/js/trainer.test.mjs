@@ -29,6 +29,25 @@ describe('trainer', () => {
     }
   });
 
+  it('gives the same bits for the same seed however the steps are split', async () => {
+    // The page trains in adaptive chunks and evaluates between them; a link replays the steps in
+    // other chunks. Both must land on the same weights (bindings/aligned_new.cpp is why they do).
+    const options = { task: 'reverse', layers: 1, heads: 2, dModel: 16, seed: 3 };
+    const whole = await createTrainer(options);
+    whole.train(150);
+    const pieces = await createTrainer(options);
+    for (let done = 0; done < 150; done += 10) {
+      pieces.train(10);
+      pieces.evaluate();
+      pieces.sample(done % 7);
+      new Float32Array(1);  // unrelated JS allocations in between
+    }
+    expect(Array.from(pieces.sample(5).attention)).toEqual(Array.from(whole.sample(5).attention));
+    expect(pieces.evaluate()).toEqual(whole.evaluate());
+    whole.dispose();
+    pieces.dispose();
+  });
+
   it('learns copy in a few hundred steps, and the loss falls', async () => {
     const trainer = await createTrainer();
     const before = trainer.evaluate();

@@ -25,3 +25,7 @@ window.addEventListener('hashchange', () => {
   view.setState(parsed.state);
   if (parsed.warnings.length) view.showMessage(parsed.warnings.join('\n'));
 });
+
+if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
+  navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('offline support unavailable:', e.message));
+}

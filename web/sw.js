@@ -1,12 +1,14 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v2';
+const CACHE = 'multihead-v3';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
   './export.mjs', './session.mjs', './compute-worker.mjs', './model.html', './model-page.mjs',
-  './model-state.mjs', './model/austen.mhlm', './model/austen.json', '../bindings/multihead.mjs',
-  '../bindings/language-model.mjs', '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
+  './model-state.mjs', './model/austen.mhlm', './model/austen.json', './playground.html',
+  './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './curves.mjs',
+  './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
+  '../bindings/trainer.mjs', '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(APP)).then(() => self.skipWaiting()));

@@ -4,6 +4,8 @@
 //   <multihead-attention sentence="The cat sat on the mat" heads="4" d-model="64" seed="42"
 //                        causal view="heatmaps" controls="minimal"></multihead-attention>
 //
+//   <multihead-attention view="playground" task="copy"></multihead-attention>   (train live)
+//
 // Attributes are the API and are reactive; each has a property of the same name in camelCase.
 // All widgets on a page share one wasm instance, loaded when the first widget scrolls into view.
 // Events (bubbling, composed): `attention-hover` { head, query, key, queryToken, keyToken, weight }
@@ -16,7 +18,7 @@ import { roleOf } from './archetypes.mjs';
 import { viridisCss } from './colormap.mjs';
 import { D_MODELS, validHeads, validKvHeads } from './state.mjs';
 
-const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats'];
+const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground'];
 const CONTROLS = ['none', 'minimal', 'full'];
 
 // attribute → [property, kind, default]
@@ -34,7 +36,14 @@ const ATTRIBUTES = {
   view: ['view', 'text', 'heatmaps'],
   head: ['head', 'int', 0],
   controls: ['controls', 'text', 'none'],
+  // view="playground" only (a tiny model trained live on a toy task; see web/playground.html):
+  task: ['task', 'text', 'copy'],
+  layers: ['layers', 'int', 2],
+  'learning-rate': ['learningRate', 'number', 0.003],
+  step: ['step', 'int', 0],
 };
+// The playground attributes that map onto its URL state; unset ones take the task's preset.
+const PLAYGROUND_KEYS = { task: 'task', layers: 'layers', heads: 'heads', 'd-model': 'd', 'learning-rate': 'lr', seed: 'seed', step: 'step' };
 
 const STYLE = `
 :host { all: initial; display: block; contain: content;
@@ -46,7 +55,7 @@ const STYLE = `
   :host { color: var(--multihead-color, #e8eaed); background: var(--multihead-background, #16181c);
     border-color: var(--multihead-border-color, #3a3f47); }
 }
-:host([hidden]) { display: none; }
+:host([hidden]), [hidden] { display: none !important; }
 * { box-sizing: border-box; }
 .controls { display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; margin-bottom: 8px; }
 .controls[hidden] { display: none; }
@@ -130,6 +139,7 @@ export class MultiheadAttentionElement extends HTMLElement {
     this[session]?.dispose();
     this[session] = null;
     this._visible = false;
+    if (this._playground) this._closePlayground();
   }
 
   attributeChangedCallback() { this._schedule(); }
@@ -184,7 +194,44 @@ export class MultiheadAttentionElement extends HTMLElement {
     });
   }
 
+  // view="playground": the training playground (loaded on first use, so other widgets never pay
+  // for it) in place of the attention figure. Its state comes from the attributes.
+  async _updatePlayground() {
+    const [{ PlaygroundView, playgroundSheet }, { parsePlaygroundHash }] = await Promise.all([
+      import('./playground-view.mjs'), import('./playground-state.mjs')]);
+    if (!this.isConnected) return;
+    const params = new URLSearchParams();
+    for (const [attr, key] of Object.entries(PLAYGROUND_KEYS)) {
+      if (this.hasAttribute(attr)) params.set(key, this.getAttribute(attr));
+    }
+    const { state, warnings } = parsePlaygroundHash(params.toString());
+    const messages = warnings.map((w) => w.replace('from the link', 'from the attributes'));
+    for (const part of Object.values(this._ui)) part.hidden = true;
+    if (!this._playground) {
+      this.shadowRoot.adoptedStyleSheets = [sheet, playgroundSheet];
+      this._playgroundBox = document.createElement('div');
+      this._playgroundBox.setAttribute('part', 'playground');
+      this.shadowRoot.append(this._playgroundBox);
+      this._playground = new PlaygroundView(this._playgroundBox, { state });
+    } else if (JSON.stringify(state) !== this._playgroundState) {
+      this._playground.setState(state);
+    }
+    this._playgroundState = JSON.stringify(state);
+    this._playground.showMessage(messages.join('\n'));
+  }
+
+  _closePlayground() {
+    this._playground?.destroy();
+    this._playgroundBox?.remove();
+    this._playground = this._playgroundBox = null;
+    this._playgroundState = '';
+    this.shadowRoot.adoptedStyleSheets = [sheet];
+    for (const part of Object.values(this._ui)) part.hidden = false;
+  }
+
   async _update() {
+    if (this.getAttribute('view') === 'playground') return this._updatePlayground();
+    if (this._playground) this._closePlayground();
     const { settings: s, problems } = this._settings();
     this._s = s;
     this[session] ??= new AttentionSession();

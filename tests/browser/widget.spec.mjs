@@ -42,7 +42,9 @@ test('three differently configured widgets and an iframe render the right heads 
   // Every widget below, scrolled into view, still shares the one module.
   for (const id of ['ex-walkthrough', 'ex-stats', 'ex-theme', 'ex-events']) await rendered(page, `#${id} multihead-attention`);
   const moduleWasm = wasmRequests.filter((u) => u.includes('/dist/multihead_core.wasm'));
-  expect(moduleWasm.length, wasmRequests.join('\n')).toBeLessThanOrEqual(2);  // the page once, the iframe (another document) once
+  // the page once, the iframe (another document) once, the playground example's training worker
+  // (another realm) once
+  expect(moduleWasm.length, wasmRequests.join('\n')).toBeLessThanOrEqual(3);
   const mainDocumentWasm = await page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('.wasm')).length);
   expect(mainDocumentWasm).toBe(1);
 });
@@ -146,4 +148,26 @@ test('keyboard: tab into a widget, arrows read weights, Enter selects a head', a
   await page.keyboard.press('Enter');
   await expect.poll(() => page.locator(sel).getAttribute('head')).toBe('2');
   await expect.poll(() => page.locator(sel).evaluate((el) => el.shadowRoot.activeElement?.dataset.head)).toBe('2');
+});
+
+test('view="playground" embeds a training playground configured by attributes', async ({ page }) => {
+  await page.goto(DOCS);
+  const widget = page.locator('#ex-playground multihead-attention');
+  await widget.scrollIntoViewIfNeeded();
+  const pg = widget.locator('.pg');  // Playwright's CSS locators pierce the open shadow root
+  await expect(pg).toHaveAttribute('data-ready', 'true');
+  await expect(widget.locator('select[data-key="task"]')).toHaveValue('reverse');
+  await expect(widget.locator('.pg-heads canvas')).toHaveCount(2);  // layers="1" heads="2"
+  await widget.locator('button[data-action="play"]').click();
+  await expect.poll(async () => Number(await pg.getAttribute('data-accuracy')), { timeout: 30_000 }).toBeGreaterThan(0.9);
+  await widget.locator('button[data-action="play"]').click();
+  await expect(pg).toHaveAttribute('data-playing', 'false');
+  // Attributes stay reactive: another task and a bad value, explained inside the widget.
+  await widget.evaluate((el) => { el.setAttribute('task', 'copy'); el.setAttribute('d-model', '48'); });
+  await expect(widget.locator('select[data-key="task"]')).toHaveValue('copy');
+  await expect(widget.locator('.pg-message')).toContainText('Ignored d="48" from the attributes');
+  // Back to an attention view: the playground goes away and the heatmaps return.
+  await widget.evaluate((el) => el.setAttribute('view', 'heatmaps'));
+  await expect(widget.locator('.pg')).toHaveCount(0);
+  await page.waitForFunction(() => document.querySelector('#ex-playground multihead-attention').shadowRoot.querySelector('canvas')?._model);
 });

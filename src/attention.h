@@ -65,6 +65,7 @@ struct MaskSpec {
 // Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
+  std::vector<float> kt;  // wasm build: one head's scale · Kᵀ for the GEMM kernel
 };
 
 // ---- the operations, in the order the forward pass runs them ----

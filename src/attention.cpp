@@ -65,7 +65,7 @@ int64_t parameter_count(const Config& config) {
 
 void linear_forward(float* out, const float* in, const float* w, const float* b,
                     int n, int d_in, int d_out) {
-#if defined(__wasm_simd128__)
+#if MH_SIMD_GEMM
   gemm_rowmajor_simd(out, d_out, in, d_in, w, d_out, b, n, d_in, d_out);
 #else
   MatrixView y(out, n, d_out, Eigen::OuterStride<>(d_out));
@@ -246,7 +246,7 @@ void softmax_backward(float* d_scores, const float* d_a, const float* a, int row
 
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
                               int rows, int n_k, int d_k) {
-#if defined(__wasm_simd128__)
+#if MH_SIMD_GEMM
   gemm_rowmajor_simd(out, ldo, a, n_k, v, ldv, nullptr, rows, n_k, d_k);
 #else
   MatrixView o(out, rows, d_k, Eigen::OuterStride<>(ldo));
@@ -295,8 +295,8 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     const float* k_head = ws.k.data() + (head / group) * dm.d_k;
     const float* v_head = ws.v.data() + (head / group) * dm.d_k;
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
-#if defined(__wasm_simd128__)
-    // The wasm GEMM kernel (simd_gemm.h) reads B row-major: this head's scale · Kᵀ (d_k × n_k),
+#if MH_SIMD_GEMM
+    // The GEMM kernel (simd_gemm.h) reads B row-major: this head's scale · Kᵀ (d_k × n_k),
     // made once per head and shared by its query blocks. Same scores as attention_scores_forward.
     ws.kt.resize(static_cast<size_t>(dm.d_k) * n_k);
     for (int j = 0; j < n_k; ++j)
@@ -308,7 +308,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       // Causal blocks skip keys that every one of their queries must ignore anyway.
       const int cols = mask.causal ? std::min(n_k, q0 + rows) : n_k;
       float* scores = ws.scores.data();
-#if defined(__wasm_simd128__)
+#if MH_SIMD_GEMM
       gemm_rowmajor_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, ws.kt.data(), n_k,
                          nullptr, rows, dm.d_k, cols);
 #else
@@ -375,7 +375,7 @@ double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t atte
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
   bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
   bytes += f * (1.0 * std::min(n_q, kQueryBlock) * n_k);               // one block of scores
-  bytes += f * (1.0 * dm.d_k * n_k);                                    // one head's scaled Kᵀ (wasm)
+  bytes += f * (1.0 * dm.d_k * n_k);                                    // one head's scaled Kᵀ (SIMD kernel)
   bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
   return bytes + mask_bytes;
 }

@@ -65,7 +65,7 @@ struct MaskSpec {
 // Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
-  std::vector<float> kt;  // wasm build: one head's scale · Kᵀ for the GEMM kernel
+  std::vector<float> kt;  // one head's scale · Kᵀ for the GEMM kernel (simd_gemm.h), where it is used
 };
 
 // ---- the operations, in the order the forward pass runs them ----

@@ -1,6 +1,8 @@
-// out = a · b (+ bias) for row-major float matrices, written with wasm SIMD for the wasm build.
+// out = a · b (+ bias) for row-major float matrices with 128-bit SIMD: wasm SIMD in the wasm build,
+// SSE2 in a native build without AVX (so the benchmark's SSE2-only native ceiling runs the same
+// kernel; builds with AVX, such as the trainer's -march=native, keep Eigen's wider kernels).
 //
-// Why not Eigen's product there: Eigen's SSE2 GEBP kernel reaches the wasm build through
+// Why not Eigen's product in wasm: Eigen's SSE2 GEBP kernel reaches the wasm build through
 // Emscripten's SSE2 emulation, where its broadcasts become generic shuffles; its wasm GEMM measured
 // ~24–27 GFLOP/s against ~35–40 for the same code native. This kernel keeps a 4 × 8 tile of `out`
 // in eight registers and, per step of k, loads 8 floats of b and splats one float of each of the
@@ -8,9 +10,37 @@
 // walked in panels of 8, so a panel (K × 8 floats) stays in L1 while every row tile passes over it.
 #pragma once
 
+#include <cstdint>
+
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+#define MH_SIMD_GEMM 1
+namespace mh::simd {
+using f32x4 = v128_t;
+inline f32x4 load(const float* p) { return wasm_v128_load(p); }
+inline f32x4 splat_load(const float* p) { return wasm_v128_load32_splat(p); }
+inline f32x4 zero() { return wasm_f32x4_splat(0.0f); }
+inline void store(float* p, f32x4 v) { wasm_v128_store(p, v); }
+inline f32x4 add(f32x4 a, f32x4 b) { return wasm_f32x4_add(a, b); }
+inline f32x4 mul(f32x4 a, f32x4 b) { return wasm_f32x4_mul(a, b); }
+}  // namespace mh::simd
+#elif defined(__SSE2__) && !defined(__AVX__)
+#include <emmintrin.h>
+#define MH_SIMD_GEMM 1
+namespace mh::simd {
+using f32x4 = __m128;
+inline f32x4 load(const float* p) { return _mm_loadu_ps(p); }
+inline f32x4 splat_load(const float* p) { return _mm_load1_ps(p); }
+inline f32x4 zero() { return _mm_setzero_ps(); }
+inline void store(float* p, f32x4 v) { _mm_storeu_ps(p, v); }
+inline f32x4 add(f32x4 a, f32x4 b) { return _mm_add_ps(a, b); }
+inline f32x4 mul(f32x4 a, f32x4 b) { return _mm_mul_ps(a, b); }
+}  // namespace mh::simd
+#else
+#define MH_SIMD_GEMM 0
+#endif
 
+#if MH_SIMD_GEMM
 namespace mh {
 
 // out (n × cols, row stride ldo) = a (n × K, stride lda) · b (K × cols, stride ldb) + bias (cols;
@@ -19,50 +49,50 @@ inline void gemm_rowmajor_simd(float* out, int ldo, const float* a, int lda, con
                                const float* bias, int n, int K, int cols) {
   int j = 0;
   for (; j + 8 <= cols; j += 8) {
-    const v128_t bias0 = bias ? wasm_v128_load(bias + j) : wasm_f32x4_splat(0.0f);
-    const v128_t bias1 = bias ? wasm_v128_load(bias + j + 4) : wasm_f32x4_splat(0.0f);
+    const simd::f32x4 bias0 = bias ? simd::load(bias + j) : simd::zero();
+    const simd::f32x4 bias1 = bias ? simd::load(bias + j + 4) : simd::zero();
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-      v128_t c00 = bias0, c01 = bias1, c10 = bias0, c11 = bias1;
-      v128_t c20 = bias0, c21 = bias1, c30 = bias0, c31 = bias1;
+      simd::f32x4 c00 = bias0, c01 = bias1, c10 = bias0, c11 = bias1;
+      simd::f32x4 c20 = bias0, c21 = bias1, c30 = bias0, c31 = bias1;
       const float* a0 = a + static_cast<int64_t>(i) * lda;
       const float* a1 = a0 + lda;
       const float* a2 = a1 + lda;
       const float* a3 = a2 + lda;
       const float* bk = b + j;
       for (int k = 0; k < K; ++k, bk += ldb) {
-        const v128_t b0 = wasm_v128_load(bk), b1 = wasm_v128_load(bk + 4);
-        v128_t s = wasm_v128_load32_splat(a0 + k);
-        c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(s, b0));
-        c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(s, b1));
-        s = wasm_v128_load32_splat(a1 + k);
-        c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(s, b0));
-        c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(s, b1));
-        s = wasm_v128_load32_splat(a2 + k);
-        c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(s, b0));
-        c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(s, b1));
-        s = wasm_v128_load32_splat(a3 + k);
-        c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(s, b0));
-        c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(s, b1));
+        const simd::f32x4 b0 = simd::load(bk), b1 = simd::load(bk + 4);
+        simd::f32x4 s = simd::splat_load(a0 + k);
+        c00 = simd::add(c00, simd::mul(s, b0));
+        c01 = simd::add(c01, simd::mul(s, b1));
+        s = simd::splat_load(a1 + k);
+        c10 = simd::add(c10, simd::mul(s, b0));
+        c11 = simd::add(c11, simd::mul(s, b1));
+        s = simd::splat_load(a2 + k);
+        c20 = simd::add(c20, simd::mul(s, b0));
+        c21 = simd::add(c21, simd::mul(s, b1));
+        s = simd::splat_load(a3 + k);
+        c30 = simd::add(c30, simd::mul(s, b0));
+        c31 = simd::add(c31, simd::mul(s, b1));
       }
       float* o = out + static_cast<int64_t>(i) * ldo + j;
-      wasm_v128_store(o, c00); wasm_v128_store(o + 4, c01); o += ldo;
-      wasm_v128_store(o, c10); wasm_v128_store(o + 4, c11); o += ldo;
-      wasm_v128_store(o, c20); wasm_v128_store(o + 4, c21); o += ldo;
-      wasm_v128_store(o, c30); wasm_v128_store(o + 4, c31);
+      simd::store(o, c00); simd::store(o + 4, c01); o += ldo;
+      simd::store(o, c10); simd::store(o + 4, c11); o += ldo;
+      simd::store(o, c20); simd::store(o + 4, c21); o += ldo;
+      simd::store(o, c30); simd::store(o + 4, c31);
     }
     for (; i < n; ++i) {  // the last n % 4 rows, one at a time
-      v128_t c0 = bias0, c1 = bias1;
+      simd::f32x4 c0 = bias0, c1 = bias1;
       const float* ai = a + static_cast<int64_t>(i) * lda;
       const float* bk = b + j;
       for (int k = 0; k < K; ++k, bk += ldb) {
-        const v128_t s = wasm_v128_load32_splat(ai + k);
-        c0 = wasm_f32x4_add(c0, wasm_f32x4_mul(s, wasm_v128_load(bk)));
-        c1 = wasm_f32x4_add(c1, wasm_f32x4_mul(s, wasm_v128_load(bk + 4)));
+        const simd::f32x4 s = simd::splat_load(ai + k);
+        c0 = simd::add(c0, simd::mul(s, simd::load(bk)));
+        c1 = simd::add(c1, simd::mul(s, simd::load(bk + 4)));
       }
       float* o = out + static_cast<int64_t>(i) * ldo + j;
-      wasm_v128_store(o, c0);
-      wasm_v128_store(o + 4, c1);
+      simd::store(o, c0);
+      simd::store(o + 4, c1);
     }
   }
   for (; j < cols; ++j) {  // the last cols % 8 columns, scalar
@@ -77,4 +107,4 @@ inline void gemm_rowmajor_simd(float* out, int ldo, const float* a, int lda, con
 
 }  // namespace mh
 
-#endif  // __wasm_simd128__
+#endif  // MH_SIMD_GEMM

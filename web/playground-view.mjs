@@ -2,13 +2,13 @@
 // (<multihead-attention view="playground">). It owns a Web Worker (train-worker.mjs) that trains;
 // this file only draws what the worker reports and sends it the user's buttons.
 import { drawCurves } from './curves.mjs';
-import { drawHeatmap } from './heatmap.mjs';
+import { CompareRuns } from './playground-compare.mjs';
+import { argmax, drawHeads, h, option, percent, tokenLabels } from './playground-draw.mjs';
 import {
   D_CHOICES, LR_CHOICES, PLAYGROUND_TASKS, TASK_NAMES, presetFor, shapeProblem, trainerOptions,
 } from './playground-state.mjs';
 
 const WORKER_URL = new URL('./train-worker.mjs', import.meta.url);
-const COMPARE_STEPS = 1500;
 const LOSS_COLOR = '#1a73e8', HELD_OUT_COLOR = '#e8710a', ACCURACY_COLOR = '#188038';
 
 const CSS = `
@@ -55,50 +55,6 @@ const CSS = `
 export const playgroundSheet = new CSSStyleSheet();
 playgroundSheet.replaceSync(CSS);
 
-const h = (tag, attrs = {}, ...children) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v);
-  }
-  el.append(...children);
-  return el;
-};
-const option = (value, label = String(value)) => h('option', { value: String(value), text: label });
-const percent = (v) => `${(100 * v).toFixed(1)}%`;
-
-function argmax(row) {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
-  return best;
-}
-
-// Per-layer × head heatmaps of a report's sample, one row per layer, into `container` (figures
-// reused across reports, so a redraw is just the canvases).
-function drawHeads(container, report, labels) {
-  const { layers, heads, seq } = report.config;
-  if (container.dataset.shape !== `${layers}x${heads}`) {
-    container.dataset.shape = `${layers}x${heads}`;
-    container.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'pg-layer' },
-      ...Array.from({ length: heads }, (_, hd) => h('figure', { 'data-head': `${l + 1}.${hd + 1}` },
-        h('figcaption', { text: `Layer ${l + 1} · head ${hd + 1}` }),
-        h('canvas', { role: 'img', 'aria-label': `Attention of layer ${l + 1}, head ${hd + 1} on the sample` }))))));
-  }
-  const nn = seq * seq;
-  container.querySelectorAll('canvas').forEach((canvas, lh) => {
-    const weights = report.sample.attention.subarray(lh * nn, (lh + 1) * nn);
-    drawHeatmap(canvas, { weights, nQ: seq, nK: seq, rows: labels, cols: labels });
-  });
-}
-
-// Token labels for the heatmaps: balanced-key keys carry their two criteria.
-function tokenLabels(report) {
-  const { tokens, features } = report.sample;
-  if (!report.config.features) return tokens;
-  return tokens.map((t, i) => (t === '?' ? t : `${t} ${features[2 * i].toFixed(2)}/${features[2 * i + 1].toFixed(2)}`));
-}
-
 export class PlaygroundView {
   /**
    * @param {Element | ShadowRoot} root where the view is built
@@ -108,7 +64,6 @@ export class PlaygroundView {
     this.state = { ...state };
     this.onStateChange = onStateChange;
     this.worker = null;
-    this.compareWorkers = [];
     this.history = null;
     this.latest = null;
     this.build(root, compare);
@@ -169,31 +124,12 @@ export class PlaygroundView {
       h('div', { class: 'pg-controls' }, h('strong', { text: 'Sample (held out):' }), u.samplePrev, u.sampleIndex, u.sampleNext),
       u.sample,
       u.heads_);
-    if (compare) this.element.append(this.buildCompare());
+    if (compare) {
+      this.compare = new CompareRuns(WORKER_URL, ACCURACY_COLOR, () => this.state);
+      this.element.append(this.compare.element);
+    }
     root.append(this.element);
     this.syncControls();
-  }
-
-  buildCompare() {
-    const run = (heads) => {
-      const box = h('div', { class: 'pg-run', 'data-heads': String(heads) },
-        h('h4', { text: heads === 1 ? 'One head' : 'Two heads' }),
-        h('canvas', { class: 'curve', role: 'img', 'aria-label': `Held-out accuracy with ${heads} head${heads > 1 ? 's' : ''}` }),
-        h('p', { class: 'result', text: 'not run yet' }),
-        h('div', { class: 'pg-heads' }));
-      return box;
-    };
-    this.compareRuns = [run(1), run(2)];
-    this.compareButton = h('button', { type: 'button', class: 'primary', 'data-action': 'compare',
-      text: `Train both for ${COMPARE_STEPS.toLocaleString('en')} steps` });
-    this.compareButton.addEventListener('click', () => this.runCompare());
-    this.compareBox = h('div', { class: 'pg-compare-box', 'aria-label': 'One head versus two heads' },
-      h('h3', { text: 'One head versus two heads, side by side' }),
-      h('p', { class: 'pg-explain', text: 'The same task, seed, layer and d_model; only the number of heads differs. '
-        + 'Both train at the same time (one worker each).' }),
-      h('div', {}, this.compareButton),
-      h('div', { class: 'pg-compare' }, ...this.compareRuns));
-    return this.compareBox;
   }
 
   syncControls() {
@@ -201,7 +137,7 @@ export class PlaygroundView {
     for (const k of ['task', 'layers', 'heads', 'd', 'lr']) u[k].value = String(s[k]);
     u.seed.value = String(s.seed);
     u.explain.textContent = PLAYGROUND_TASKS[s.task].explanation;
-    if (this.compareBox) this.compareBox.hidden = s.task !== 'balanced-key';
+    if (this.compare) this.compare.element.hidden = s.task !== 'balanced-key';
   }
 
   change(key, value) {
@@ -363,42 +299,10 @@ export class PlaygroundView {
     drawHeads(u.heads_, report, labels);
   }
 
-  runCompare() {
-    this.compareButton.disabled = true;
-    let finished = 0;
-    this.compareRuns.forEach((box, i) => {
-      const heads = i + 1;
-      const worker = this.compareWorkers[i] ?? (this.compareWorkers[i] = new Worker(WORKER_URL, { type: 'module' }));
-      const curve = { xs: [], ys: [] };
-      const result = box.querySelector('.result');
-      result.textContent = 'training…';
-      box.dataset.accuracy = '';
-      worker.onmessage = ({ data }) => {
-        if (data.type === 'error') { result.textContent = data.message; return; }
-        curve.xs.push(data.steps);
-        curve.ys.push(data.evaluation.accuracy);
-        drawCurves(box.querySelector('canvas'), {
-          xMax: COMPARE_STEPS, yMin: 0, yMax: 1, yFormat: (v) => `${Math.round(v * 100)}%`, target: 1 / 3,
-          series: [{ xs: curve.xs, ys: curve.ys, color: ACCURACY_COLOR, width: 2 }],
-        });
-        result.textContent = `step ${data.steps.toLocaleString('en')}: held-out accuracy ${percent(data.evaluation.accuracy)} (chance: 33.3%, dashed)`;
-        drawHeads(box.querySelector('.pg-heads'), data, tokenLabels(data));
-        if (!data.playing && data.steps >= COMPARE_STEPS) {
-          box.dataset.accuracy = data.evaluation.accuracy.toFixed(4);
-          finished += 1;
-          if (finished === 2) this.compareButton.disabled = false;
-        }
-      };
-      const options = { ...trainerOptions({ ...this.state, ...PLAYGROUND_TASKS['balanced-key'].preset }), task: 'balanced-key', heads };
-      worker.postMessage({ type: 'reset', options, sample: this.state.sample, runTo: COMPARE_STEPS });
-    });
-  }
-
   /** Stops the workers (the widget calls this when removed from the page). */
   destroy() {
     this.worker?.terminate();
-    for (const w of this.compareWorkers) w?.terminate();
     this.worker = null;
-    this.compareWorkers = [];
+    this.compare?.destroy();
   }
 }

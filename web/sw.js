@@ -6,7 +6,8 @@ const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', '
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
   './export.mjs', './session.mjs', './compute-worker.mjs', './model.html', './model-page.mjs',
   './model-state.mjs', './model/austen.mhlm', './model/austen.json', './playground.html',
-  './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './curves.mjs',
+  './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './playground-draw.mjs',
+  './playground-compare.mjs', './curves.mjs',
   './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
   '../bindings/trainer.mjs', '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
 

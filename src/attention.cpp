@@ -296,12 +296,11 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     const float* v_head = ws.v.data() + (head / group) * dm.d_k;
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
 #if MH_SIMD_GEMM
-    // The GEMM kernel (simd_gemm.h) reads B row-major: this head's scale · Kᵀ (d_k × n_k),
-    // made once per head and shared by its query blocks. Same scores as attention_scores_forward.
-    ws.kt.resize(static_cast<size_t>(dm.d_k) * n_k);
-    for (int j = 0; j < n_k; ++j)
-      for (int c = 0; c < dm.d_k; ++c)
-        ws.kt[static_cast<size_t>(c) * n_k + j] = dm.scale * k_head[static_cast<int64_t>(j) * dm.d_kv + c];
+    // The wasm GEMM kernel (simd_gemm.h) reads this head's scale · Kᵀ (d_k × n_k) packed in
+    // panels of 8 keys, made once per head and shared by its query blocks. Same scores as
+    // attention_scores_forward.
+    ws.kt.resize(static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8);
+    pack_panels_transposed(ws.kt.data(), k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
 #endif
     for (int q0 = 0; q0 < n_q; q0 += block) {
       const int rows = std::min(block, n_q - q0);
@@ -309,8 +308,8 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       const int cols = mask.causal ? std::min(n_k, q0 + rows) : n_k;
       float* scores = ws.scores.data();
 #if MH_SIMD_GEMM
-      gemm_rowmajor_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, ws.kt.data(), n_k,
-                         nullptr, rows, dm.d_k, cols);
+      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, ws.kt.data(), rows,
+                       dm.d_k, cols);
 #else
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);
@@ -375,7 +374,7 @@ double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t atte
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
   bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
   bytes += f * (1.0 * std::min(n_q, kQueryBlock) * n_k);               // one block of scores
-  bytes += f * (1.0 * dm.d_k * n_k);                                    // one head's scaled Kᵀ (SIMD kernel)
+  bytes += f * (1.0 * dm.d_k * (n_k + 7));                              // one head's packed scale·Kᵀ (wasm)
   bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
   return bytes + mask_bytes;
 }

@@ -71,19 +71,32 @@ inline void gemm_panels_simd(float* out, int ldo, const float* a, int lda, const
           c30 = simd::add(c30, simd::mul(s, b0));
           c31 = simd::add(c31, simd::mul(s, b1));
         }
-      } else {  // the last n % 4 rows, one at a time, into the first accumulators
-        for (int r = 0; r < rows; ++r) {
-          simd::f32x4 x0 = bias0, x1 = bias1;
+      } else {  // the last n % 4 rows: a pair together (4 accumulators), then a single row
+        int r = 0;
+        if (rows >= 2) {
+          const float* a1 = a0 + lda;
+          const float* bk = bp;
+          for (int k = 0; k < K; ++k, bk += ldb) {
+            const simd::f32x4 b0 = simd::load(bk), b1 = simd::load(bk + 4);
+            simd::f32x4 s = simd::splat_load(a0 + k);
+            c00 = simd::add(c00, simd::mul(s, b0));
+            c01 = simd::add(c01, simd::mul(s, b1));
+            s = simd::splat_load(a1 + k);
+            c10 = simd::add(c10, simd::mul(s, b0));
+            c11 = simd::add(c11, simd::mul(s, b1));
+          }
+          r = 2;
+        }
+        if (r < rows) {
           const float* ar = a0 + static_cast<int64_t>(r) * lda;
+          simd::f32x4& x0 = r == 0 ? c00 : c20;
+          simd::f32x4& x1 = r == 0 ? c01 : c21;
           const float* bk = bp;
           for (int k = 0; k < K; ++k, bk += ldb) {
             const simd::f32x4 s = simd::splat_load(ar + k);
             x0 = simd::add(x0, simd::mul(s, simd::load(bk)));
             x1 = simd::add(x1, simd::mul(s, simd::load(bk + 4)));
           }
-          if (r == 0) { c00 = x0; c01 = x1; }
-          if (r == 1) { c10 = x0; c11 = x1; }
-          if (r == 2) { c20 = x0; c21 = x1; }
         }
       }
       const simd::f32x4 acc[8] = {c00, c01, c10, c11, c20, c21, c30, c31};

@@ -16,9 +16,15 @@ export default defineConfig({
     },
     headless: true,
   },
-  webServer: {
+  // The same files twice: plainly (the default everywhere), and cross-origin isolated (COOP +
+  // COEP headers) on the next port, where the page may use the threaded build.
+  webServer: [{
     command: `node scripts/serve.mjs --port ${port}`,
     url: `http://127.0.0.1:${port}/package.json`,
     reuseExistingServer: !process.env.CI,
-  },
+  }, {
+    command: `node scripts/serve.mjs --port ${port + 1} --isolated`,
+    url: `http://127.0.0.1:${port + 1}/package.json`,
+    reuseExistingServer: !process.env.CI,
+  }],
 });

@@ -19,6 +19,7 @@
 #include "eigen_include.h"
 #include "init.h"
 #include "model.h"
+#include "parallel.h"
 
 using emscripten::val;
 
@@ -180,6 +181,9 @@ double parameterCount(int d_model, int num_heads, int num_kv_heads, bool bias) {
 int simdFloatsPerPacket() { return mh::simd_floats_per_packet(); }
 double heapBytes() { return static_cast<double>(emscripten_get_heap_size()); }
 double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
+// Threads (parallel.h): 1 in the single-thread build whatever is asked.
+int setThreadCount(int threads) { return mh::set_thread_count(threads); }
+int threadCount() { return mh::thread_count(); }
 
 }  // namespace
 
@@ -202,5 +206,7 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("simdFloatsPerPacket", &simdFloatsPerPacket);
   emscripten::function("heapBytes", &heapBytes);
   emscripten::function("allocatedBytes", &allocatedBytes);
+  emscripten::function("setThreadCount", &setThreadCount);
+  emscripten::function("threadCount", &threadCount);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

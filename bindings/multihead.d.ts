@@ -134,8 +134,32 @@ export declare class MultiHeadAttention {
 
 export declare function createMultiHeadAttention(options?: MultiHeadAttentionOptions): Promise<MultiHeadAttention>;
 /** Loads and compiles the wasm once; later calls return the same promise. */
-export declare function loadMultihead(): Promise<unknown>;
-export declare function runtimeInfo(): Promise<{ simdFloatsPerPacket: number; heapBytes: number; allocatedBytes: number; maxTokens: number }>;
+export interface LoadOptions {
+  /**
+   * 1 (the default): the single-thread build, which runs everywhere. 'auto': the threaded build
+   * where the page is cross-origin isolated (one thread per core, up to 4), else one thread.
+   * A number > 1 asks for the threaded build and throws where it cannot run. The first call decides
+   * the build.
+   */
+  threads?: 'auto' | number;
+}
+/** Loads the wasm module once (every layer shares it); the first call's options decide the build. */
+export declare function loadMultihead(options?: LoadOptions): Promise<unknown>;
+/** True where the threaded build can run: a cross-origin isolated page or worker, not Node. */
+export declare function threadsAvailable(): boolean;
+/** Sets the threaded build's thread count (capped at its workers); resolves to the count in effect. */
+export declare function setThreads(threads: number): Promise<number>;
+export interface RuntimeInfo {
+  simdFloatsPerPacket: number;
+  heapBytes: number;
+  allocatedBytes: number;
+  maxTokens: number;
+  /** Threads a large forward call is split over (1 in the single-thread build). */
+  threads: number;
+  /** True when the threaded build (dist/multihead_core_mt) is loaded. */
+  threadedBuild: boolean;
+}
+export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;
 
 // ---- the trained language model (bindings/language-model.mjs) ----

@@ -15,35 +15,111 @@ const TRACE_NAMES = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'attention', '
 const WASM_FILE = 'multihead_core.wasm';
 
 let corePromise = null;
+let loadedThreaded = null;  // which build corePromise holds: true = dist/multihead_core_mt
 
 function inNode() {
   return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
 }
 
+/** True where the threaded build can run: a cross-origin isolated page or worker (not Node). */
+export function threadsAvailable() {
+  return !inNode() && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+}
+
+const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with the headers ' +
+  '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
+  "(see the README's Threads section), or use threads: 'auto', which falls back to one thread";
+
+// The most threads the threaded build can use: the caller plus the Web Workers it loads at
+// start-up, one per extra core, at most 3 (keep in sync with PTHREAD_POOL_SIZE in CMakeLists.txt).
+// More would need workers started later, which only begin once the page's event loop runs.
+function maxThreads() {
+  return 1 + Math.max(1, Math.min(3, (globalThis.navigator?.hardwareConcurrency || 2) - 1));
+}
+
+// How many threads a request means here: 'auto' = the cores the browser reports, at most 4.
+function threadsWanted(threads) {
+  if (threads === undefined || threads === 'auto') {
+    return threads === 'auto' && threadsAvailable()
+      ? Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency || 2)) : 1;
+  }
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+    fail(`threads must be 'auto' or an integer from 1 to 16, got ${describe(threads)}`);
+  }
+  if (threads > 1 && !threadsAvailable()) fail(`threads: ${threads} is not possible here: ${THREADS_HELP}`);
+  return Math.min(threads, maxThreads());
+}
+
 /**
  * Loads and compiles the wasm module once; every layer shares it. Calling it early (e.g. on page
  * load) hides the compile time; createMultiHeadAttention calls it anyway.
+ *
+ * options.threads: 1 (the default) loads the single-thread build, which runs everywhere.
+ * 'auto' loads the threaded build when the page is cross-origin isolated (one thread per core,
+ * up to 4) and the single-thread build otherwise. The first call decides the build; later calls
+ * may change the thread count within the threaded build (setThreads).
  */
-export function loadMultihead() {
-  if (!corePromise) {
-    corePromise = (async () => {
-      const moduleOptions = {};
-      if (inNode()) {
-        // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
-        // file: URL, so Node reads the bytes itself. The specifiers are variables so that
-        // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
-        const fsModule = 'node:fs/promises';
-        const { readFile } = await import(/* @vite-ignore */ fsModule);
-        const wasmUrl = new URL(`../dist/${WASM_FILE}`, import.meta.url);
-        moduleOptions.wasmBinary = await readFile(wasmUrl);
-      }
-      // Imported here, not at the top, so that importing the API costs nothing until first use.
-      const { default: createMultiheadCore } = await import('../dist/multihead_core.mjs');
-      return createMultiheadCore(moduleOptions);
-    })();
-    corePromise.catch(() => { corePromise = null; });  // a failed load may be retried
+export function loadMultihead(options = {}) {
+  let requested, threads;
+  try {
+    if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
+    requested = options.threads;
+    threads = threadsWanted(requested);
+  } catch (error) {
+    return Promise.reject(error);
   }
+  if (corePromise) {
+    if (requested === undefined) return corePromise;
+    return corePromise.then((core) => {
+      if (threads > 1 && !loadedThreaded) {
+        fail(`multihead is already loaded single-threaded; ask for threads in the first ` +
+          `loadMultihead() call, before any layer, model or trainer is created`);
+      }
+      if (loadedThreaded) core.setThreadCount(threads);
+      return core;
+    });
+  }
+  const threaded = threads > 1;
+  loadedThreaded = threaded;
+  corePromise = (async () => {
+    const moduleOptions = {};
+    if (inNode()) {
+      // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
+      // file: URL, so Node reads the bytes itself. The specifiers are variables so that
+      // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
+      const fsModule = 'node:fs/promises';
+      const { readFile } = await import(/* @vite-ignore */ fsModule);
+      const wasmUrl = new URL(`../dist/${WASM_FILE}`, import.meta.url);
+      moduleOptions.wasmBinary = await readFile(wasmUrl);
+    }
+    // Imported here, not at the top, so that importing the API costs nothing until first use.
+    // The threaded module also starts its Web Workers (one per extra core) before it resolves.
+    const core = threaded
+      ? await (await import('../dist/multihead_core_mt.mjs')).default(moduleOptions)
+      : await (await import('../dist/multihead_core.mjs')).default(moduleOptions);
+    if (threaded) core.setThreadCount(threads);
+    return core;
+  })();
+  corePromise.catch(() => { corePromise = null; loadedThreaded = null; });  // a failed load may be retried
   return corePromise;
+}
+
+/**
+ * Changes how many threads the threaded build uses: 1 … 16 asked, capped at the caller plus the
+ * workers loaded at start-up (one per extra core, at most 4 threads in all). Resolves to the count
+ * in effect, which is always 1 in the single-thread build.
+ */
+export async function setThreads(threads) {
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+    fail(`threads must be an integer from 1 to 16, got ${describe(threads)}`);
+  }
+  const core = await loadMultihead();
+  if (threads > 1 && !loadedThreaded) {
+    fail(`setThreads(${threads}): multihead was loaded single-threaded; ` +
+      (threadsAvailable() ? "call loadMultihead({ threads: 'auto' }) first, before any layer is created"
+        : THREADS_HELP));
+  }
+  return core.setThreadCount(Math.min(threads, maxThreads()));
 }
 
 /** Facts about the loaded wasm runtime, for diagnostics and tests. */
@@ -54,6 +130,8 @@ export async function runtimeInfo() {
     heapBytes: core.heapBytes(),
     allocatedBytes: core.allocatedBytes(),
     maxTokens: core.maxTokens,
+    threads: core.threadCount(),
+    threadedBuild: loadedThreaded === true,
   };
 }
 

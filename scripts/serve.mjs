@@ -1,6 +1,8 @@
 // A small static file server for the demo page and the browser tests (no dependencies).
 // Serves the repository root on 127.0.0.1; "/" opens the page in web/.
-// Usage: node scripts/serve.mjs [--port 8080]
+// Usage: node scripts/serve.mjs [--port 8080] [--isolated]
+//   --isolated  sends the two headers that make the page cross-origin isolated, which the threaded
+//               build needs (SharedArrayBuffer): COOP same-origin and COEP require-corp.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -9,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const portArg = process.argv.indexOf('--port');
 const port = portArg > 0 ? Number(process.argv[portArg + 1]) : Number(process.env.PORT || 8080);
+const isolationHeaders = process.argv.includes('--isolated')
+  ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
 const types = {
   '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
@@ -28,12 +32,16 @@ createServer(async (req, res) => {
     if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);
-    res.writeHead(200, { 'Content-Type': types[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache' });
+    res.writeHead(200, {
+      'Content-Type': types[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache',
+      ...isolationHeaders,
+    });
     res.end(body);
   } catch {
     res.writeHead(404, { 'Content-Type': 'text/plain' });
     res.end('not found');
   }
 }).listen(port, '127.0.0.1', () => {
-  console.log(`multihead: serving ${root} at http://127.0.0.1:${port}/ (the page is web/index.html)`);
+  console.log(`multihead: serving ${root} at http://127.0.0.1:${port}/ (the page is web/index.html)` +
+    (process.argv.includes('--isolated') ? ', cross-origin isolated (threads on)' : ''));
 });

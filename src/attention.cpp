@@ -1,8 +1,11 @@
 #include "attention.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "eigen_include.h"
+#include "parallel.h"
 #include "simd_exp.h"
 #include "simd_gemm.h"
 
@@ -271,51 +274,117 @@ static bool all_finite(const std::vector<float>& v) {
   return Eigen::Map<const Eigen::ArrayXf>(v.data(), static_cast<Eigen::Index>(v.size())).allFinite();
 }
 
+// Below this many flops a call runs on one thread: waking another costs microseconds, which a
+// call this small (n = 6, d_model = 64 is ~0.2 MFLOP, ~8 µs) would feel.
+constexpr double kParallelMinFlops = 1.5e6;
+
+namespace {
+// One matrix product of a parallel projection: out (n × cols) = in (n × d_in) · w + b.
+struct Projection {
+  float* out;
+  const float *in, *w, *b;
+  int n, d_in, cols;
+};
+
+// Splits each product's output columns into chunks of whole 8-column panels (the wasm GEMM
+// kernel's unit, so a chunked product gives the same bits as a whole one) and runs the chunks of
+// all of them over the thread pool together.
+void linear_forward_parallel(const Projection* products, int count) {
+  const int threads = thread_count();
+  int chunk[3], chunks[3], total = 0;
+  for (int p = 0; p < count; ++p) {
+    // About two chunks per thread per product, so a slow thread is balanced by the others.
+    const int per = (products[p].cols + 2 * threads - 1) / (2 * threads);
+    chunk[p] = std::max(8, (per + 7) / 8 * 8);
+    chunks[p] = (products[p].cols + chunk[p] - 1) / chunk[p];
+    total += chunks[p];
+  }
+  parallel_for(total, [&](int task, int) {
+    int p = 0;
+    while (task >= chunks[p]) task -= chunks[p++];
+    const Projection& m = products[p];
+    const int c0 = task * chunk[p], width = std::min(chunk[p], m.cols - c0);
+    // The chunk's columns of out, w and b: same row strides (m.cols), shifted start.
+#if MH_SIMD_GEMM
+    gemm_rowmajor_simd(m.out + c0, m.cols, m.in, m.d_in, m.w + c0, m.cols, m.b ? m.b + c0 : nullptr,
+                       m.n, m.d_in, width);
+#else
+    MatrixView y(m.out + c0, m.n, width, Eigen::OuterStride<>(m.cols));
+    ConstMatrixView x(m.in, m.n, m.d_in, Eigen::OuterStride<>(m.d_in));
+    ConstMatrixView weight(m.w + c0, m.d_in, width, Eigen::OuterStride<>(m.cols));
+    y.noalias() = x * weight;
+    if (m.b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(m.b + c0, width);
+#endif
+  });
+}
+}  // namespace
+
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,
                                  const Config& config, const WeightsView& w, const MaskSpec& mask,
                                  Workspace& ws) {
   const Dims dm = dims_of(config);
   const int group = dm.h / dm.h_kv;
+  const double flops = 2.0 * n_q * dm.d * dm.d * 2 + 2.0 * n_k * dm.d * dm.d_kv * 2 +
+                       4.0 * n_q * n_k * dm.d;
+  const bool parallel = thread_count() > 1 && flops >= kParallelMinFlops;
+  const int slots = parallel ? thread_count() : 1;
   ws.q.resize(static_cast<size_t>(n_q) * dm.d);
   ws.k.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.concat.resize(static_cast<size_t>(n_q) * dm.d);
 
-  linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d);
-  linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
-  linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
+  if (parallel) {
+    const Projection qkv[3] = {{ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d},
+                               {ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv},
+                               {ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv}};
+    linear_forward_parallel(qkv, 3);
+  } else {
+    linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d);
+    linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
+    linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
+  }
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
 
-  bool finite = true;
+  // Heads are independent: each thread takes whole heads, with its own block of scores (and, in
+  // wasm, its own packed keys) from the workspace.
   const int block = std::min(n_q, kQueryBlock);
-  ws.scores.resize(static_cast<size_t>(block) * n_k);
-  for (int head = 0; head < dm.h; ++head) {
+  const size_t scores_per_slot = static_cast<size_t>(block) * n_k;
+  const size_t kt_per_slot = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
+  ws.scores.resize(scores_per_slot * slots);
+#if MH_SIMD_GEMM
+  ws.kt.resize(kt_per_slot * slots);
+#endif
+  std::atomic<bool> finite{true};
+  auto run_head = [&](int head, int slot) {
     const float* q_head = ws.q.data() + head * dm.d_k;
     const float* k_head = ws.k.data() + (head / group) * dm.d_k;
     const float* v_head = ws.v.data() + (head / group) * dm.d_k;
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
+    float* scores = ws.scores.data() + scores_per_slot * slot;
 #if MH_SIMD_GEMM
     // The wasm GEMM kernel (simd_gemm.h) reads this head's scale · Kᵀ (d_k × n_k) packed in
     // panels of 8 keys, made once per head and shared by its query blocks. Same scores as
     // attention_scores_forward.
-    ws.kt.resize(static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8);
-    pack_panels_transposed(ws.kt.data(), k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
+    float* kt = ws.kt.data() + kt_per_slot * slot;
+    pack_panels_transposed(kt, k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
+#else
+    (void)kt_per_slot;
 #endif
+    bool head_finite = true;
     for (int q0 = 0; q0 < n_q; q0 += block) {
       const int rows = std::min(block, n_q - q0);
       // Causal blocks skip keys that every one of their queries must ignore anyway.
       const int cols = mask.causal ? std::min(n_k, q0 + rows) : n_k;
-      float* scores = ws.scores.data();
 #if MH_SIMD_GEMM
-      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, ws.kt.data(), rows,
+      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, kt, rows,
                        dm.d_k, cols);
 #else
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);
 #endif
       mask_rows(scores, q0, rows, cols, n_k, mask);
-      finite = softmax_forward(scores, rows, cols) && finite;
+      head_finite = softmax_forward(scores, rows, cols) && head_finite;
       attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d + head * dm.d_k,
                                dm.d, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
       if (!selected) continue;
@@ -327,9 +396,21 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
         std::fill(out + cols, out + n_k, 0.0f);
       }
     }
+    if (!head_finite) finite.store(false, std::memory_order_relaxed);
+  };
+  if (parallel) {
+    parallel_for(dm.h, run_head);
+  } else {
+    for (int head = 0; head < dm.h; ++head) run_head(head, 0);
   }
-  linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
-  return finite && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
+
+  if (parallel) {
+    const Projection out = {y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d};
+    linear_forward_parallel(&out, 1);
+  } else {
+    linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
+  }
+  return finite.load() && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
 }
 
 bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,
@@ -373,8 +454,9 @@ double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t atte
   const double f = sizeof(float);
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
   bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
-  bytes += f * (1.0 * std::min(n_q, kQueryBlock) * n_k);               // one block of scores
-  bytes += f * (1.0 * dm.d_k * (n_k + 7));                              // one head's packed scale·Kᵀ (wasm)
+  const double slots = thread_count();                                  // per thread:
+  bytes += f * slots * std::min(n_q, kQueryBlock) * n_k;               //   a block of scores
+  bytes += f * slots * dm.d_k * (n_k + 7.0);                           //   a head's packed scale·Kᵀ (wasm)
   bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
   return bytes + mask_bytes;
 }

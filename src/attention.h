@@ -63,9 +63,10 @@ struct MaskSpec {
 };
 
 // Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
+// scores and kt hold one block per thread (parallel.h) when a call is split over threads.
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
-  std::vector<float> kt;  // one head's scale · Kᵀ for the GEMM kernel (simd_gemm.h), where it is used
+  std::vector<float> kt;  // a head's scale · Kᵀ for the GEMM kernel (simd_gemm.h), where it is used
 };
 
 // ---- the operations, in the order the forward pass runs them ----
@@ -128,6 +129,9 @@ struct AttentionSelection {
 // query rows at a time, so no n_q × n_k buffer per head is materialised; a caller pays memory only
 // for the weights it selects. Inputs must be validated first (validate_forward). Returns false if
 // float32 overflowed on the way (Q, K, V, scores or Y not finite although the inputs were).
+// With thread_count() > 1 (parallel.h) a large enough call splits the projections' output columns
+// and then the heads over the threads; every output element is computed as on one thread (in the
+// wasm build: the same bits), so results do not depend on the thread count.
 constexpr int kQueryBlock = 64;
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,

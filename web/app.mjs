@@ -116,7 +116,8 @@ function render(data) {
   renderStats();
   renderWalk();
   const t3 = performance.now();
-  ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${data.forwardMs.toFixed(2)} ms (in a worker), ` +
+  ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${data.forwardMs.toFixed(2)} ms ` +
+    `(in a worker${data.threads > 1 ? `, ${data.threads} threads` : ''}), ` +
     `heatmaps ${(t2 - t1).toFixed(2)} ms, statistics and walkthrough ${(t3 - t2).toFixed(2)} ms.`;
   Object.assign(ui.timing.dataset, { forwardMs: data.forwardMs, drawMs: t2 - t1 });
   markReady();

@@ -1,6 +1,6 @@
 // From settings to attention, shared by the page (app.mjs) and the widget (widget.js):
 // one layer per configuration, text → tokens → X → forward pass → per-head heatmap models.
-import { createMultiHeadAttention } from '../bindings/multihead.mjs';
+import { createMultiHeadAttention, loadMultihead, runtimeInfo } from '../bindings/multihead.mjs';
 import { MAX_PAGE_TOKENS, embed, tokenize } from './tokens.mjs';
 import { archetypeInput, archetypeWeights } from './archetypes.mjs';
 
@@ -9,11 +9,17 @@ export class AttentionSession {
   #peLayer = null;   // archetype mode encodes positions at half width
   #key = '';
   #settings = null;
+  threads = 1;
 
   /** settings = { d, h, kv, seed, temp, weights: 'random' | 'archetype' }. Reuses the layer if unchanged. */
   async configure(settings) {
     const key = [settings.d, settings.h, settings.kv, settings.seed, settings.temp, settings.weights].join('|');
     if (key === this.#key && this.#layer) return;
+    if (!this.#layer) {
+      // Threads where the page is cross-origin isolated (the threaded build), else one.
+      await loadMultihead({ threads: 'auto' });
+      this.threads = (await runtimeInfo()).threads;
+    }
     const archetype = settings.weights === 'archetype';
     const layer = await createMultiHeadAttention({
       dModel: settings.d, numHeads: settings.h, numKvHeads: archetype ? settings.h : settings.kv,

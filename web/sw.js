@@ -1,6 +1,6 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v3';
+const CACHE = 'multihead-v4';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
@@ -10,9 +10,13 @@ const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', '
   './playground-compare.mjs', './curves.mjs',
   './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
   '../bindings/trainer.mjs', '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
+// The threaded build, only where the host makes the page (and this worker) cross-origin isolated:
+// elsewhere it can never run, so it is not worth the download.
+const THREADED = ['../dist/multihead_core_mt.mjs', '../dist/multihead_core_mt.wasm',
+  '../dist/multihead_core_mt.worker.js'];
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(APP)).then(() => self.skipWaiting()));
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(self.crossOriginIsolated ? [...APP, ...THREADED] : APP)).then(() => self.skipWaiting()));
 });
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 

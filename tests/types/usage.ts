@@ -1,10 +1,15 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
-  createMultiHeadAttention, createTrainer, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
+  createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
   type LanguageModelRun, type Trainer, type TrainerSample,
 } from 'multihead';
 
 async function main(): Promise<void> {
+  await loadMultihead({ threads: threadsAvailable() ? 'auto' : 1 });
+  const threads: number = (await runtimeInfo()).threads + (await setThreads(1));
+  void threads;
+  // @ts-expect-error: threads is 'auto' or a number
+  await loadMultihead({ threads: 'many' });
   const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 8, numKvHeads: 2, seed: 1 });
   const x = new Float32Array(5 * 64);
   const result: ForwardResult = mha.forward(x, { causal: true, returnAttention: true });

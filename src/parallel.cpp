@@ -1,0 +1,161 @@
+#include "parallel.h"
+
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+#define MH_HAVE_THREADS 1
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+#else
+#define MH_HAVE_THREADS 0
+#endif
+
+namespace mh {
+
+#if MH_HAVE_THREADS
+namespace {
+
+// One job at a time. `ticket` packs (generation << 32 | task count << 16 | next task index), so a
+// worker can only claim a task of the job it read the ticket of: a compare-and-swap with a stale
+// generation fails, and the count it compares against is that job's own. (A separate count field
+// let a worker finishing job k read job k + 1's count before k + 1 was published, and claim a
+// task of job k that did not exist: the back-to-back test caught it.) The task and context are
+// written before the job is published and stay fixed until all of its tasks have finished
+// (done == count), which cannot happen while a worker still runs one of them.
+struct Pool {
+  std::vector<std::thread> workers;
+  std::atomic<uint64_t> ticket{0};
+  std::atomic<int> done{0};
+  std::atomic<int> sleepers{0};
+  std::atomic<bool> stopping{false};
+  ParallelTask task = nullptr;
+  void* context = nullptr;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::atomic<int> threads_in_use{1};  // workers with slot >= this sit out
+
+  // Workers are only ever added (fewer threads just idles some): stopping one would make the
+  // caller wait for it, and a browser's main thread must not block (it would also warn).
+  ~Pool();
+};
+
+Pool pool;
+
+constexpr int kMaxTasksPerJob = 0xffff;
+uint32_t generation_of(uint64_t ticket) { return static_cast<uint32_t>(ticket >> 32); }
+int count_of(uint64_t ticket) { return static_cast<int>((ticket >> 16) & 0xffff); }
+int index_of(uint64_t ticket) { return static_cast<int>(ticket & 0xffff); }
+
+// Claims and runs tasks of job `generation` until none are left (or a newer job replaced it).
+void run_tasks(uint32_t generation, int slot) {
+  uint64_t ticket = pool.ticket.load(std::memory_order_acquire);
+  while (generation_of(ticket) == generation) {
+    const int index = index_of(ticket);
+    if (index >= count_of(ticket)) return;
+    if (pool.ticket.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) {
+      pool.task(pool.context, index, slot);
+      pool.done.fetch_add(1, std::memory_order_release);
+      ticket = pool.ticket.load(std::memory_order_acquire);
+    }
+  }
+}
+
+// A worker spins for a short while after each job (a forward call runs several parallel_for in a
+// row, and a benchmark or a typing user calls again soon), then sleeps until the next one.
+void worker_main(int slot) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSpin = std::chrono::microseconds(300);
+  uint32_t seen = generation_of(pool.ticket.load());
+  while (!pool.stopping.load()) {
+    const auto spin_until = Clock::now() + kSpin;
+    uint32_t current = generation_of(pool.ticket.load(std::memory_order_acquire));
+    for (int i = 0; current == seen && !pool.stopping.load(std::memory_order_relaxed); ++i) {
+      if ((i & 255) == 255 && Clock::now() > spin_until) {
+        std::unique_lock<std::mutex> lock(pool.mutex);
+        pool.sleepers.fetch_add(1);
+        pool.wake.wait(lock, [&] {
+          return pool.stopping.load() || generation_of(pool.ticket.load()) != seen;
+        });
+        pool.sleepers.fetch_sub(1);
+      }
+      current = generation_of(pool.ticket.load(std::memory_order_acquire));
+    }
+    if (pool.stopping.load()) return;
+    seen = current;
+    if (slot < pool.threads_in_use.load()) run_tasks(current, slot);
+  }
+}
+
+// At exit (natively; a wasm module never exits): joinable threads must be joined.
+Pool::~Pool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping.store(true);
+  }
+  wake.notify_all();
+  for (std::thread& worker : workers) worker.join();
+}
+
+}  // namespace
+
+int set_thread_count(int threads) {
+  threads = threads < 1 ? 1 : threads > kMaxThreads ? kMaxThreads : threads;
+  for (int slot = static_cast<int>(pool.workers.size()) + 1; slot < threads; ++slot)
+    pool.workers.emplace_back(worker_main, slot);
+  pool.threads_in_use.store(threads);
+  return threads;
+}
+
+int thread_count() { return pool.threads_in_use.load(std::memory_order_relaxed); }
+
+void parallel_for(int count, ParallelTask task, void* context) {
+  if (thread_count() == 1 || count <= 1) {
+    for (int i = 0; i < count; ++i) task(context, i, 0);
+    return;
+  }
+  for (int first = 0; first < count; first += kMaxTasksPerJob) {  // jobs of at most 65,535 tasks
+    const int tasks = std::min(kMaxTasksPerJob, count - first);
+    struct Offset {
+      ParallelTask task;
+      void* context;
+      int first;
+    } offset{task, context, first};
+    pool.task = first == 0 ? task : [](void* c, int i, int slot) {
+      const Offset& o = *static_cast<Offset*>(c);
+      o.task(o.context, o.first + i, slot);
+    };
+    pool.context = first == 0 ? context : &offset;
+    pool.done.store(0, std::memory_order_relaxed);
+    const uint32_t generation = generation_of(pool.ticket.load()) + 1;
+    // Publishes the job (release: task and context are visible to whoever sees this ticket).
+    pool.ticket.store(static_cast<uint64_t>(generation) << 32 | static_cast<uint64_t>(tasks) << 16);
+    if (pool.sleepers.load() > 0) {
+      // Taking the mutex orders this wake-up after a sleeper's check of the ticket. Spin for it
+      // instead of blocking: a browser's main thread must not block (Emscripten warns, once).
+      while (!pool.mutex.try_lock()) {
+      }
+      pool.wake.notify_all();
+      pool.mutex.unlock();
+    }
+    run_tasks(generation, 0);
+    // Every task has been claimed; wait for those still running on other threads.
+    while (pool.done.load(std::memory_order_acquire) < tasks) {
+    }
+  }
+}
+
+#else  // a build without threads
+
+int set_thread_count(int) { return 1; }
+int thread_count() { return 1; }
+void parallel_for(int count, ParallelTask task, void* context) {
+  for (int i = 0; i < count; ++i) task(context, i, 0);
+}
+
+#endif
+
+}  // namespace mh

@@ -7,4 +7,8 @@ npm run --silent build:wasm
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMULTIHEAD_BENCH=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/bench -j2 >/dev/null
 [ -d bench/node_modules/onnxruntime-web ] || npm --prefix bench ci --no-audit --no-fund --loglevel=error
+if [ "${1:-}" = "--threads" ]; then  # npm run bench:threads: the threaded build, in Chromium
+  shift
+  exec node bench/threads.mjs "$@"
+fi
 node bench/run.mjs "$@"

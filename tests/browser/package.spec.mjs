@@ -27,6 +27,7 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   await page.waitForFunction(() => window.multiheadResult !== undefined);
   const result = await page.evaluate(() => window.multiheadResult);
   expect(result.simd).toBe(4);
+  expect(result).toMatchObject({ threads: 1, threadedBuild: false });  // not cross-origin isolated
   expect(result.output).toHaveLength(24);
   expect(result.output.every(Number.isFinite)).toBe(true);
   // Causal rows: query 0 attends only to key 0.
@@ -38,4 +39,14 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   // The widget, imported from the bundle as 'multihead/widget', renders too.
   await page.waitForFunction(() => document.querySelector('#widget')?.shadowRoot?.querySelector('canvas')?._model);
   expect(await page.locator('#widget').evaluate((el) => el.shadowRoot.querySelectorAll('canvas').length)).toBe(2);
+});
+
+test('the same bundle on a cross-origin isolated host runs the threaded build', async ({ page }) => {
+  await page.goto(`http://127.0.0.1:4180/${work}/dist/index.html`);
+  await page.waitForFunction(() => window.multiheadResult !== undefined);
+  const result = await page.evaluate(() => window.multiheadResult);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  expect(result).toMatchObject({ simd: 4, threadedBuild: true, threads: Math.min(4, cores), sameAtEveryThreadCount: true });
+  expect(result.attention.slice(0, 3)).toEqual([1, 0, 0]);
+  await page.waitForFunction(() => document.querySelector('#widget')?.shadowRoot?.querySelector('canvas')?._model);
 });

@@ -1,0 +1,82 @@
+// The in-browser half of bench/threads.mjs. One page holds multihead (threaded build) and one
+// onnxruntime-web configured with ?ort=<threads> (ORT reads its thread count once per page).
+import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
+import { fusedModel, standardOpsModel } from '../onnx.mjs';
+import * as ort from '../node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
+
+const ortThreads = Number(new URL(location.href).searchParams.get('ort') || 1);
+ort.env.wasm.numThreads = ortThreads;
+ort.env.wasm.simd = true;
+ort.env.wasm.wasmPaths = new URL('../node_modules/onnxruntime-web/dist/', import.meta.url).href;
+ort.env.logLevel = 'error';
+await loadMultihead({ threads: 'auto' });
+
+function randomWeights(d, seed) {
+  let a = seed;
+  const r = (count, scale) => Float32Array.from({ length: count }, () => {
+    a = (a * 1103515245 + 12345) >>> 0;
+    return ((a / 2 ** 32) * 2 - 1) * scale;
+  });
+  const s = 1 / Math.sqrt(d);
+  return { wq: r(d * d, s), wk: r(d * d, s), wv: r(d * d, s), wo: r(d * d, s), bq: r(d, 0.1), bk: r(d, 0.1), bv: r(d, 0.1), bo: r(d, 0.1) };
+}
+
+// One sample = as many back-to-back calls as fit in ~2 ms (at least one), divided: the page's
+// clock ticks in 5 µs steps, too coarse for a single 8 µs call.
+async function sample(fn) {
+  let calls = 0;
+  const t0 = performance.now();
+  do { await fn(); calls++; } while (performance.now() - t0 < 2);
+  return (performance.now() - t0) / calls;
+}
+
+// Medians of interleaved samples (one of each per round), after a warm-up of each. prepare[name],
+// if any, runs before each of that function's samples, outside the timing.
+async function timeAll(fns, prepare, seconds) {
+  const names = Object.keys(fns);
+  for (const name of names) {
+    await prepare[name]?.();
+    for (let t0 = performance.now(); performance.now() - t0 < 200;) await fns[name]();
+  }
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let t0 = performance.now(), rounds = 0; rounds < 7 || (performance.now() - t0 < seconds * 1000 && rounds < 500); rounds++) {
+    for (const name of names) {
+      await prepare[name]?.();
+      times[name].push(await sample(fns[name]));
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, times[n].sort((a, b) => a - b)[times[n].length >> 1]]));
+}
+
+// Times one shape: ours at each of `ourThreads`, and ORT (ops graph; fused kernel without weights).
+window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1, peer = true }) => {
+  const weights = randomWeights(d, n + d);
+  const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.37));
+  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  mha.setWeights(weights);
+  const into = { output: new Float32Array(n * d), attention: withWeights ? new Float32Array(h * n * n) : undefined };
+  const fns = {}, prepare = {};
+  for (const t of ourThreads) {
+    prepare[`ours${t}`] = () => setThreads(t);
+    fns[`ours${t}`] = () => mha.forward(x, { causal, returnAttention: withWeights, into });
+  }
+  const feeds = { x: new ort.Tensor('float32', x, [n, d]) };
+  const sessions = [];
+  if (peer) {
+  const standard = await ort.InferenceSession.create(standardOpsModel({ n, d, h, weights, causal, withWeights }), { graphOptimizationLevel: 'all' });
+  sessions.push(standard);
+  fns.ortOps = () => standard.run(feeds);
+  if (!withWeights) {
+    const fused = await ort.InferenceSession.create(fusedModel({ n, d, h, weights, causal }), { graphOptimizationLevel: 'all' });
+    sessions.push(fused);
+    fns.ortFused = () => fused.run(feeds);
+  }
+  }
+  const result = await timeAll(fns, prepare, seconds);
+  for (const s of sessions) await s.release();
+  mha.dispose();
+  return result;
+};
+
+window.info = async () => ({ ...(await runtimeInfo()), ortThreads, userAgent: navigator.userAgent, cores: navigator.hardwareConcurrency });
+window.ready = true;

@@ -1,0 +1,83 @@
+// The threads benchmark: multihead's threaded build against its single-thread self and against
+// onnxruntime-web at 1 and at 2 threads, all inside Debian's Chromium on a cross-origin isolated
+// page (the only place the threaded build runs). Prints a table, writes bench/threads-results.json.
+// Usage: npm run bench:threads   [-- --seconds 1 --quick]
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { chromium } from '@playwright/test';
+
+const args = process.argv.slice(2);
+const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
+const quick = args.includes('--quick');
+const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
+  .filter(([n]) => !quick || n <= 512);
+const flops = (n, d) => 8 * n * d * d + 4 * n * n * d;
+const port = 4190;
+
+const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port), '--isolated'], { stdio: 'ignore' });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+});
+async function openPage(ortThreads) {
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+  for (let attempt = 0; ; attempt++) {  // the server may still be starting
+    try {
+      await page.goto(`http://127.0.0.1:${port}/bench/browser/threads.html?ort=${ortThreads}`);
+      break;
+    } catch (e) {
+      if (attempt > 20) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 30000 });
+  return page;
+}
+
+let results = [], info;
+try {
+  const pages = { 1: await openPage(1), 2: await openPage(2) };
+  info = await pages[1].evaluate(() => window.info());
+  if (!info.threadedBuild || info.threads < 2) throw new Error(`the page did not get the threaded build: ${JSON.stringify(info)}`);
+  const threads = info.threads;
+  for (const [n, d, h] of SHAPES) {
+    for (const withWeights of [false, true]) {
+      if (withWeights && n >= 4096) continue;  // 8 × 4096² weights: over our budget, refused
+      const row = { n, d, h, causal: false, weights: withWeights };
+      // Page 1: ours at 1 and `threads` threads, ORT at 1 thread; page 2: ours again, ORT at 2.
+      const a = await pages[1].evaluate((s) => window.measure(s), { n, d, h, causal: false, withWeights, ourThreads: [1, threads], seconds });
+      const b = await pages[2].evaluate((s) => window.measure(s), { n, d, h, causal: false, withWeights, ourThreads: [threads], seconds });
+      Object.assign(row, {
+        ours1: a.ours1, oursN: a[`ours${threads}`], ortOps1: a.ortOps, ortFused1: a.ortFused ?? null,
+        oursN_b: b[`ours${threads}`], ortOps2: b.ortOps, ortFused2: b.ortFused ?? null,
+      });
+      results.push(row);
+      const f = (ms) => (ms == null ? '—' : `${ms.toFixed(3)} ms`);
+      console.log(`n=${n} d=${d} h=${h} ${withWeights ? '+weights' : '        '} ours 1 thread ${f(row.ours1)} | ours ${threads} ${f(row.oursN)} ` +
+        `(×${(row.ours1 / row.oursN).toFixed(2)}) | ORT 1 thread ops ${f(row.ortOps1)} fused ${f(row.ortFused1)} | ` +
+        `ORT 2 threads ops ${f(row.ortOps2)} fused ${f(row.ortFused2)} (ours ${f(row.oursN_b)})`);
+    }
+  }
+} finally {
+  await browser.close();
+  server.kill();
+}
+
+const machine = { cpu: os.cpus()[0]?.model, cores: os.cpus().length, browser: info?.userAgent, browserCores: info?.cores,
+  threads: info?.threads, date: new Date().toISOString(), secondsPerCase: seconds };
+writeFileSync(new URL('./threads-results.json', import.meta.url), JSON.stringify({ machine, results }, null, 1));
+
+const x = (a, b) => (a && b ? `${(b / a).toFixed(2)}×` : '—');
+const T = info.threads;
+console.log(`\n| n | d | h | weights | ours 1 thread ms | ours ${T} threads ms | speed-up | GFLOP/s at ${T} | ORT ops 1 thr ÷ ours ${T} | ORT fused 1 thr ÷ ours ${T} | ORT ops 2 thr ÷ ours ${T} | ORT fused 2 thr ÷ ours ${T} |`);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  console.log(`| ${r.n} | ${r.d} | ${r.h} | ${r.weights ? 'yes' : 'no'} | ${r.ours1.toFixed(3)} | ${r.oursN.toFixed(3)} | ${x(r.oursN, r.ours1)} | ` +
+    `${(flops(r.n, r.d) / (r.oursN * 1e6)).toFixed(1)} | ${x(r.oursN, r.ortOps1)} | ${r.weights ? '' : x(r.oursN, r.ortFused1)} | ` +
+    `${x(r.oursN_b, r.ortOps2)} | ${r.weights ? '' : x(r.oursN_b, r.ortFused2)} |`);
+}
+console.log(`\nChromium on a cross-origin isolated page; medians of interleaved samples; "÷" = ORT time / ours (above 1: we are faster). ` +
+  `Machine: ${machine.cpu}, ${machine.cores} cores. Raw numbers: bench/threads-results.json`);

@@ -84,6 +84,17 @@ function randomWeights(d, seed) {
   return { wq: r(d * d, s), wk: r(d * d, s), wv: r(d * d, s), wo: r(d * d, s), bq: r(d, 0.1), bk: r(d, 0.1), bv: r(d, 0.1), bo: r(d, 0.1) };
 }
 
+// One core's 128-bit SIMD multiply-add peak (bench/peak.cpp), in wasm and natively: the ceiling
+// for any kernel here, GEMM included.
+function peak(command, args) {
+  try {
+    return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })).peakGflops;
+  } catch {
+    return null;
+  }
+}
+const peakGflops = { wasm: peak('node', ['build/bench/peak_wasm.cjs']), nativeSse2: peak('build/bench/bench_peak_sse2', []) };
+
 const results = [];
 const ort = await loadOrt();
 const nativeRows = { sse2: native('sse2'), march: native('march') };
@@ -163,7 +174,7 @@ const machine = {
   cpu: os.cpus()[0]?.model, cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
   node: process.version, v8: process.versions.v8, platform: `${os.platform()} ${os.release()}`,
   onnxruntimeWeb: ort ? (await import('onnxruntime-web/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? 'installed' : null,
-  date: new Date().toISOString(), secondsPerCase: seconds,
+  date: new Date().toISOString(), secondsPerCase: seconds, peakGflops,
 };
 writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ machine, results, scaling, memory }, null, 1));
 
@@ -182,4 +193,8 @@ if (scaling.length) {
   for (const s of scaling) console.log(`| ${s.n} | ${s.ms.toFixed(3)} | ${s.gflops.toFixed(1)} | ${s.nsPerModelFlop.toFixed(4)} |`);
 }
 if (memory) console.log(`\nn = ${memory.n}, d_model ${memory.d}, causal, no weights: ${memory.ms.toFixed(0)} ms, wasm heap ${memory.heapMiB.toFixed(0)} MiB after the call (${memory.heapMiBBefore.toFixed(0)} MiB before).`);
+if (peakGflops.wasm) {
+  console.log(`\nOne core's 128-bit SIMD multiply-add peak: ${peakGflops.wasm} GFLOP/s in wasm, ${peakGflops.nativeSse2 ?? '—'} native SSE2 ` +
+    '(bench/peak.cpp). "GFLOP/s" above over this peak is how close a shape gets to the machine.');
+}
 console.log(`\n"vs ORT" = ORT time / our time (above 1: we are faster). Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Raw numbers: bench/results.json`);

@@ -6,6 +6,9 @@ bash scripts/setup.sh
 npm run --silent build:wasm
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMULTIHEAD_BENCH=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/bench -j2 >/dev/null
+# The same peak loop in wasm, run by Node (a CommonJS script: the repository's package is ESM).
+NODE_PATH=/usr/share/nodejs em++ -O3 -msimd128 -sENVIRONMENT=node -sSINGLE_FILE=1 \
+  -o build/bench/peak_wasm.js bench/peak.cpp && mv build/bench/peak_wasm.js build/bench/peak_wasm.cjs
 [ -d bench/node_modules/onnxruntime-web ] || npm --prefix bench ci --no-audit --no-fund --loglevel=error
 if [ "${1:-}" = "--threads" ]; then  # npm run bench:threads: the threaded build, in Chromium
   shift

@@ -66,17 +66,24 @@ int64_t parameter_count(const Config& config) {
   return weights + biases;
 }
 
+// A block of columns of linear_forward: out (n × cols) = in (n × d_in) · w (d_in × cols) + b, where
+// rows of out and w are `ld` floats apart (ld = cols for a whole product, the full width for a block).
+static void linear_columns(float* out, const float* in, const float* w, const float* b, int n,
+                           int d_in, int cols, int ld) {
+#if MH_SIMD_GEMM
+  gemm_rowmajor_simd(out, ld, in, d_in, w, ld, b, n, d_in, cols);
+#else
+  MatrixView y(out, n, cols, Eigen::OuterStride<>(ld));
+  ConstMatrixView x(in, n, d_in, Eigen::OuterStride<>(d_in));
+  ConstMatrixView weight(w, d_in, cols, Eigen::OuterStride<>(ld));
+  y.noalias() = x * weight;
+  if (b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, cols);
+#endif
+}
+
 void linear_forward(float* out, const float* in, const float* w, const float* b,
                     int n, int d_in, int d_out) {
-#if MH_SIMD_GEMM
-  gemm_rowmajor_simd(out, d_out, in, d_in, w, d_out, b, n, d_in, d_out);
-#else
-  MatrixView y(out, n, d_out, Eigen::OuterStride<>(d_out));
-  ConstMatrixView x(in, n, d_in, Eigen::OuterStride<>(d_in));
-  ConstMatrixView weight(w, d_in, d_out, Eigen::OuterStride<>(d_out));
-  y.noalias() = x * weight;
-  if (b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, d_out);
-#endif
+  linear_columns(out, in, w, b, n, d_in, d_out, d_out);
 }
 
 void linear_backward(float* d_in, float* d_w, float* d_b, const float* d_out, const float* in,
@@ -290,8 +297,10 @@ struct Projection {
 // kernel's unit, so a chunked product gives the same bits as a whole one) and runs the chunks of
 // all of them over the thread pool together.
 void linear_forward_parallel(const Projection* products, int count) {
+  constexpr int kMaxProducts = 3;  // Q, K and V together
   const int threads = thread_count();
-  int chunk[3], chunks[3], total = 0;
+  int chunk[kMaxProducts], chunks[kMaxProducts], total = 0;
+  count = std::min(count, kMaxProducts);
   for (int p = 0; p < count; ++p) {
     // About two chunks per thread per product, so a slow thread is balanced by the others.
     const int per = (products[p].cols + 2 * threads - 1) / (2 * threads);
@@ -304,17 +313,7 @@ void linear_forward_parallel(const Projection* products, int count) {
     while (task >= chunks[p]) task -= chunks[p++];
     const Projection& m = products[p];
     const int c0 = task * chunk[p], width = std::min(chunk[p], m.cols - c0);
-    // The chunk's columns of out, w and b: same row strides (m.cols), shifted start.
-#if MH_SIMD_GEMM
-    gemm_rowmajor_simd(m.out + c0, m.cols, m.in, m.d_in, m.w + c0, m.cols, m.b ? m.b + c0 : nullptr,
-                       m.n, m.d_in, width);
-#else
-    MatrixView y(m.out + c0, m.n, width, Eigen::OuterStride<>(m.cols));
-    ConstMatrixView x(m.in, m.n, m.d_in, Eigen::OuterStride<>(m.d_in));
-    ConstMatrixView weight(m.w + c0, m.d_in, width, Eigen::OuterStride<>(m.cols));
-    y.noalias() = x * weight;
-    if (m.b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(m.b + c0, width);
-#endif
+    linear_columns(m.out + c0, m.in, m.w + c0, m.b ? m.b + c0 : nullptr, m.n, m.d_in, width, m.cols);
   });
 }
 }  // namespace

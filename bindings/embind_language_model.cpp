@@ -10,6 +10,7 @@
 
 #include "decoder.h"
 #include "model_file.h"
+#include "embind_views.h"
 
 using emscripten::val;
 
@@ -20,10 +21,7 @@ enum Slot {
   kRollout = 6, kHeadEnabled = 7,
 };
 
-template <typename T>
-val view_of(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data()));
-}
+using bindings::view_of;
 
 class LanguageModel {
  public:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "toy_trainer.h"
+#include "embind_views.h"
 
 using emscripten::val;
 
@@ -18,10 +19,7 @@ namespace {
 
 enum Slot { kLosses = 0, kAttention = 1, kProbs = 2, kTokens = 3, kTargets = 4, kFeatures = 5 };
 
-template <typename T>
-val view_of(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data()));
-}
+using bindings::view_of;
 
 class Trainer {
  public:

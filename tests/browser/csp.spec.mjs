@@ -50,3 +50,13 @@ test('the training playground works under a strict CSP', async ({ page }) => {
   await expect(page.locator('.pg-heads canvas')).toHaveCount(2);
   expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
 });
+
+test('the page with threads (cross-origin isolated host) works under a strict CSP', async ({ page }) => {
+  // The pool's Web Workers are same-origin scripts that import the module: worker-src and
+  // script-src 'self' cover them.
+  await page.goto('http://127.0.0.1:4180/web/index.html#text=Threads+under+the+policy&h=4&d=256&kv=4');
+  await page.waitForSelector('body[data-ready="true"]');
+  await expect(page.locator('#timing')).toContainText(/[2-4] threads/);
+  await expect(page.locator('#heads canvas')).toHaveCount(4);
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { createMultiHeadAttention } from '../bindings/multihead.mjs';
 import { plainAttention } from './plain.mjs';
 import { standardOpsModel, fusedModel } from './onnx.mjs';
+import { randomWeights } from './weights.mjs';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
@@ -72,16 +73,6 @@ async function loadOrt() {
     console.warn('onnxruntime-web is not installed (npm --prefix bench ci): the peer columns stay empty');
     return null;
   }
-}
-
-function randomWeights(d, seed) {
-  let a = seed;
-  const r = (count, scale) => Float32Array.from({ length: count }, () => {
-    a = (a * 1103515245 + 12345) >>> 0;
-    return ((a / 2 ** 32) * 2 - 1) * scale;
-  });
-  const s = 1 / Math.sqrt(d);
-  return { wq: r(d * d, s), wk: r(d * d, s), wv: r(d * d, s), wo: r(d * d, s), bq: r(d, 0.1), bk: r(d, 0.1), bv: r(d, 0.1), bo: r(d, 0.1) };
 }
 
 // One core's 128-bit SIMD multiply-add peak (bench/peak.cpp), in wasm and natively: the ceiling

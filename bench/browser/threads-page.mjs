@@ -2,6 +2,7 @@
 // onnxruntime-web configured with ?ort=<threads> (ORT reads its thread count once per page).
 import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
 import { fusedModel, standardOpsModel } from '../onnx.mjs';
+import { randomWeights } from '../weights.mjs';
 import * as ort from '../node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
 
 const ortThreads = Number(new URL(location.href).searchParams.get('ort') || 1);
@@ -10,16 +11,6 @@ ort.env.wasm.simd = true;
 ort.env.wasm.wasmPaths = new URL('../node_modules/onnxruntime-web/dist/', import.meta.url).href;
 ort.env.logLevel = 'error';
 await loadMultihead({ threads: 'auto' });
-
-function randomWeights(d, seed) {
-  let a = seed;
-  const r = (count, scale) => Float32Array.from({ length: count }, () => {
-    a = (a * 1103515245 + 12345) >>> 0;
-    return ((a / 2 ** 32) * 2 - 1) * scale;
-  });
-  const s = 1 / Math.sqrt(d);
-  return { wq: r(d * d, s), wk: r(d * d, s), wv: r(d * d, s), wo: r(d * d, s), bq: r(d, 0.1), bk: r(d, 0.1), bv: r(d, 0.1), bo: r(d, 0.1) };
-}
 
 // One sample = as many back-to-back calls as fit in ~2 ms (at least one), divided: the page's
 // clock ticks in 5 µs steps, too coarse for a single 8 µs call.

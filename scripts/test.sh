@@ -12,6 +12,10 @@ echo "== C++ core under AddressSanitizer + UndefinedBehaviorSanitizer (ctest)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMULTIHEAD_SANITIZE=ON >/dev/null
 cmake --build build/asan -j2 >/dev/null
 ctest --test-dir build/asan --output-on-failure
+echo "== the thread pool and the split forward pass under ThreadSanitizer"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMULTIHEAD_TSAN=ON -DMULTIHEAD_TESTS=OFF >/dev/null
+cmake --build build/tsan -j2 --target parallel_tests_tsan >/dev/null
+build/tsan/parallel_tests_tsan --gtest_brief=1
 echo "== fuzzing the C++ core (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s)"
 cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMULTIHEAD_FUZZ=ON -DMULTIHEAD_TESTS=OFF >/dev/null

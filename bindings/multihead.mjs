@@ -37,11 +37,12 @@ function maxThreads() {
   return 1 + Math.max(1, Math.min(3, (globalThis.navigator?.hardwareConcurrency || 2) - 1));
 }
 
-// How many threads a request means here: 'auto' = the cores the browser reports, at most 4.
+// How many threads a request means here: 'auto' = all the pool has (one per core, at most 4)
+// where threads can run and there is more than one core.
 function threadsWanted(threads) {
   if (threads === undefined || threads === 'auto') {
-    return threads === 'auto' && threadsAvailable()
-      ? Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency || 2)) : 1;
+    const cores = globalThis.navigator?.hardwareConcurrency || 2;
+    return threads === 'auto' && threadsAvailable() && cores > 1 ? maxThreads() : 1;
   }
   if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
     fail(`threads must be 'auto' or an integer from 1 to 16, got ${describe(threads)}`);

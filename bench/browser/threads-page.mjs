@@ -40,7 +40,7 @@ async function timeAll(fns, prepare, seconds) {
 }
 
 // Times one shape: ours at each of `ourThreads`, and ORT (ops graph; fused kernel without weights).
-window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1, peer = true }) => {
+window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1 }) => {
   const weights = randomWeights(d, n + d);
   const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.37));
   const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
@@ -53,7 +53,6 @@ window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1,
   }
   const feeds = { x: new ort.Tensor('float32', x, [n, d]) };
   const sessions = [];
-  if (peer) {
   const standard = await ort.InferenceSession.create(standardOpsModel({ n, d, h, weights, causal, withWeights }), { graphOptimizationLevel: 'all' });
   sessions.push(standard);
   fns.ortOps = () => standard.run(feeds);
@@ -61,7 +60,6 @@ window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1,
     const fused = await ort.InferenceSession.create(fusedModel({ n, d, h, weights, causal }), { graphOptimizationLevel: 'all' });
     sessions.push(fused);
     fns.ortFused = () => fused.run(feeds);
-  }
   }
   const result = await timeAll(fns, prepare, seconds);
   for (const s of sessions) await s.release();

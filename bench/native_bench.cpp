@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "model.h"
+#include "core/model.h"
 
 int main(int argc, char** argv) {
   const double budget = argc > 1 ? std::atof(argv[1]) : 1.0;

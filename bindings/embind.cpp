@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "eigen_include.h"
-#include "init.h"
-#include "model.h"
-#include "parallel.h"
+#include "core/eigen_include.h"
+#include "core/init.h"
+#include "core/model.h"
+#include "core/parallel.h"
 
 using emscripten::val;
 

@@ -1,4 +1,4 @@
-// The C layer for the trained language model (src/decoder.h, src/model_file.h): one Embind class
+// The C layer for the trained language model (src/nn/decoder.h, src/io/model_file.h): one Embind class
 // that owns the wasm-heap buffers JavaScript fills and reads. Same protocol as embind.cpp: size the
 // buffers, JS copies into view(slot), call, JS copies out; every fallible call returns "" or a
 // message. The language-model logic (tokenizing, the forward pass, rollout) is all in the core.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "decoder.h"
-#include "model_file.h"
+#include "nn/decoder.h"
+#include "io/model_file.h"
 #include "embind_views.h"
 
 using emscripten::val;

@@ -1,4 +1,4 @@
-// The C layer for the playground's trainer (src/toy_trainer.h): one Embind class that owns the
+// The C layer for the playground's trainer (src/training/toy_trainer.h): one Embind class that owns the
 // wasm-heap buffers JavaScript reads. Same protocol as embind.cpp: every fallible call returns ""
 // or a message; results are read through view(slot) and copied out by bindings/trainer.mjs.
 // The task data, the model, the backward pass and Adam are all in the core.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "toy_trainer.h"
+#include "training/toy_trainer.h"
 #include "embind_views.h"
 
 using emscripten::val;

@@ -1,12 +1,12 @@
 // multihead: the JavaScript API over the toy-task trainer (bindings/embind_trainer.cpp), which the
 // playground drives from a Web Worker. Like multihead.mjs, this file only checks and marshals; the
-// tasks, the model, the backward pass and Adam are C++ (src/toy_tasks.h, src/toy_trainer.h).
+// tasks, the model, the backward pass and Adam are C++ (src/training/toy_tasks.h, src/training/toy_trainer.h).
 import { loadMultihead } from './multihead.mjs';
 
 // Buffer slots of the Embind Trainer (keep in sync with bindings/embind_trainer.cpp).
 const SLOT = { losses: 0, attention: 1, probs: 2, tokens: 3, targets: 4, features: 5 };
 
-/** The toy tasks, in the core's order (src/toy_tasks.h). */
+/** The toy tasks, in the core's order (src/training/toy_tasks.h). */
 export const TOY_TASKS = Object.freeze(['copy', 'reverse', 'sort', 'previous-token', 'balanced-key']);
 
 const DEFAULTS = Object.freeze({ task: 'copy', layers: 2, heads: 4, dModel: 32, learningRate: 3e-3, seed: 1, batch: 32 });

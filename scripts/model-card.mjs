@@ -35,7 +35,7 @@ ${summary}
 ## Data
 Jane Austen's six novels as Debian ships them in \`r-cran-janeaustenr\` (${(data.bytes / 1e6).toFixed(1)} MB of
 text; the novels are in the public domain, the package is MIT-licensed), exported one line per line by
-\`scripts/prepare-corpus.sh\`. Tokenizer: \`src/tokenizer.h\` (lowercased words, "'s"-style suffixes,
+\`scripts/prepare-corpus.sh\`. Tokenizer: \`src/io/tokenizer.h\` (lowercased words, "'s"-style suffixes,
 punctuation and "--" as tokens; Gutenberg's \`_italics_\` underscores dropped). ${data.tokens.toLocaleString('en')}
 tokens, ${(data.unknown_share * 100).toFixed(1)}% of them outside the ${config.vocab}-entry vocabulary (\`<unk>\`).
 Split: one 4096-token chunk in 20 held out for validation (${data.validation_tokens.toLocaleString('en')} tokens).
@@ -55,7 +55,7 @@ ${lossTable}
 On random tokens repeated twice (not a property of English: a test of in-context copying) the loss is
 ${f2(loss.repeat_first_copy)} nats/token on the first copy and ${f2(loss.repeat_second_copy)} on the second.
 
-## Heads (mean attention weight; see \`src/head_metrics.h\` for the definitions)
+## Heads (mean attention weight; see \`src/core/head_metrics.h\` for the definitions)
 ${headTable}
 
 ## Limits

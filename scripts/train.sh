@@ -2,7 +2,7 @@
 # Reproduces the shipped model from the corpus: web/model/austen.mhlm and its report austen.json.
 #   npm run train            (about 35 minutes; continues from build/train/checkpoint.bin if a run
 #                             was interrupted)
-# Extra arguments go to the trainer (see src/train_main.cpp), e.g. npm run train -- --steps 100.
+# Extra arguments go to the trainer (see src/training/train_main.cpp), e.g. npm run train -- --steps 100.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

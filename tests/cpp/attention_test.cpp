@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "attention.h"
+#include "core/attention.h"
 #include "test_support.h"
 
 namespace {

@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "attention.h"
-#include "decoder.h"
-#include "head_metrics.h"
-#include "init.h"
-#include "layers.h"
+#include "core/attention.h"
+#include "nn/decoder.h"
+#include "core/head_metrics.h"
+#include "core/init.h"
+#include "nn/layers.h"
 
 namespace {
 

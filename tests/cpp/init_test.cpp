@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "init.h"
+#include "core/init.h"
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "decoder.h"
-#include "head_metrics.h"
-#include "model_file.h"
-#include "tokenizer.h"
+#include "nn/decoder.h"
+#include "core/head_metrics.h"
+#include "io/model_file.h"
+#include "io/tokenizer.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model_file.h"
+#include "io/model_file.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "model.h"
+#include "core/model.h"
 
 int main(int argc, char** argv) {
   if (argc != 9) {

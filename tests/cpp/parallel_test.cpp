@@ -4,8 +4,8 @@
 #include <atomic>
 #include <vector>
 
-#include "attention.h"
-#include "parallel.h"
+#include "core/attention.h"
+#include "core/parallel.h"
 #include "test_support.h"
 
 namespace {

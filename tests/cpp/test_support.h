@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model.h"
+#include "core/model.h"
 #include "reference.h"
 
 namespace test {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "toy_trainer.h"
+#include "training/toy_trainer.h"
 
 int main(int argc, char** argv) {
   if (argc < 8) {

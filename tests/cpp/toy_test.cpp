@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-#include "toy_trainer.h"
+#include "training/toy_trainer.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "attention.h"
-#include "model.h"
+#include "core/attention.h"
+#include "core/model.h"
 
 namespace {
 

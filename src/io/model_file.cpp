@@ -1,4 +1,4 @@
-#include "model_file.h"
+#include "io/model_file.h"
 
 #include <cmath>
 #include <cstring>

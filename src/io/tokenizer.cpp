@@ -1,4 +1,4 @@
-#include "tokenizer.h"
+#include "io/tokenizer.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "parallel.h"
+#include "core/parallel.h"
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #define MH_HAVE_THREADS 1

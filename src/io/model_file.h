@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "decoder.h"
-#include "tokenizer.h"
+#include "nn/decoder.h"
+#include "io/tokenizer.h"
 
 namespace mh {
 

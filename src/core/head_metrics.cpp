@@ -1,8 +1,8 @@
-#include "head_metrics.h"
+#include "core/head_metrics.h"
 
 #include <cmath>
 
-#include "init.h"
+#include "core/init.h"
 
 namespace mh {
 

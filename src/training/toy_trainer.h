@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "decoder.h"
-#include "toy_tasks.h"
+#include "nn/decoder.h"
+#include "training/toy_tasks.h"
 
 namespace mh {
 

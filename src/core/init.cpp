@@ -1,4 +1,4 @@
-#include "init.h"
+#include "core/init.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "toy_tasks.h"
+#include "training/toy_tasks.h"
 
 #include <algorithm>
 
-#include "init.h"
+#include "core/init.h"
 
 namespace mh {
 

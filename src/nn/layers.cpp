@@ -1,8 +1,8 @@
-#include "layers.h"
+#include "nn/layers.h"
 
 #include <cmath>
 
-#include "eigen_include.h"
+#include "core/eigen_include.h"
 
 namespace mh {
 

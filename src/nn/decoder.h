@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "layers.h"
+#include "core/attention.h"
+#include "nn/layers.h"
 
 namespace mh {
 

@@ -1,10 +1,10 @@
-#include "toy_trainer.h"
+#include "training/toy_trainer.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "init.h"
+#include "core/init.h"
 
 namespace mh {
 

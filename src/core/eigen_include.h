@@ -2,7 +2,7 @@
 //
 // Why this file exists: under Emscripten with -msimd128 -msse2, Eigen takes its SSE2 path (which
 // Emscripten translates to wasm SIMD), but two things would break it (see README, "Toolchain"):
-//  1. Eigen includes <mmintrin.h>, which Emscripten does not ship: src/wasm_shim/ holds an empty
+//  1. Eigen includes <mmintrin.h>, which Emscripten does not ship: src/core/wasm_shim/ holds an empty
 //     one, on the include path of the wasm build only.
 //  2. clang reports __GNUC__ 4.2, so Eigen picks x86 inline asm in pmin/pmax (EIGEN_COMP_GNUC<63)
 //     and in the gebp kernel (EIGEN_GNUC_AT_LEAST(6,0)). Pretending to be GCC 5.13 while Eigen's
@@ -35,7 +35,7 @@
 #pragma pop_macro("__GNUC__")
 #pragma clang diagnostic pop
 #if defined(__wasm_simd128__) && !defined(EIGEN_VECTORIZE_SSE2)
-#error "wasm build without Eigen's SSE2 path: compile with -msimd128 -msse2 (see src/eigen_include.h)"
+#error "wasm build without Eigen's SSE2 path: compile with -msimd128 -msse2 (see src/core/eigen_include.h)"
 #endif
 #else
 #include <Eigen/Core>

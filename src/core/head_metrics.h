@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "decoder.h"
+#include "nn/decoder.h"
 
 namespace mh {
 

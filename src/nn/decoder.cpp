@@ -1,10 +1,10 @@
-#include "decoder.h"
+#include "nn/decoder.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "eigen_include.h"
-#include "init.h"
+#include "core/eigen_include.h"
+#include "core/init.h"
 
 namespace mh {
 

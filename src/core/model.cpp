@@ -1,9 +1,9 @@
-#include "model.h"
+#include "core/model.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "init.h"
+#include "core/init.h"
 
 namespace mh {
 

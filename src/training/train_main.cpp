@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "decoder.h"
-#include "head_metrics.h"
-#include "init.h"
-#include "layers.h"
-#include "model_file.h"
-#include "tokenizer.h"
+#include "nn/decoder.h"
+#include "core/head_metrics.h"
+#include "core/init.h"
+#include "nn/layers.h"
+#include "io/model_file.h"
+#include "io/tokenizer.h"
 
 using namespace mh;
 

@@ -1,13 +1,13 @@
-#include "attention.h"
+#include "core/attention.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 
-#include "eigen_include.h"
-#include "parallel.h"
-#include "simd_exp.h"
-#include "simd_gemm.h"
+#include "core/eigen_include.h"
+#include "core/parallel.h"
+#include "core/simd_exp.h"
+#include "core/simd_gemm.h"
 
 namespace mh {
 

@@ -26,7 +26,8 @@ Dims dims_of(const Config& config) {
   dm.d = config.d_model;
   dm.h = config.num_heads;
   dm.h_kv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
-  dm.d_k = dm.h > 0 ? dm.d / dm.h : 0;
+  dm.d_k = config.head_dim > 0 ? config.head_dim : dm.h > 0 ? dm.d / dm.h : 0;
+  dm.d_q = dm.h * dm.d_k;
   dm.d_kv = dm.h_kv * dm.d_k;
   dm.scale = config.scale > 0
                  ? config.scale
@@ -39,7 +40,12 @@ std::string validate_config(const Config& c) {
     return format("dModel must be an integer from 1 to %g, got %g", kMaxDModel, c.d_model);
   if (c.num_heads < 1 || c.num_heads > kMaxHeads)
     return format("numHeads must be an integer from 1 to %g, got %g", kMaxHeads, c.num_heads);
-  if (c.d_model % c.num_heads != 0)
+  if (c.head_dim < 0 || c.head_dim > 1024)
+    return format("headDim must be from 1 to 1024 (or 0 for dModel / numHeads), got %g", c.head_dim);
+  if (c.rope_dims < 0 || c.rope_dims % 2 != 0 || c.rope_dims > dims_of(c).d_k || (c.rope_dims > 0 && !c.rope_inv_freq))
+    return format("rotary dims must be an even number up to the head size (%g), got %g",
+                  dims_of(c).d_k, c.rope_dims);
+  if (c.head_dim == 0 && c.d_model % c.num_heads != 0)
     return format("dModel (%g) must be divisible by numHeads (%g): each head gets dModel / numHeads "
                   "dimensions; choose e.g. numHeads = %g",
                   c.d_model, c.num_heads, c.num_heads > 1 && c.d_model % 2 == 0 ? 2 : 1);
@@ -60,9 +66,9 @@ std::string validate_config(const Config& c) {
 
 int64_t parameter_count(const Config& config) {
   Dims dm = dims_of(config);
-  int64_t d = dm.d, d_kv = dm.d_kv;
-  int64_t weights = d * d * 2 + d * d_kv * 2;
-  int64_t biases = config.bias ? d * 2 + d_kv * 2 : 0;
+  int64_t d = dm.d, d_q = dm.d_q, d_kv = dm.d_kv;
+  int64_t weights = d * d_q * 2 + d * d_kv * 2;
+  int64_t biases = config.bias ? d_q + d + d_kv * 2 : 0;
   return weights + biases;
 }
 
@@ -134,7 +140,10 @@ static void mask_rows(float* scores, int first_query, int rows, int n_cols, int 
           Eigen::Map<const Eigen::ArrayXf>(mask.additive + query * n_k, n_cols);
     }
     if (mask.causal) {
-      for (int64_t j = query + 1; j < n_cols; ++j) row[j] = kNegInf;
+      const int64_t position = mask.query_offset + query;
+      for (int64_t j = position + 1; j < n_cols; ++j) row[j] = kNegInf;
+      if (mask.window > 0)
+        for (int64_t j = 0; j < std::min<int64_t>(n_cols, position - mask.window + 1); ++j) row[j] = kNegInf;
     }
     if (mask.key_padding) {
       for (int j = 0; j < n_cols; ++j)
@@ -277,6 +286,35 @@ void attention_values_backward(float* d_a, float* d_v, int ldv, const float* d_o
   dv.noalias() += weights.transpose() * dout;
 }
 
+void KvCache::reset(int capacity_tokens, int d_kv) {
+  k.assign(static_cast<size_t>(capacity_tokens) * d_kv, 0.0f);
+  v.assign(static_cast<size_t>(capacity_tokens) * d_kv, 0.0f);
+  length = 0;
+  capacity = capacity_tokens;
+}
+
+void rotary_forward(float* x, int ld, int n, int heads, int d_k, int first_position, int rope_dims,
+                    const float* inv_freq) {
+  const int half = rope_dims / 2;
+  for (int r = 0; r < n; ++r) {
+    // The angle in float32 as transformers computes it (position · inv_freq), cos/sin rounded once.
+    const float position = static_cast<float>(first_position + r);
+    float* row = x + static_cast<int64_t>(r) * ld;
+    for (int i = 0; i < half; ++i) {
+      const float angle = position * inv_freq[i];
+      const float c = static_cast<float>(std::cos(static_cast<double>(angle)));
+      const float s = static_cast<float>(std::sin(static_cast<double>(angle)));
+      for (int head = 0; head < heads; ++head) {
+        float* a = row + head * d_k + i;
+        float* b = a + half;
+        const float x0 = *a, x1 = *b;
+        *a = x0 * c - x1 * s;
+        *b = x1 * c + x0 * s;
+      }
+    }
+  }
+}
+
 static bool all_finite(const std::vector<float>& v) {
   return Eigen::Map<const Eigen::ArrayXf>(v.data(), static_cast<Eigen::Index>(v.size())).allFinite();
 }
@@ -321,29 +359,47 @@ void linear_forward_parallel(const Projection* products, int count) {
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,
                                  const Config& config, const WeightsView& w, const MaskSpec& mask,
-                                 Workspace& ws) {
+                                 Workspace& ws, KvCache* cache) {
   const Dims dm = dims_of(config);
   const int group = dm.h / dm.h_kv;
-  const double flops = 2.0 * n_q * dm.d * dm.d * 2 + 2.0 * n_k * dm.d * dm.d_kv * 2 +
-                       4.0 * n_q * n_k * dm.d;
+  const int n_new = n_k;  // key/value rows projected in this call
+  const int cached = cache ? cache->length : 0;
+  const double flops = 2.0 * n_q * dm.d * dm.d_q * 2 + 2.0 * n_new * dm.d * dm.d_kv * 2 +
+                       4.0 * n_q * (cached + n_k) * dm.d_q;
   const bool parallel = thread_count() > 1 && flops >= kParallelMinFlops;
   const int slots = parallel ? thread_count() : 1;
-  ws.q.resize(static_cast<size_t>(n_q) * dm.d);
+  ws.q.resize(static_cast<size_t>(n_q) * dm.d_q);
   ws.k.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
-  ws.concat.resize(static_cast<size_t>(n_q) * dm.d);
+  ws.concat.resize(static_cast<size_t>(n_q) * dm.d_q);
 
   if (parallel) {
-    const Projection qkv[3] = {{ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d},
+    const Projection qkv[3] = {{ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d_q},
                                {ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv},
                                {ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv}};
     linear_forward_parallel(qkv, 3);
   } else {
-    linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d);
+    linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d_q);
     linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
     linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
   }
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
+  if (config.rope_dims > 0) {
+    rotary_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, mask.query_offset, config.rope_dims,
+                   config.rope_inv_freq);
+    rotary_forward(ws.k.data(), dm.d_kv, n_k, dm.h_kv, dm.d_k, cached, config.rope_dims,
+                   config.rope_inv_freq);
+  }
+  const float* keys = ws.k.data();
+  const float* values = ws.v.data();
+  if (cache) {  // append the new rows; attend over everything cached
+    std::copy(ws.k.begin(), ws.k.end(), cache->k.begin() + static_cast<int64_t>(cached) * dm.d_kv);
+    std::copy(ws.v.begin(), ws.v.end(), cache->v.begin() + static_cast<int64_t>(cached) * dm.d_kv);
+    cache->length = cached + n_new;
+    n_k = cache->length;
+    keys = cache->k.data();
+    values = cache->v.data();
+  }
 
   // Heads are independent: each thread takes whole heads, with its own block of scores (and, in
   // wasm, its own packed keys) from the workspace.
@@ -357,8 +413,8 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   std::atomic<bool> finite{true};
   auto run_head = [&](int head, int slot) {
     const float* q_head = ws.q.data() + head * dm.d_k;
-    const float* k_head = ws.k.data() + (head / group) * dm.d_k;
-    const float* v_head = ws.v.data() + (head / group) * dm.d_k;
+    const float* k_head = keys + (head / group) * dm.d_k;
+    const float* v_head = values + (head / group) * dm.d_k;
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
     float* scores = ws.scores.data() + scores_per_slot * slot;
 #if MH_SIMD_GEMM
@@ -374,18 +430,18 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     for (int q0 = 0; q0 < n_q; q0 += block) {
       const int rows = std::min(block, n_q - q0);
       // Causal blocks skip keys that every one of their queries must ignore anyway.
-      const int cols = mask.causal ? std::min(n_k, q0 + rows) : n_k;
+      const int cols = mask.causal ? std::min(n_k, mask.query_offset + q0 + rows) : n_k;
 #if MH_SIMD_GEMM
-      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, kt, rows,
+      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, kt, rows,
                        dm.d_k, cols);
 #else
-      attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d, dm.d, k_head,
+      attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);
 #endif
       mask_rows(scores, q0, rows, cols, n_k, mask);
       head_finite = softmax_forward(scores, rows, cols) && head_finite;
-      attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d + head * dm.d_k,
-                               dm.d, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
+      attention_values_forward(ws.concat.data() + static_cast<int64_t>(q0) * dm.d_q + head * dm.d_k,
+                               dm.d_q, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
       if (!selected) continue;
       // Copy out the selected rows of this block; keys a causal block skipped get weight 0.
       const int from = std::max(q0, sel.first_row), to = std::min(q0 + rows, sel.first_row + sel.rows);
@@ -404,10 +460,10 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   }
 
   if (parallel) {
-    const Projection out = {y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d};
+    const Projection out = {y, ws.concat.data(), w.wo, w.bo, n_q, dm.d_q, dm.d};
     linear_forward_parallel(&out, 1);
   } else {
-    linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d, dm.d);
+    linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d_q, dm.d);
   }
   return finite.load() && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
 }
@@ -427,7 +483,7 @@ bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xk
     o.noalias() = xm * wm;
     if (bias) o.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias + column, dm.d_k);
   };
-  project(t.q, xq, n_q, w.wq, w.bq, dm.d, head * dm.d_k);
+  project(t.q, xq, n_q, w.wq, w.bq, dm.d_q, head * dm.d_k);
   project(t.k, xkv, n_k, w.wk, w.bk, dm.d_kv, kv_head * dm.d_k);
   project(t.v, xkv, n_k, w.wv, w.bv, dm.d_kv, kv_head * dm.d_k);
 
@@ -452,7 +508,7 @@ double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t atte
   const Dims dm = dims_of(config);
   const double f = sizeof(float);
   double bytes = f * (2.0 * n_q * dm.d + n_k * dm.d);                  // inputs and output
-  bytes += f * (2.0 * n_q * dm.d + 2.0 * n_k * dm.d_kv);               // Q, concat, K, V
+  bytes += f * (2.0 * n_q * dm.d_q + 2.0 * n_k * dm.d_kv);             // Q, concat, K, V
   const double slots = thread_count();                                  // per thread:
   bytes += f * slots * std::min(n_q, kQueryBlock) * n_k;               //   a block of scores
   bytes += f * slots * dm.d_k * (n_k + 7.0);                           //   a head's packed scale·Kᵀ (wasm)

@@ -2,10 +2,13 @@
 //
 // Notation (all matrices row-major float32):
 //   n_q     query positions, n_k key/value positions (n_q == n_k == n for self-attention)
-//   d       d_model;  h = num_heads;  d_k = d / h;  h_kv = num_kv_heads;  d_kv = h_kv * d_k
-//   Q = Xq·W_Q + b_Q (n_q × d),  K = Xkv·W_K + b_K (n_k × d_kv),  V = Xkv·W_V + b_V (n_k × d_kv)
+//   d       d_model;  h = num_heads;  d_k = head_dim (d / h unless set);  d_q = h * d_k
+//   h_kv = num_kv_heads;  d_kv = h_kv * d_k
+//   Q = Xq·W_Q + b_Q (n_q × d_q),  K = Xkv·W_K + b_K (n_k × d_kv),  V = Xkv·W_V + b_V (n_k × d_kv)
+//   optionally rotary positions (RoPE) applied to each head's Q and K rows
 //   head i reads Q columns [i·d_k, (i+1)·d_k) and K/V columns of kv head g(i) = i / (h / h_kv)
 //   A_i = softmax(scale · Q_i K_gᵀ + mask) (n_q × n_k),  O[:, head i] = A_i V_g,  Y = O·W_O + b_O
+//   (W_O is d_q × d)
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,13 @@ struct Config {
   bool bias = true;
   float scale = 0.0f;        // score scale; 0 means 1 / (temperature · sqrt(d_k))
   float temperature = 1.0f;  // > 1 flattens every head's attention, < 1 sharpens it
+  int head_dim = 0;          // 0 means d_model / num_heads; real checkpoints may set it (Mistral-Nemo)
+  // Rotary position embedding (Su et al. 2021) in the "rotate half" layout of Llama/Qwen/Mistral:
+  // within each head, dims i and i + rope_dims/2 (i < rope_dims/2) are rotated by the angle
+  // position · rope_inv_freq[i]. rope_dims = 0 means none; the caller owns rope_inv_freq
+  // (rope_dims/2 floats), which is where a checkpoint's rope scaling is already folded in.
+  int rope_dims = 0;
+  const float* rope_inv_freq = nullptr;
 };
 
 // Limits that turn a runaway request into an error instead of a frozen tab or an abort.
@@ -31,7 +41,7 @@ constexpr double kMemoryBudgetBytes = 512.0 * 1024 * 1024;
 
 // The sizes every other function derives from a (valid) Config.
 struct Dims {
-  int d, h, h_kv, d_k, d_kv;
+  int d, h, h_kv, d_k, d_q, d_kv;
   float scale;
 };
 Dims dims_of(const Config& config);
@@ -39,7 +49,8 @@ Dims dims_of(const Config& config);
 // "" if the config is usable, else a message that says what to change.
 std::string validate_config(const Config& config);
 
-// Weights and biases in the X·W convention: W_Q, W_O are d × d, W_K, W_V are d × d_kv, [in][out].
+// Weights and biases in the X·W convention: W_Q is d × d_q, W_K, W_V are d × d_kv, W_O is d_q × d,
+// all [in][out].
 // Bias pointers are null when config.bias is false.
 struct WeightsView {
   const float *wq, *wk, *wv, *wo;
@@ -50,13 +61,20 @@ struct WeightsView {
 int64_t parameter_count(const Config& config);
 
 // Which (query, key) pairs may not attend. All parts are optional and combine:
-//   causal: key j is blocked for query i when j > i (top-left aligned, as in PyTorch's is_causal)
+//   causal: key j is blocked for query i when j > query_offset + i (with query_offset 0: top-left
+//     aligned, as in PyTorch's is_causal; a decoding step with a key/value cache passes the number
+//     of cached tokens, so its queries see every earlier token)
+//   window (with causal): key j is also blocked when query_offset + i − j ≥ window (Mistral's
+//     sliding window; 0 = no window)
+//   query_offset is also the position of query 0 for rotary positions.
 //   key_padding (n_k): nonzero = that key position is padding, blocked for every query
 //   blocked (n_q × n_k): nonzero = blocked
 //   additive (n_q × n_k): added to the scaled scores (-inf blocks; large negative values damp)
 // A query whose keys are all blocked gets an attention row of zeros (and a zero head output).
 struct MaskSpec {
   bool causal = false;
+  int query_offset = 0;
+  int window = 0;
   const uint8_t* key_padding = nullptr;
   const uint8_t* blocked = nullptr;
   const float* additive = nullptr;
@@ -64,6 +82,14 @@ struct MaskSpec {
 
 // Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
 // scores and kt hold one block per thread (parallel.h) when a call is split over threads.
+// Keys and values of the tokens seen so far, for decoding one token at a time: rows
+// [0, length) of k and v (capacity × d_kv each, rotary positions already applied to k).
+struct KvCache {
+  std::vector<float> k, v;
+  int length = 0, capacity = 0;
+  void reset(int capacity_tokens, int d_kv);  // allocates once: views into it never move
+};
+
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
   std::vector<float> kt;  // a head's scale · Kᵀ for the GEMM kernel (simd_gemm.h), where it is used
@@ -124,6 +150,11 @@ struct AttentionSelection {
   int64_t floats(int n_k) const { return int64_t{heads} * rows * n_k; }
 };
 
+// Rotates each head's rows in place: x (n × heads·d_k, row stride ld), row r at position
+// first_position + r; dims [0, rope_dims/2) pair with [rope_dims/2, rope_dims) of the same head.
+void rotary_forward(float* x, int ld, int n, int heads, int d_k, int first_position, int rope_dims,
+                    const float* inv_freq);
+
 // The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d), and the selected attention weights
 // into `attention` (sel.heads × sel.rows × n_k). Scores only ever live in a block of kQueryBlock
 // query rows at a time, so no n_q × n_k buffer per head is materialised; a caller pays memory only
@@ -133,10 +164,14 @@ struct AttentionSelection {
 // and then the heads over the threads; every output element is computed as on one thread (in the
 // wasm build: the same bits), so results do not depend on the thread count.
 constexpr int kQueryBlock = 64;
+//
+// With a cache, xkv holds only the n_k new tokens: their keys and values are appended to the cache
+// (at positions cache->length …) and the queries attend to every cached token, so the attention
+// rows are cache->length (after the call) long. The cache must have room for them.
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,
                                  const Config& config, const WeightsView& w, const MaskSpec& mask,
-                                 Workspace& ws);
+                                 Workspace& ws, KvCache* cache = nullptr);
 
 // Everything one head computes, for teaching. Shapes: q n_q × d_k, k and v n_k × d_k,
 // scores / scaled / masked / attention n_q × n_k, head_output n_q × d_k.

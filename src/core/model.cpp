@@ -24,9 +24,10 @@ AttentionModel::AttentionModel(const Config& config) : config_(config) {
 int64_t AttentionModel::weight_size(int which) const {
   const Dims dm = dims();
   switch (which) {
-    case kWq: case kWo: return int64_t{dm.d} * dm.d;
+    case kWq: case kWo: return int64_t{dm.d} * dm.d_q;
     case kWk: case kWv: return int64_t{dm.d} * dm.d_kv;
-    case kBq: case kBo: return config_.bias ? dm.d : 0;
+    case kBq: return config_.bias ? dm.d_q : 0;
+    case kBo: return config_.bias ? dm.d : 0;
     case kBk: case kBv: return config_.bias ? dm.d_kv : 0;
     default: return 0;
   }

@@ -1,0 +1,230 @@
+#include "io/checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "io/hf_config.h"
+#include "io/model_file.h"
+
+namespace mh {
+
+namespace {
+using safetensors::DType;
+
+bool weight_type_of(DType t, WeightType& out) {
+  switch (t) {
+    case DType::kF32: out = WeightType::kF32; return true;
+    case DType::kF16: out = WeightType::kF16; return true;
+    case DType::kBF16: out = WeightType::kBF16; return true;
+    default: return false;
+  }
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The shape a source tensor must have for a destination cut as spec says.
+std::vector<int64_t> source_shape(const ParamSpec& p) {
+  switch (p.layout) {
+    case Layout::kCopy: return p.matrix ? std::vector<int64_t>{p.rows, p.cols} : std::vector<int64_t>{p.cols};
+    case Layout::kTranspose: return {p.cols, p.rows};
+    case Layout::kColumns: return {p.rows, p.cols * p.parts};
+    case Layout::kRange: return {p.cols * p.parts};
+  }
+  return {};
+}
+
+// Where source element (row r, column c) of a source with `cols` columns and `rows` rows goes in
+// the destination, or -1 when it belongs to another part.
+int64_t destination_index(const ParamSpec& p, int64_t rows, int64_t cols, int64_t r, int64_t c) {
+  switch (p.layout) {
+    case Layout::kCopy: return r * cols + c;
+    case Layout::kTranspose: return c * rows + r;
+    case Layout::kColumns:
+    case Layout::kRange: {
+      const int64_t from = p.part * p.cols;
+      return c >= from && c < from + p.cols ? r * p.cols + (c - from) : -1;
+    }
+  }
+  return -1;
+}
+
+void source_rows_cols(const safetensors::TensorInfo& t, int64_t& rows, int64_t& cols) {
+  cols = t.shape.empty() ? 1 : t.shape.back();
+  rows = cols > 0 ? t.elements() / cols : 0;
+}
+}  // namespace
+
+std::string CheckpointLoader::set_config(const std::string& config_json) {
+  std::string error = read_hf_config(config_json, config_);
+  has_config_ = error.empty();
+  return error;
+}
+
+std::string CheckpointLoader::add_shard(const std::string& file_name, const uint8_t* header_json, uint64_t n,
+                                        uint64_t file_size, int& index) {
+  if (planned_) return "add every shard before plan()";
+  Shard shard;
+  shard.name = file_name;
+  std::string error = safetensors::parse_header(header_json, n, file_size, shard.header);
+  if (!error.empty()) return file_name + ": " + error;
+  index = static_cast<int>(shards_.size());
+  shards_.push_back(std::move(shard));
+  return "";
+}
+
+std::string CheckpointLoader::plan(double available_bytes) {
+  if (!has_config_) return "load config.json first";
+  if (shards_.empty()) return "no weights: the checkpoint needs model.safetensors (or its shards)";
+  by_name_.clear();
+  for (int s = 0; s < static_cast<int>(shards_.size()); ++s)
+    for (const auto& t : shards_[s].header.tensors) {
+      if (by_name_.count(t.name))
+        return "tensor \"" + t.name + "\" is in two shards (" + shards_[by_name_[t.name].shard].name + " and " +
+               shards_[s].name + ")";
+      by_name_[t.name] = {s, &t};
+    }
+  // The family's names carry one of a few prefixes, depending on the class that saved them.
+  const std::string probe = probe_tensor(config_.family);
+  std::string prefix;
+  bool found = false;
+  for (const std::string& p : name_prefixes(config_.family))
+    if (!found && by_name_.count(p + probe)) { prefix = p; found = true; }
+  if (!found)
+    return "the weights have no \"" + probe + "\" tensor (with or without a prefix): they are not " +
+           config_.model_type + " weights, or config.json belongs to another model";
+
+  struct Planned { ParamSpec spec; Source source; };
+  std::vector<Planned> planned;
+  double bytes = 0;
+  for (const ParamSpec& spec : architecture_params(config_)) {
+    const Source* source = nullptr;
+    std::string tried;
+    for (const std::string& name : spec.sources) {
+      const std::string full = (spec.unprefixed ? "" : prefix) + name;
+      auto it = by_name_.find(full);
+      if (it != by_name_.end()) { source = &it->second; break; }
+      if (tried.empty()) tried = full;
+    }
+    if (!source) {
+      if (spec.optional) continue;
+      return "the weights have no tensor \"" + tried + "\", which a " + config_.model_type +
+             " model with this config.json needs (is a shard missing?)";
+    }
+    WeightType type;
+    if (!weight_type_of(source->info->dtype, type))
+      return "tensor \"" + source->info->name + "\" is stored as " + safetensors::dtype_name(source->info->dtype) +
+             ": only F32, F16 and BF16 weights are supported";
+    const std::vector<int64_t> want = source_shape(spec);
+    if (source->info->shape != want)
+      return "tensor \"" + source->info->name + "\" has shape " + shape_text(source->info->shape) + " but config.json implies " +
+             shape_text(want) + ": the weights do not match the config";
+    planned.push_back({spec, *source});
+    bytes += double(spec.rows) * spec.cols * (spec.matrix ? weight_type_bytes(type) : 4);
+  }
+  bytes_needed_ = bytes;
+  if (bytes > available_bytes)
+    return "this model needs " + std::to_string(static_cast<long long>(bytes / 1e6)) + " MB for its weights but only " +
+           std::to_string(static_cast<long long>(available_bytes / 1e6)) +
+           " MB of memory are available here: choose a smaller model";
+
+  for (const Planned& p : planned) {
+    WeightType source_type;
+    weight_type_of(p.source.info->dtype, source_type);
+    Tensor& t = tensors_[p.spec.name];
+    t.type = p.spec.matrix ? source_type : WeightType::kF32;
+    t.rows = p.spec.rows;
+    t.cols = p.spec.cols;
+    t.bytes.assign(static_cast<size_t>(t.elements() * weight_type_bytes(t.type)), 0);
+    std::vector<uint8_t>* staged = nullptr;
+    if (t.type != source_type) {
+      staged = &staged_[p.source.info];
+      staged->resize(p.source.info->end - p.source.info->begin);
+    }
+    shards_[p.source.shard].scatters.push_back({p.source.info, p.spec, &t, staged});
+  }
+  planned_ = true;
+  return "";
+}
+
+void CheckpointLoader::scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset) {
+  // lo, hi: byte offsets relative to the source tensor's first byte; bytes[0] is file byte `offset`.
+  const uint8_t* in = bytes + (s.source->begin + lo - offset);
+  if (s.staged) {
+    std::memcpy(s.staged->data() + lo, in, hi - lo);
+    return;
+  }
+  uint8_t* out = s.dest->bytes.data();
+  if (s.spec.layout == Layout::kCopy) {
+    std::memcpy(out + lo, in, hi - lo);
+    return;
+  }
+  const uint64_t es = static_cast<uint64_t>(weight_type_bytes(s.dest->type));
+  int64_t rows, cols;
+  source_rows_cols(*s.source, rows, cols);
+  uint64_t at = lo;
+  while (at < hi) {
+    const int64_t e = static_cast<int64_t>(at / es);
+    const int64_t r = e / cols, c0 = e % cols;
+    if (at % es != 0 || at + es > hi) {  // an element split across chunks: byte by byte
+      const int64_t dest = destination_index(s.spec, rows, cols, r, c0);
+      if (dest >= 0) out[dest * es + at % es] = *in;
+      ++at;
+      ++in;
+      continue;
+    }
+    // Whole elements along the rest of this source row.
+    const int64_t run = std::min<int64_t>((hi - at) / es, cols - c0);
+    for (int64_t i = 0; i < run; ++i) {
+      const int64_t dest = destination_index(s.spec, rows, cols, r, c0 + i);
+      if (dest >= 0) std::memcpy(out + dest * es, in + i * es, es);
+    }
+    at += run * es;
+    in += run * es;
+  }
+}
+
+std::string CheckpointLoader::feed(int shard, const uint8_t* bytes, size_t size) {
+  if (!planned_) return "plan() the checkpoint before feeding its bytes";
+  if (shard < 0 || shard >= static_cast<int>(shards_.size())) return "no such shard";
+  Shard& sh = shards_[shard];
+  const uint64_t offset = sh.fed, end = offset + size;
+  if (end > sh.header.file_bytes)
+    return sh.name + " is longer than its header says (" + std::to_string(sh.header.file_bytes) + " bytes): it is corrupt";
+  for (const Scatter& s : sh.scatters) {
+    const uint64_t lo = std::max(offset, s.source->begin), hi = std::min(end, s.source->end);
+    if (lo < hi) scatter_bytes(s, lo - s.source->begin, hi - s.source->begin, bytes, offset);
+  }
+  sh.fed = end;
+  return "";
+}
+
+std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
+  if (!planned_) return "plan() the checkpoint first";
+  for (const Shard& sh : shards_)
+    if (sh.fed != sh.header.file_bytes)
+      return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.header.file_bytes) +
+             " bytes: the file is truncated (download it again)";
+  // Vectors stored at 2 bytes become float32 now that their bytes are all here.
+  for (const Shard& sh : shards_)
+    for (const Scatter& s : sh.scatters) {
+      if (!s.staged) continue;
+      int64_t rows, cols;
+      source_rows_cols(*s.source, rows, cols);
+      float* dest = reinterpret_cast<float*>(s.dest->bytes.data());
+      const uint16_t* half = reinterpret_cast<const uint16_t*>(s.staged->data());
+      for (int64_t e = 0; e < rows * cols; ++e) {
+        const int64_t at = destination_index(s.spec, rows, cols, e / cols, e % cols);
+        if (at < 0) continue;
+        dest[at] = s.source->dtype == DType::kBF16 ? bf16_to_float(half[e]) : half_to_float(half[e]);
+      }
+    }
+  staged_.clear();
+  out = std::make_unique<Transformer>(config_, std::move(tensors_));
+  return "";
+}
+
+}  // namespace mh

@@ -1,0 +1,197 @@
+// The parts every architecture shares: checking a run, an attention block, the output head,
+// sampling. The per-family forward passes are in architectures.cpp.
+#include "nn/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/eigen_include.h"
+#include "core/init.h"
+#include "nn/architectures.h"
+#include "nn/ops.h"
+
+namespace mh {
+
+Transformer::Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors)
+    : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {
+  caches_.resize(static_cast<size_t>(config_.layers));
+}
+
+int64_t Transformer::parameter_count() const {
+  int64_t count = 0;
+  for (const auto& [name, t] : tensors_) count += t.elements();
+  return count;
+}
+
+int64_t Transformer::weight_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& [name, t] : tensors_) bytes += static_cast<int64_t>(t.bytes.size());
+  return bytes;
+}
+
+void Transformer::reset_cache(int tokens) {
+  const int d_kv = config_.kv_heads * config_.head_dim;
+  for (KvCache& cache : caches_) cache.reset(tokens, d_kv);
+}
+
+double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
+  const TransformerConfig& c = config_;
+  const double f = 4, d = c.d_model, heads = c.heads, d_q = double(c.heads) * c.head_dim;
+  double bytes = f * n * (4 * d + 2 * c.d_ff + 2 * d_q);  // activations and the attention workspace
+  bytes += f * std::min(n, kQueryBlock) * double(n_total) * 2;  // a block of scores, packed keys
+  bytes += f * (2 * d * d_q + 2 * d * c.kv_heads * c.head_dim + 3 * d * c.d_ff + 2048 * d);  // widened weights
+  if (r.logits && has_lm_head()) bytes += f * (r.last_logits_only ? 1 : n) * double(c.vocab);
+  int layers_asked = 0;
+  for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
+  bytes += f * layers_asked * double(r.heads) * n * n_total;
+  if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
+  if (r.value_norms) bytes += f * c.layers * heads * n_total;
+  return bytes;
+}
+
+std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
+  const TransformerConfig& c = config_;
+  out = RunResult();
+  const int cached = r.use_cache ? cached_tokens() : 0;
+  if (n < 1) return "run needs at least one token id";
+  const int max_tokens = std::min(c.max_positions, kMaxTokens);
+  if (cached + n > max_tokens)
+    return "this model reads at most " + std::to_string(max_tokens) + " tokens (its max positions), got " +
+           std::to_string(cached + n) + (cached ? " with the cached ones" : "") + ": pass fewer tokens";
+  if (r.use_cache && (!c.causal || cached + n > caches_[0].capacity))
+    return !c.causal ? "only causal (decoder) models can decode with a key/value cache"
+                     : "the key/value cache has room for " + std::to_string(caches_[0].capacity) + " tokens";
+  for (int t = 0; t < n; ++t)
+    if (ids[t] < 0 || ids[t] >= c.vocab)
+      return "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+             " is not in the vocabulary (0 … " + std::to_string(c.vocab - 1) + ")";
+  if (r.token_types) {
+    const int types = std::max(c.type_vocab, 1);
+    for (int t = 0; t < n; ++t)
+      if (r.token_types[t] < 0 || r.token_types[t] >= types)
+        return "token type " + std::to_string(r.token_types[t]) + " at position " + std::to_string(t) +
+               " is not one of the model's " + std::to_string(types) + " token types";
+  }
+  if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
+    return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
+  const double need = run_bytes(n, cached + n, r);
+  if (need > memory_limit)
+    return "this run needs " + std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB of memory but " +
+           std::to_string(static_cast<long long>(memory_limit / (1 << 20))) +
+           " MiB are free: pass fewer tokens or ask for fewer attention weights";
+  out.n = n;
+  out.n_k = cached + n;
+  int layers_asked = 0;
+  for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
+  out.attentions.assign(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k, 0.0f);
+  if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
+  overflow_ = false;
+  switch (c.family) {
+    case Family::kGpt2: forward_gpt2(out, ids, n, r); break;
+    case Family::kBert: forward_bert(out, ids, n, r); break;
+    case Family::kLlama: forward_llama(out, ids, n, r); break;
+  }
+  if (overflow_ || first_non_finite(out.last_hidden.data(), static_cast<int64_t>(out.last_hidden.size())) >= 0) {
+    if (r.use_cache) reset_cache(caches_[0].capacity);
+    out = RunResult();
+    return "the model's activations overflowed float32 (a corrupt or mis-scaled checkpoint?)";
+  }
+  return "";
+}
+
+bool Transformer::attention(float* y, const float* x, int n, int layer, const RunRequest& r, RunResult& out) {
+  const TransformerConfig& c = config_;
+  const TransformerWeights::Layer& w = weights_.layers[layer];
+  Config mha;
+  mha.d_model = c.d_model;
+  mha.num_heads = c.heads;
+  mha.num_kv_heads = c.kv_heads;
+  mha.head_dim = c.head_dim;
+  mha.scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  if (c.scale_by_layer) mha.scale /= static_cast<float>(layer + 1);
+  if (!c.rope_inv_freq.empty()) {
+    mha.rope_dims = static_cast<int>(c.rope_inv_freq.size()) * 2;
+    mha.rope_inv_freq = c.rope_inv_freq.data();
+  }
+  WeightsView view{w.wq->as_f32(wq_), w.wk->as_f32(wk_), w.wv->as_f32(wv_), w.wo->as_f32(wo_),
+                   w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
+                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr};
+  const int d_k = c.head_dim;
+  if (r.head_enabled) {  // a switched-off head reaches the residual only through its rows of W_O
+    const uint8_t* enabled = r.head_enabled + static_cast<int64_t>(layer) * c.heads;
+    if (std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {
+      if (view.wo != wo_.data()) wo_.assign(view.wo, view.wo + w.wo->elements());
+      for (int h = 0; h < c.heads; ++h)
+        if (!enabled[h])
+          std::fill(wo_.begin() + int64_t{h} * d_k * c.d_model, wo_.begin() + int64_t{h + 1} * d_k * c.d_model, 0.0f);
+      view.wo = wo_.data();
+    }
+  }
+  MaskSpec mask;
+  mask.causal = c.causal;
+  mask.query_offset = r.use_cache ? caches_[layer].length : 0;
+  mask.window = c.sliding_window;
+  const int n_k = out.n_k;
+  AttentionSelection sel = AttentionSelection::none();
+  float* weights_out = nullptr;
+  if (r.attention_layers && r.attention_layers[layer] && r.heads > 0) {
+    int index = 0;
+    for (int l = 0; l < layer; ++l) index += r.attention_layers[l] != 0;
+    sel = {r.first_head, r.heads, 0, n};
+    weights_out = out.attentions.data() + static_cast<int64_t>(index) * r.heads * n * n_k;
+  }
+  KvCache* cache = r.use_cache ? &caches_[layer] : nullptr;
+  const bool ok = multihead_attention_forward(y, weights_out, sel, x, x, n, n, mha, view, mask, ws_, cache);
+  if (r.value_norms) {
+    // ‖v_j W_O^h‖: how much key j can move the output through head h (Kobayashi et al. 2020).
+    const int d_kv = c.kv_heads * d_k, group = c.heads / c.kv_heads;
+    const float* values = cache ? cache->v.data() : ws_.v.data();
+    for (int h = 0; h < c.heads; ++h) {
+      ConstMatrixView v(values + (h / group) * d_k, n_k, d_k, Eigen::OuterStride<>(d_kv));
+      ConstMatrixView wo(view.wo + static_cast<int64_t>(h) * d_k * c.d_model, d_k, c.d_model,
+                         Eigen::OuterStride<>(c.d_model));
+      const Eigen::MatrixXf moved = v * wo;
+      float* norms = out.value_norms.data() + (static_cast<int64_t>(layer) * c.heads + h) * n_k;
+      for (int j = 0; j < n_k; ++j) norms[j] = moved.row(j).norm();
+    }
+  }
+  return ok;
+}
+
+void Transformer::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
+  if (!r.logits || !weights_.output) return;
+  const int rows = r.last_logits_only ? 1 : n;
+  const float* from = x + static_cast<int64_t>(n - rows) * config_.d_model;
+  out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
+  unembed(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
+          rows, w_scratch_);
+}
+
+void Transformer::record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& r) {
+  if (!r.hidden_states) return;
+  const int64_t size = static_cast<int64_t>(n) * config_.d_model;
+  std::copy(x, x + size, out.hidden_states.begin() + index * size);
+}
+
+int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state) {
+  if (!(temperature > 0)) return static_cast<int>(std::max_element(logits, logits + vocab) - logits);
+  std::vector<int> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  const int k = top_k > 0 && top_k < vocab ? top_k : vocab;
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::vector<double> p(static_cast<size_t>(k));
+  const double top = logits[order[0]];
+  double sum = 0;
+  for (int i = 0; i < k; ++i) sum += p[i] = std::exp((logits[order[i]] - top) / temperature);
+  const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53 * sum;
+  double acc = 0;
+  for (int i = 0; i < k; ++i) {
+    acc += p[i];
+    if (u < acc) return order[i];
+  }
+  return order[k - 1];
+}
+
+}  // namespace mh

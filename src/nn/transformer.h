@@ -1,0 +1,122 @@
+// A pretrained transformer from a Hugging Face checkpoint: GPT-2, BERT, and the Llama family
+// (Llama, Qwen2, Mistral). The config says which; architectures.cpp has one short function per
+// family that names its tensors and one that strings the operations (ops.h, attention.h) into its
+// forward pass. Every attention layer runs through multihead_attention_forward.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+#include "nn/tensor.h"
+
+namespace mh {
+
+enum class Family { kGpt2, kBert, kLlama };
+enum class Activation { kGeluTanh, kGeluErf, kRelu, kSilu };
+
+struct TransformerConfig {
+  std::string model_type;  // as config.json says: gpt2, bert, llama, qwen2, mistral
+  Family family = Family::kGpt2;
+  int layers = 0, heads = 0, kv_heads = 0, d_model = 0, head_dim = 0, d_ff = 0;
+  int vocab = 0, max_positions = 0, type_vocab = 0;
+  float norm_eps = 1e-5f;
+  Activation activation = Activation::kGeluTanh;
+  bool causal = true;
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool tied = true;              // the output head is the token embedding
+  float attention_scale = 0.0f;  // 0: 1/sqrt(head_dim)
+  bool scale_by_layer = false;   // GPT-2's scale_attn_by_inverse_layer_idx: ÷ (layer + 1)
+  int sliding_window = 0;        // Mistral; 0 = none
+  // Rotary positions (Llama family): rope_inv_freq has head_dim/2 entries, scaling folded in.
+  std::vector<float> rope_inv_freq;
+  float rope_attention_factor = 1.0f;
+};
+
+// The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
+// (X·W); embeddings and the output head are [vocab][d]. Vectors (norms, biases) are float32.
+// Null where the architecture or the checkpoint has none.
+struct TransformerWeights {
+  const Tensor *token_embedding = nullptr, *position_embedding = nullptr, *type_embedding = nullptr;
+  const Tensor *embedding_norm_w = nullptr, *embedding_norm_b = nullptr;
+  struct Layer {
+    const Tensor *norm1_w, *norm1_b, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
+    const Tensor *norm2_w, *norm2_b, *w_up, *b_up, *w_gate, *b_gate, *w_down, *b_down;
+  };
+  std::vector<Layer> layers;
+  const Tensor *final_norm_w = nullptr, *final_norm_b = nullptr;
+  // BERT's masked-LM head: dense → activation → LayerNorm, then the output head.
+  const Tensor *head_dense_w = nullptr, *head_dense_b = nullptr, *head_norm_w = nullptr, *head_norm_b = nullptr;
+  const Tensor *output = nullptr, *output_bias = nullptr;  // null output: no LM head (logits null)
+};
+
+// What one forward call returns, beyond the final hidden state it always computes.
+struct RunRequest {
+  const int32_t* token_types = nullptr;      // n, BERT only (null = all 0)
+  bool logits = true;                        // n × vocab (ignored without an LM head)
+  bool last_logits_only = false;             // only the last row (decoding)
+  const uint8_t* attention_layers = nullptr; // layers flags: which layers' attention to return
+  int first_head = 0, heads = 0;             // and which heads of them (heads = 0: none)
+  bool hidden_states = false;                // (layers + 1) × n × d, as transformers' hidden_states
+  bool value_norms = false;                  // layers × heads × n_k: ‖v_j W_O^h‖
+  const uint8_t* head_enabled = nullptr;     // layers × heads, 0 = switched off (ablation)
+  bool use_cache = false;                    // append to the key/value cache (causal models)
+};
+
+struct RunResult {
+  int n = 0, n_k = 0;  // tokens in this call; tokens attended over (cached + new)
+  std::vector<float> logits, attentions, hidden_states, last_hidden, value_norms;
+};
+
+class Transformer {
+ public:
+  // Takes the tensors named as architecture_params() names them (architectures.h).
+  Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors);
+  const TransformerConfig& config() const { return config_; }
+  int64_t parameter_count() const;
+  int64_t weight_bytes() const;
+  bool has_lm_head() const { return weights_.output != nullptr; }
+
+  // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.
+  double run_bytes(int n, int n_total, const RunRequest& request) const;
+  // "" and results, or what is wrong (ids out of range, too many tokens, over the memory budget,
+  // a float32 overflow). Checked before anything is allocated.
+  std::string run(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+
+  // The key/value cache for decoding: reset() empties it and reserves room for `tokens`.
+  void reset_cache(int tokens);
+  int cached_tokens() const { return caches_.empty() ? 0 : caches_[0].length; }
+
+  // Runs asking for more bytes than this are refused (the wasm layer sets what the heap has left).
+  double memory_limit = 4.0 * 1024 * 1024 * 1024;
+
+ private:
+  void forward_gpt2(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  void forward_bert(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  void forward_llama(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
+  // written into out where the request asks. Returns false on a float32 overflow.
+  bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
+  // The output head over rows [first, n) of x: logits as the request asks.
+  void output_head(RunResult& out, const float* x, int n, const RunRequest& request);
+  void record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& request);
+
+  TransformerConfig config_;
+  std::map<std::string, Tensor> tensors_;
+  TransformerWeights weights_;
+  std::vector<KvCache> caches_;
+  Workspace ws_;
+  bool overflow_ = false;
+  // Scratch reused across calls: widened weights and activations.
+  std::vector<float> wq_, wk_, wv_, wo_, w_scratch_, x_, h_, a_, up_, gate_;
+};
+
+// Picks a token from one row of logits: greedy when temperature is 0, else a sample from
+// softmax(logits / temperature) restricted to the top_k most likely (top_k 0 = all). state is a
+// SplitMix64 state (advanced).
+int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state);
+
+}  // namespace mh

@@ -1,0 +1,276 @@
+// Real checkpoints against Hugging Face transformers: the fixtures in tests/fixtures/hf were saved
+// by transformers 5.17 in the hub's layouts, with the attentions, hidden states and logits it
+// computed (expected.safetensors). Loading goes through the streaming loader in odd-sized chunks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "io/checkpoint.h"
+#include "io/hf_config.h"
+#include "io/safetensors.h"
+
+namespace {
+
+std::string fixture(const std::string& model, const std::string& file) {
+  return std::string(MH_FIXTURES_DIR) + "/" + model + "/" + file;
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// The expected tensors, read with the project's own parser (F32 and I32 only).
+struct Expected {
+  std::vector<uint8_t> bytes;
+  mh::safetensors::Header header;
+  explicit Expected(const std::string& model) : bytes(read_bytes(fixture(model, "expected.safetensors"))) {
+    EXPECT_EQ(mh::safetensors::parse_file(bytes.data(), bytes.size(), header), "");
+  }
+  const mh::safetensors::TensorInfo* find(const std::string& name) const {
+    for (const auto& t : header.tensors)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  template <typename T>
+  std::vector<T> get(const std::string& name) const {
+    const auto* t = find(name);
+    if (!t) return {};
+    std::vector<T> out(static_cast<size_t>(t->elements()));
+    std::memcpy(out.data(), bytes.data() + t->begin, out.size() * sizeof(T));
+    return out;
+  }
+};
+
+std::string load(const std::string& model, std::unique_ptr<mh::Transformer>& out, size_t chunk = 4099) {
+  mh::CheckpointLoader loader;
+  const std::vector<uint8_t> config = read_bytes(fixture(model, "config.json"));
+  std::string error = loader.set_config(std::string(config.begin(), config.end()));
+  if (!error.empty()) return error;
+  const std::vector<uint8_t> file = read_bytes(fixture(model, "model.safetensors"));
+  uint64_t n;
+  error = mh::safetensors::read_header_length(file.data(), file.size(), n);
+  if (!error.empty()) return error;
+  int shard;
+  error = loader.add_shard("model.safetensors", file.data() + 8, n, file.size(), shard);
+  if (!error.empty()) return error;
+  error = loader.plan(1e9);
+  if (!error.empty()) return error;
+  for (size_t at = 0; at < file.size(); at += chunk) {
+    error = loader.feed(shard, file.data() + at, std::min(chunk, file.size() - at));
+    if (!error.empty()) return error;
+  }
+  return loader.finish(out);
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
+  return m;
+}
+
+double max_diff(const float* a, const float* b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return m;
+}
+
+class Pretrained : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Pretrained, MatchesTransformersOnEveryCase) {
+  const std::string model = GetParam();
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load(model, t), "");
+  const mh::TransformerConfig& c = t->config();
+  Expected expected(model);
+  int cases = 0;
+  for (int k = 0; expected.find("case" + std::to_string(k) + ".input_ids"); ++k, ++cases) {
+    const std::string key = "case" + std::to_string(k) + ".";
+    const std::vector<int32_t> ids = expected.get<int32_t>(key + "input_ids");
+    const std::vector<int32_t> types = expected.get<int32_t>(key + "token_type_ids");
+    const int n = static_cast<int>(ids.size());
+    std::vector<uint8_t> layers(static_cast<size_t>(c.layers), 1);
+    mh::RunRequest request;
+    request.token_types = types.empty() ? nullptr : types.data();
+    request.attention_layers = layers.data();
+    request.heads = c.heads;
+    request.hidden_states = true;
+    mh::RunResult out;
+    ASSERT_EQ(t->run(out, ids.data(), n, request), "") << key;
+    const std::vector<float> attentions = expected.get<float>(key + "attentions");
+    ASSERT_EQ(out.attentions.size(), attentions.size());
+    EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model << " " << key;
+    const std::vector<float> hidden = expected.get<float>(key + "hidden_states");
+    ASSERT_EQ(out.hidden_states.size(), hidden.size());
+    EXPECT_LT(max_diff(out.hidden_states.data(), hidden.data(), hidden.size()), 1e-3 * std::max(1.0, max_abs(hidden)))
+        << model << " " << key;
+    const std::vector<float> logits = expected.get<float>(key + "logits");
+    ASSERT_EQ(out.logits.size(), logits.size());
+    EXPECT_LT(max_diff(out.logits.data(), logits.data(), logits.size()), 1e-3 * max_abs(logits)) << model << " " << key;
+  }
+  EXPECT_GE(cases, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Pretrained, ::testing::Values("gpt2", "bert", "llama", "qwen2"));
+
+// A cached decoding step computes what the whole sequence computes.
+TEST(Pretrained, CachedStepsEqualTheFullSequence) {
+  for (const char* model : {"gpt2", "llama", "qwen2"}) {
+    std::unique_ptr<mh::Transformer> t;
+    ASSERT_EQ(load(model, t), "");
+    const int vocab = t->config().vocab, L = t->config().layers, H = t->config().heads;
+    const std::vector<int32_t> ids = {5, 17, 42, 9, 300, 7, 77, 123};
+    const int n = static_cast<int>(ids.size());
+    std::vector<uint8_t> layers(static_cast<size_t>(L), 1);
+    mh::RunRequest full;
+    full.attention_layers = layers.data();
+    full.heads = H;
+    mh::RunResult whole;
+    ASSERT_EQ(t->run(whole, ids.data(), n, full), "");
+    t->reset_cache(16);
+    mh::RunRequest step = full;
+    step.use_cache = true;
+    step.last_logits_only = true;
+    mh::RunResult prompt;
+    ASSERT_EQ(t->run(prompt, ids.data(), 5, step), "");
+    for (int i = 5; i < n; ++i) {
+      mh::RunResult one;
+      ASSERT_EQ(t->run(one, ids.data() + i, 1, step), "");
+      ASSERT_EQ(one.n_k, i + 1);
+      EXPECT_LT(max_diff(one.logits.data(), whole.logits.data() + int64_t{i} * vocab, vocab), 1e-4 * max_abs(whole.logits))
+          << model << " step " << i;
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+          const float* row = one.attentions.data() + (int64_t{l} * H + h) * (i + 1);
+          const float* want = whole.attentions.data() + ((int64_t{l} * H + h) * n + i) * n;
+          EXPECT_LT(max_diff(row, want, static_cast<size_t>(i + 1)), 1e-5) << model << " layer " << l << " head " << h;
+        }
+    }
+    mh::RunResult over;
+    EXPECT_NE(t->run(over, ids.data(), 9, step), "");  // past the cache's room: an error, not a crash
+  }
+}
+
+TEST(Pretrained, SwitchedOffHeadChangesOnlyThroughItsOutput) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("llama", t), "");
+  const std::vector<int32_t> ids = {1, 50, 60, 70, 80};
+  const int L = t->config().layers, H = t->config().heads;
+  std::vector<uint8_t> enabled(static_cast<size_t>(L * H), 1);
+  mh::RunRequest r;
+  mh::RunResult on, off;
+  ASSERT_EQ(t->run(on, ids.data(), 5, r), "");
+  enabled[H + 2] = 0;  // layer 1, head 2: the last layer, so layer 0 is untouched
+  r.head_enabled = enabled.data();
+  r.hidden_states = true;
+  ASSERT_EQ(t->run(off, ids.data(), 5, r), "");
+  EXPECT_GT(max_diff(on.logits.data(), off.logits.data(), on.logits.size()), 1e-3);
+  // With every head of the layer off, the layer adds only its MLP: value norms of a head are 0.
+  std::fill(enabled.begin(), enabled.end(), 0);
+  r.value_norms = true;
+  ASSERT_EQ(t->run(off, ids.data(), 5, r), "");
+  EXPECT_EQ(max_abs(off.value_norms), 0.0);
+}
+
+TEST(Pretrained, ValueNormsAreTheNormsOfProjectedValues) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("gpt2", t), "");
+  const std::vector<int32_t> ids = {3, 4, 5, 6};
+  mh::RunRequest r;
+  r.value_norms = true;
+  mh::RunResult out;
+  ASSERT_EQ(t->run(out, ids.data(), 4, r), "");
+  const auto& c = t->config();
+  ASSERT_EQ(out.value_norms.size(), size_t(c.layers) * c.heads * 4);
+  for (float v : out.value_norms) EXPECT_GT(v, 0.0f);
+}
+
+TEST(Pretrained, BadInputIsAnErrorAndTheModelKeepsWorking) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("gpt2", t), "");
+  mh::RunRequest r;
+  mh::RunResult out;
+  const std::vector<int32_t> bad = {1, 2, 5000};
+  EXPECT_NE(t->run(out, bad.data(), 3, r).find("not in the vocabulary"), std::string::npos);
+  std::vector<int32_t> long_input(513, 1);
+  EXPECT_NE(t->run(out, long_input.data(), 513, r).find("at most 512"), std::string::npos);
+  const std::vector<int32_t> ok = {1, 2, 3};
+  EXPECT_EQ(t->run(out, ok.data(), 3, r), "");
+}
+
+TEST(Checkpoint, RefusesWhatDoesNotMatch) {
+  const std::vector<uint8_t> file = read_bytes(fixture("gpt2", "model.safetensors"));
+  uint64_t n;
+  ASSERT_EQ(mh::safetensors::read_header_length(file.data(), file.size(), n), "");
+  auto try_load = [&](const std::string& config, uint64_t size, double available, size_t feed_bytes) {
+    mh::CheckpointLoader loader;
+    std::string e = loader.set_config(config);
+    int shard;
+    if (e.empty()) e = loader.add_shard("model.safetensors", file.data() + 8, n, size, shard);
+    if (e.empty()) e = loader.plan(available);
+    if (e.empty()) e = loader.feed(shard, file.data(), feed_bytes);
+    std::unique_ptr<mh::Transformer> t;
+    if (e.empty()) e = loader.finish(t);
+    return e;
+  };
+  const std::vector<uint8_t> cfg = read_bytes(fixture("gpt2", "config.json"));
+  const std::string config(cfg.begin(), cfg.end());
+  EXPECT_EQ(try_load(config, file.size(), 1e9, file.size()), "");
+  EXPECT_NE(try_load(config, file.size() - 10, 1e9, file.size() - 10).find("truncated"), std::string::npos);
+  EXPECT_NE(try_load(config, file.size(), 1e9, file.size() - 10).find("truncated"), std::string::npos);
+  EXPECT_NE(try_load(config, file.size(), 1e5, file.size()).find("MB of memory"), std::string::npos);
+  std::string wider = config;
+  wider.replace(wider.find("\"n_embd\": 64"), 12, "\"n_embd\": 128");
+  EXPECT_NE(try_load(wider, file.size(), 1e9, file.size()).find("do not match"), std::string::npos)
+      << try_load(wider, file.size(), 1e9, file.size());
+  std::string other = config;
+  other.replace(other.find("\"gpt2\""), 6, "\"t5\"");
+  EXPECT_NE(try_load(other, file.size(), 1e9, file.size()).find("supported are gpt2, bert, llama"), std::string::npos);
+  std::string as_llama = config;
+  as_llama.replace(as_llama.find("\"gpt2\""), 6, "\"llama\"");
+  EXPECT_NE(try_load(as_llama, file.size(), 1e9, file.size()), "");
+}
+
+TEST(HfConfig, RopeStylesAndScaling) {
+  mh::TransformerConfig a, b, c;
+  const std::string base = R"({"model_type":"llama","num_hidden_layers":1,"num_attention_heads":2,"hidden_size":8,
+    "intermediate_size":16,"vocab_size":10,"max_position_embeddings":64,)";
+  ASSERT_EQ(mh::read_hf_config(base + R"("rope_theta":500000.0})", a), "");
+  ASSERT_EQ(mh::read_hf_config(base + R"("rope_parameters":{"rope_type":"default","rope_theta":500000.0}})", b), "");
+  EXPECT_EQ(a.rope_inv_freq, b.rope_inv_freq);
+  ASSERT_EQ(a.rope_inv_freq.size(), 2u);
+  EXPECT_FLOAT_EQ(a.rope_inv_freq[1], static_cast<float>(1.0 / std::pow(500000.0, 0.5)));
+  ASSERT_EQ(mh::read_hf_config(base + R"("rope_theta":10000.0,"rope_scaling":{"rope_type":"linear","factor":4.0}})", c), "");
+  EXPECT_FLOAT_EQ(c.rope_inv_freq[1], static_cast<float>(0.01 / 4));
+  EXPECT_NE(mh::read_hf_config(base + R"("rope_scaling":{"rope_type":"yarn","factor":4.0}})", c).find("not supported"),
+            std::string::npos);
+  EXPECT_NE(mh::read_hf_config(R"({"model_type":"gpt2"})", c).find("n_layer"), std::string::npos);
+  EXPECT_NE(mh::read_hf_config("{", c).find("not valid JSON"), std::string::npos);
+}
+
+TEST(Safetensors, HeadersThatLieAreRefused) {
+  auto parse = [](const std::string& json, uint64_t file_size) {
+    mh::safetensors::Header h;
+    return mh::safetensors::parse_header(reinterpret_cast<const uint8_t*>(json.data()), json.size(), file_size, h);
+  };
+  const auto size = [](const std::string& j, uint64_t data) { return 8 + j.size() + data; };
+  const std::string good = R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"__metadata__":{"format":"pt"}})";
+  EXPECT_EQ(parse(good, size(good, 16)), "");
+  EXPECT_NE(parse(good, size(good, 8)).find("truncated"), std::string::npos);
+  const std::string overlap = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  EXPECT_NE(parse(overlap, size(overlap, 12)).find("overlaps"), std::string::npos);
+  const std::string wrong_size = R"({"a":{"dtype":"BF16","shape":[3],"data_offsets":[0,8]}})";
+  EXPECT_NE(parse(wrong_size, size(wrong_size, 8)).find("need 6"), std::string::npos);
+  const std::string past_end = R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})";
+  EXPECT_NE(parse(past_end, size(past_end, 4)).find("truncated"), std::string::npos);
+  const std::string dtype = R"({"a":{"dtype":"Q4","shape":[4],"data_offsets":[0,16]}})";
+  EXPECT_NE(parse(dtype, 100).find("unknown dtype"), std::string::npos);
+  uint8_t absurd[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
+  uint64_t n;
+  EXPECT_NE(mh::safetensors::read_header_length(absurd, 1000, n).find("absurd"), std::string::npos);
+}
+
+}  // namespace

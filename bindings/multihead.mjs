@@ -447,3 +447,5 @@ export class MultiHeadAttention {
 }
 export { loadLanguageModel, LanguageModel } from './language-model.mjs';
 export { createTrainer, Trainer, TOY_TASKS } from './trainer.mjs';
+export { loadPretrained, PretrainedModel } from './pretrained.mjs';
+export { Tokenizer, loadTokenizer } from './tokenizers/tokenizer.mjs';

@@ -16,19 +16,25 @@ echo "== the thread pool and the split forward pass under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMULTIHEAD_TSAN=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/tsan -j2 --target parallel_tests_tsan >/dev/null
 build/tsan/parallel_tests_tsan --gtest_brief=1
-echo "== fuzzing the C++ core (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s)"
+echo "== fuzzing the C++ core and the checkpoint readers (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s)"
 cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMULTIHEAD_FUZZ=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/fuzz -j2 >/dev/null
-mkdir -p build/fuzz/corpus build/fuzz/artifacts
-# New inputs go to build/fuzz/corpus; the kept corpus in tests/fuzz/corpus is only read.
-if ! build/fuzz/attention_fuzzer -max_total_time="${FUZZ_SECONDS:-60}" -print_final_stats=1 \
-    -artifact_prefix=build/fuzz/artifacts/ build/fuzz/corpus tests/fuzz/corpus > build/fuzz/log.txt 2>&1; then
-  grep -vE '^(INFO|#[0-9]+)' build/fuzz/log.txt | head -60
-  echo "fuzzing found a problem; the input is in build/fuzz/artifacts/"
-  exit 1
-fi
-grep -E '^stat::(number_of_executed_units|new_units_added)' build/fuzz/log.txt
+# Two thirds of the time on the attention core, one third on the safetensors/JSON/config readers.
+# New inputs go to build/fuzz/<target>-corpus; the kept corpora in tests/fuzz are only read.
+fuzz() {  # target, seconds, kept corpus
+  mkdir -p "build/fuzz/$1-corpus" build/fuzz/artifacts
+  if ! "build/fuzz/$1" -max_total_time="$2" -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/ \
+      "build/fuzz/$1-corpus" "$3" > "build/fuzz/$1.log" 2>&1; then
+    grep -vE '^(INFO|#[0-9]+)' "build/fuzz/$1.log" | head -60
+    echo "fuzzing $1 found a problem; the input is in build/fuzz/artifacts/"
+    exit 1
+  fi
+  echo "$1: $(grep -E '^stat::(number_of_executed_units|new_units_added)' "build/fuzz/$1.log" | tr '\n' ' ')"
+}
+seconds=${FUZZ_SECONDS:-60}
+fuzz attention_fuzzer $(( seconds * 2 / 3 )) tests/fuzz/corpus
+fuzz checkpoint_fuzzer $(( seconds - seconds * 2 / 3 )) tests/fuzz/checkpoint-corpus
 echo "== wasm module in Node (vitest)"
 npx vitest run
 echo "== TypeScript types (tsc)"

@@ -1,0 +1,169 @@
+// The C layer for pretrained checkpoints (src/io/checkpoint.h, src/nn/transformer.h): one Embind
+// class that owns a loader, then the model, and the wasm-heap buffers JavaScript fills and reads.
+// Same protocol as embind.cpp: JS copies into view(slot), calls, copies out; every fallible call
+// returns "" or a message. Config reading, checks, the forward pass and sampling are all core code.
+#include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <emscripten/val.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/init.h"
+#include "embind_views.h"
+#include "io/checkpoint.h"
+#include "nn/transformer.h"
+
+using emscripten::val;
+
+namespace {
+
+enum Slot {
+  kStage = 0, kIds = 1, kTypes = 2, kAttentionLayers = 3, kHeadEnabled = 4,
+  kLogits = 5, kAttentions = 6, kHiddenStates = 7, kLastHidden = 8, kValueNorms = 9,
+};
+
+using bindings::view_of;
+
+// Bytes the heap can still give: what it may grow to, less what is in use now.
+double heap_available() {
+  const struct mallinfo info = mallinfo();
+  const double top = static_cast<double>(reinterpret_cast<uintptr_t>(sbrk(0)));
+  return static_cast<double>(emscripten_get_heap_max()) - top + info.fordblks;
+}
+
+class PretrainedCore {
+ public:
+  std::string setConfig(const std::string& json) { return loader_ ? loader_->set_config(json) : "already loaded"; }
+  // Room for n bytes (a header, or a chunk of a file) that JS copies into view(kStage).
+  void stage(double bytes) { stage_.resize(static_cast<size_t>(bytes)); }
+  // Registers a shard from the n header bytes in the stage; returns its index, or -1 and error().
+  int addShard(const std::string& name, double n, double file_size) {
+    int index = -1;
+    error_ = loader_->add_shard(name, stage_.data(), static_cast<uint64_t>(n), static_cast<uint64_t>(file_size), index);
+    return error_.empty() ? index : -1;
+  }
+  double shardBytes(int shard) const { return static_cast<double>(loader_->shard_bytes(shard)); }
+  std::string plan() {
+    // Leave a tenth of what is free for the activations of the first runs.
+    return loader_->plan(heap_available() * 0.9);
+  }
+  double bytesNeeded() const { return loader_ ? loader_->bytes_needed() : 0; }
+  double bytesAvailable() const { return heap_available(); }
+  // The next `bytes` bytes of a shard, from the stage.
+  std::string feed(int shard, double bytes) { return loader_->feed(shard, stage_.data(), static_cast<size_t>(bytes)); }
+  std::string finish() {
+    std::string error = loader_->finish(model_);
+    loader_.reset();
+    std::vector<uint8_t>().swap(stage_);
+    return error;
+  }
+  const std::string& error() const { return error_; }
+
+  // 0 layers, 1 heads, 2 kv heads, 3 d_model, 4 head_dim, 5 vocab, 6 max positions, 7 causal,
+  // 8 has LM head, 9 type vocab, 10 d_ff
+  double configValue(int which) const {
+    const mh::TransformerConfig& c = model_->config();
+    const double values[] = {double(c.layers), double(c.heads), double(c.kv_heads), double(c.d_model),
+                             double(c.head_dim), double(c.vocab), double(c.max_positions), c.causal ? 1.0 : 0.0,
+                             model_->has_lm_head() ? 1.0 : 0.0, double(c.type_vocab), double(c.d_ff)};
+    return which >= 0 && which < 11 ? values[which] : -1;
+  }
+  std::string modelType() const { return model_->config().model_type; }
+  double parameterCount() const { return static_cast<double>(model_->parameter_count()); }
+  double weightBytes() const { return static_cast<double>(model_->weight_bytes()); }
+
+  // Sizes the input buffers for n tokens (JS fills ids, types, layer flags, head switches).
+  void prepare(int n) {
+    const mh::TransformerConfig& c = model_->config();
+    ids_.assign(static_cast<size_t>(std::max(n, 0)), 0);
+    types_.assign(static_cast<size_t>(std::max(n, 0)), 0);
+    layers_.assign(static_cast<size_t>(c.layers), 0);
+    enabled_.assign(static_cast<size_t>(c.layers) * c.heads, 1);
+  }
+  // flags: 1 logits, 2 last logits only, 4 token types, 8 hidden states, 16 value norms,
+  // 32 head switches, 64 use the key/value cache
+  std::string run(int n, int flags, int first_head, int heads) {
+    mh::RunRequest r;
+    r.logits = flags & 1;
+    r.last_logits_only = flags & 2;
+    r.token_types = (flags & 4) ? types_.data() : nullptr;
+    r.hidden_states = flags & 8;
+    r.value_norms = flags & 16;
+    r.head_enabled = (flags & 32) ? enabled_.data() : nullptr;
+    r.use_cache = flags & 64;
+    r.attention_layers = layers_.data();
+    r.first_head = first_head;
+    r.heads = heads;
+    model_->memory_limit = heap_available();
+    if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    return model_->run(result_, ids_.data(), n, r);
+  }
+  int resultKeys() const { return result_.n_k; }
+  void resetCache(int tokens) { model_->reset_cache(tokens); }
+  int cachedTokens() const { return model_->cached_tokens(); }
+  void seed(double seed) { rng_ = static_cast<uint64_t>(seed); }
+  // A token from the last row of the last run's logits.
+  int sample(float temperature, int top_k) {
+    const int vocab = model_->config().vocab;
+    if (result_.logits.size() < static_cast<size_t>(vocab)) return -1;
+    return mh::sample_token(result_.logits.data() + result_.logits.size() - vocab, vocab, temperature, top_k, rng_);
+  }
+
+  val view(int slot) const {
+    switch (slot) {
+      case kStage: return view_of(stage_);
+      case kIds: return view_of(ids_);
+      case kTypes: return view_of(types_);
+      case kAttentionLayers: return view_of(layers_);
+      case kHeadEnabled: return view_of(enabled_);
+      case kLogits: return view_of(result_.logits);
+      case kAttentions: return view_of(result_.attentions);
+      case kHiddenStates: return view_of(result_.hidden_states);
+      case kLastHidden: return view_of(result_.last_hidden);
+      case kValueNorms: return view_of(result_.value_norms);
+    }
+    return val::null();
+  }
+
+ private:
+  std::unique_ptr<mh::CheckpointLoader> loader_ = std::make_unique<mh::CheckpointLoader>();
+  std::unique_ptr<mh::Transformer> model_;
+  std::vector<uint8_t> stage_, layers_, enabled_;
+  std::vector<int32_t> ids_, types_;
+  mh::RunResult result_;
+  std::string error_;
+  uint64_t rng_ = 0;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(multihead_pretrained) {
+  emscripten::class_<PretrainedCore>("PretrainedCore")
+      .constructor<>()
+      .function("setConfig", &PretrainedCore::setConfig)
+      .function("stage", &PretrainedCore::stage)
+      .function("addShard", &PretrainedCore::addShard)
+      .function("shardBytes", &PretrainedCore::shardBytes)
+      .function("plan", &PretrainedCore::plan)
+      .function("bytesNeeded", &PretrainedCore::bytesNeeded)
+      .function("bytesAvailable", &PretrainedCore::bytesAvailable)
+      .function("feed", &PretrainedCore::feed)
+      .function("finish", &PretrainedCore::finish)
+      .function("error", &PretrainedCore::error)
+      .function("configValue", &PretrainedCore::configValue)
+      .function("modelType", &PretrainedCore::modelType)
+      .function("parameterCount", &PretrainedCore::parameterCount)
+      .function("weightBytes", &PretrainedCore::weightBytes)
+      .function("prepare", &PretrainedCore::prepare)
+      .function("run", &PretrainedCore::run)
+      .function("resultKeys", &PretrainedCore::resultKeys)
+      .function("resetCache", &PretrainedCore::resetCache)
+      .function("cachedTokens", &PretrainedCore::cachedTokens)
+      .function("seed", &PretrainedCore::seed)
+      .function("sample", &PretrainedCore::sample)
+      .function("view", &PretrainedCore::view);
+}

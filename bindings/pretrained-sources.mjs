@@ -1,0 +1,207 @@
+// Where a checkpoint's files come from, behind one interface, so loading is the same for a folder
+// in Node, a base URL (a hub model's .../resolve/main/), or files the user handed over (File[],
+// FileList, or a Map/object of name → Blob | ArrayBuffer | Uint8Array):
+//   source.describe()            "… in the folder /x" (for messages)
+//   source.text(name)            the file as text, or null when the source has no such file
+//   source.size(name)            its size in bytes, or 0 when unknown (a URL without Content-Length)
+//   source.read(name, onChunk)   every byte in order, in chunks (Uint8Array) of at most CHUNK bytes;
+//                                onChunk may be async. Resolves to the byte count.
+//   source.head(name, bytes)     the first `bytes` bytes (fewer if the file is shorter)
+
+export const CHUNK = 4 << 20;  // what one copy into the wasm heap moves; never a whole file
+
+const fail = (message) => { throw new Error(`multihead: ${message}`); };
+
+function inNode() {
+  return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+}
+
+function throwIfAborted(signal) {
+  if (signal?.aborted) {
+    const error = new Error('multihead: loading was cancelled');
+    error.name = 'AbortError';
+    throw error;
+  }
+}
+export { throwIfAborted };
+
+/** Picks the source for what loadPretrained was given. */
+export async function openSource(source, signal) {
+  if (typeof source === 'string' || source instanceof URL) {
+    const text = String(source);
+    if (/^(https?|blob|data):/i.test(text) || (!inNode() && !/^file:/i.test(text))) return urlSource(text, signal);
+    if (!inNode()) fail('a folder path can be read only in Node: in a browser pass a URL or the File objects');
+    return folderSource(text.startsWith('file:') ? new URL(text) : text, signal);
+  }
+  const isFileList = typeof FileList === 'function' && source instanceof FileList;
+  if (Array.isArray(source) || isFileList) {
+    const files = new Map();
+    for (const file of Array.from(source)) {
+      if (!(typeof Blob === 'function' && file instanceof Blob)) fail('the files must be File (or Blob) objects with names');
+      // A dropped folder gives paths such as "gpt2/config.json": the checkpoint's names are the last part.
+      const name = String(file.name || '').split('/').pop();
+      files.set(name, file);
+    }
+    return memorySource(files, signal);
+  }
+  if (source instanceof Map) return memorySource(source, signal);
+  if (source && typeof source === 'object') return memorySource(new Map(Object.entries(source)), signal);
+  return fail('loadPretrained needs a folder path (Node), a URL, File objects, or a Map of file name → bytes');
+}
+
+function memorySource(files, signal) {
+  const get = (name) => {
+    const value = files.get(name);
+    if (value === undefined || value === null) return null;
+    if (typeof Blob === 'function' && value instanceof Blob) return value;
+    if (value instanceof ArrayBuffer) return new Uint8Array(value);
+    if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    if (typeof value === 'string') return new TextEncoder().encode(value);
+    return fail(`the file "${name}" must be a Blob, File, ArrayBuffer or Uint8Array`);
+  };
+  const slice = async (data, from, to) => (data instanceof Uint8Array ? data.subarray(from, to)
+    : new Uint8Array(await data.slice(from, to).arrayBuffer()));
+  const sizeOf = (data) => (data instanceof Uint8Array ? data.length : data.size);
+  return {
+    describe: () => `among the ${files.size} files given (${[...files.keys()].slice(0, 8).join(', ')}${files.size > 8 ? ', …' : ''})`,
+    names: () => [...files.keys()],
+    async text(name) {
+      const data = get(name);
+      return data === null ? null : new TextDecoder().decode(await slice(data, 0, sizeOf(data)));
+    },
+    size: async (name) => { const data = get(name); return data === null ? 0 : sizeOf(data); },
+    async head(name, bytes) {
+      const data = get(name);
+      return slice(data, 0, Math.min(bytes, sizeOf(data)));
+    },
+    async read(name, onChunk) {
+      const data = get(name);
+      const size = sizeOf(data);
+      for (let at = 0; at < size; at += CHUNK) {
+        throwIfAborted(signal);
+        await onChunk(await slice(data, at, Math.min(size, at + CHUNK)));
+      }
+      return size;
+    },
+  };
+}
+
+async function folderSource(path, signal) {
+  const fsName = 'node:fs/promises', pathName = 'node:path';
+  const fs = await import(/* @vite-ignore */ fsName);
+  const { join } = await import(/* @vite-ignore */ pathName);
+  const dir = path instanceof URL ? path : String(path);
+  const file = (name) => (dir instanceof URL ? new URL(name, dir.href.endsWith('/') ? dir : `${dir.href}/`) : join(dir, name));
+  try {
+    if (!(await fs.stat(dir)).isDirectory()) fail(`${dir} is not a folder: pass the folder that holds config.json`);
+  } catch (error) {
+    if (error.code === 'ENOENT') fail(`there is no folder ${dir}`);
+    throw error;
+  }
+  const exists = async (name) => fs.stat(file(name)).then((s) => s.isFile(), () => false);
+  return {
+    describe: () => `in the folder ${dir}`,
+    names: async () => fs.readdir(dir),
+    text: async (name) => ((await exists(name)) ? fs.readFile(file(name), 'utf8') : null),
+    size: async (name) => ((await exists(name)) ? (await fs.stat(file(name))).size : 0),
+    async head(name, bytes) {
+      const handle = await fs.open(file(name), 'r');
+      try {
+        const buffer = new Uint8Array(bytes);
+        const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+        return buffer.subarray(0, bytesRead);
+      } finally { await handle.close(); }
+    },
+    async read(name, onChunk) {
+      const handle = await fs.open(file(name), 'r');
+      const buffer = new Uint8Array(CHUNK);
+      let total = 0;
+      try {
+        for (;;) {
+          throwIfAborted(signal);
+          const { bytesRead } = await handle.read(buffer, 0, CHUNK, total);
+          if (bytesRead === 0) break;
+          total += bytesRead;
+          await onChunk(buffer.subarray(0, bytesRead));
+        }
+      } finally { await handle.close(); }
+      return total;
+    },
+  };
+}
+
+function urlSource(base, signal) {
+  const root = base.endsWith('/') ? base : `${base}/`;
+  const url = (name) => new URL(name, root).href;
+  const request = async (name, headers) => {
+    let response;
+    try {
+      response = await fetch(url(name), { signal, headers });
+    } catch (error) {
+      throwIfAborted(signal);
+      fail(`could not fetch ${url(name)} (${error.message}): the network is down, or the server does not allow ` +
+        'this page to read it (CORS)');
+    }
+    if (response.status === 404 || response.status === 403 || response.status === 401) return null;
+    if (!response.ok) fail(`fetching ${url(name)} failed: HTTP ${response.status} ${response.statusText}`);
+    return response;
+  };
+  const sizes = new Map();
+  return {
+    describe: () => `at ${root}`,
+    async text(name) {
+      const response = await request(name);
+      return response ? response.text() : null;
+    },
+    async size(name) {
+      if (!sizes.has(name)) {
+        const response = await request(name, { Range: 'bytes=0-0' });
+        // 206 Content-Range: bytes 0-0/TOTAL; a server that ignores Range sends it all, with Content-Length.
+        const range = response?.headers.get('Content-Range');
+        const total = range ? Number(range.split('/')[1]) : Number(response?.headers.get('Content-Length') || 0);
+        await response?.body?.cancel().catch(() => {});
+        sizes.set(name, Number.isFinite(total) ? total : 0);
+      }
+      return sizes.get(name);
+    },
+    async head(name, bytes) {
+      const response = await request(name, { Range: `bytes=0-${bytes - 1}` });
+      if (!response) fail(`${url(name)} is missing`);
+      const reader = response.body.getReader();
+      const out = new Uint8Array(bytes);
+      let have = 0;
+      while (have < bytes) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const take = Math.min(value.length, bytes - have);
+        out.set(value.subarray(0, take), have);
+        have += take;
+      }
+      await reader.cancel().catch(() => {});
+      return out.subarray(0, have);
+    },
+    async read(name, onChunk) {
+      const response = await request(name);
+      if (!response) fail(`${url(name)} is missing`);
+      const reader = response.body.getReader();
+      let total = 0;
+      for (;;) {
+        throwIfAborted(signal);
+        let part;
+        try {
+          part = await reader.read();
+        } catch (error) {
+          throwIfAborted(signal);
+          fail(`the download of ${name} broke off after ${total} bytes (${error.message}): try again`);
+        }
+        if (part.done) break;
+        for (let at = 0; at < part.value.length; at += CHUNK) {
+          const chunk = part.value.subarray(at, Math.min(part.value.length, at + CHUNK));
+          total += chunk.length;
+          await onChunk(chunk);
+        }
+      }
+      return total;
+    },
+  };
+}

@@ -1,0 +1,325 @@
+// multihead: the JavaScript API over pretrained checkpoints (bindings/embind_pretrained.cpp).
+// Reading config.json, checking the safetensors headers, the forward pass and sampling are C++;
+// this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
+// tokenizer (bindings/tokenizers/) and copies results out.
+import { loadMultihead } from './multihead.mjs';
+import { openSource, throwIfAborted } from './pretrained-sources.mjs';
+import { loadTokenizer } from './tokenizers/tokenizer.mjs';
+
+// Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
+const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
+  hiddenStates: 7, lastHidden: 8, valueNorms: 9 };
+const FLAG = { logits: 1, lastOnly: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64 };
+
+function fail(message) {
+  throw new Error(`multihead: ${message}`);
+}
+
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((core) => { if (!core.isDeleted()) core.delete(); })
+  : null;
+
+// The safetensors files of a checkpoint: the shards an index lists, or model.safetensors.
+async function weightFiles(source) {
+  const index = await source.text('model.safetensors.index.json');
+  if (index !== null) {
+    let parsed;
+    try { parsed = JSON.parse(index); } catch (error) { fail(`model.safetensors.index.json is not valid JSON (${error.message})`); }
+    const map = parsed?.weight_map;
+    if (!map || typeof map !== 'object') fail('model.safetensors.index.json has no weight_map');
+    const files = [...new Set(Object.values(map))];
+    if (!files.length || files.some((f) => typeof f !== 'string' || !f.endsWith('.safetensors') || f.includes('/') || f.includes('..'))) {
+      fail('model.safetensors.index.json names shard files that are not plain .safetensors file names');
+    }
+    return files;
+  }
+  if ((await source.size('model.safetensors')) > 0 || (await source.text('config.json')) !== null) {
+    return ['model.safetensors'];
+  }
+  return [];
+}
+
+/**
+ * Loads a Hugging Face checkpoint: config.json, model.safetensors (or its shards and their
+ * index), and the tokenizer files when present (tokenizer.json; or vocab.json + merges.txt; or
+ * vocab.txt). Supported: model_type gpt2, bert, llama, qwen2, mistral; weights F32, F16, BF16.
+ *
+ * @param {string | URL | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
+ *   a folder path (Node), a base URL whose files are fetched (e.g. https://…/resolve/main/), or the files
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal }} [options]
+ * @returns {Promise<PretrainedModel>}
+ */
+export async function loadPretrained(source, { onProgress, signal } = {}) {
+  throwIfAborted(signal);
+  const files = await openSource(source, signal);
+  const configText = await files.text('config.json');
+  if (configText === null) {
+    fail(`no config.json ${files.describe()}: a checkpoint folder needs config.json and model.safetensors ` +
+      '(Hugging Face layout); pick the folder that holds them');
+  }
+  const core = await loadMultihead();
+  const model = new core.PretrainedCore();
+  try {
+    const configError = model.setConfig(configText);
+    if (configError) fail(configError);
+    const shards = await weightFiles(files);
+    if (!shards.length) fail(`no model.safetensors ${files.describe()}: only safetensors weights can be read (not .bin or .gguf)`);
+    // Headers first, so that the whole checkpoint is checked and counted before a weight is read.
+    let total = 0;
+    const indices = [];
+    for (const name of shards) {
+      const size = await files.size(name);
+      const first = await files.head(name, 8);
+      if (first.length < 8) fail(`${name} is missing or shorter than 8 bytes ${files.describe()}`);
+      const n = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
+      if (!(n >= 2 && n <= 100 * 2 ** 20)) fail(`${name}: its header length (${n} bytes) is absurd: this is not a safetensors file, or it is corrupt`);
+      if (size && n > size - 8) fail(`${name}: its header says ${n} bytes but the file has ${size}: the file is truncated`);
+      const header = (await files.head(name, 8 + n)).subarray(8);
+      if (header.length < n) fail(`${name} ends inside its header: the file is truncated`);
+      model.stage(n);
+      model.view(SLOT.stage).set(header);
+      const index = model.addShard(name, n, size);
+      if (index < 0) fail(model.error());
+      indices.push(index);
+      total += model.shardBytes(index);
+    }
+    const planError = model.plan();
+    if (planError) fail(planError);
+    // Then the bytes, streamed through one reused chunk of the heap.
+    let loaded = 0;
+    for (let i = 0; i < shards.length; i += 1) {
+      const expected = model.shardBytes(indices[i]);
+      const got = await files.read(shards[i], (chunk) => {
+        model.stage(chunk.length);
+        model.view(SLOT.stage).set(chunk);
+        const error = model.feed(indices[i], chunk.length);
+        if (error) fail(error);
+        loaded += chunk.length;
+        onProgress?.({ loaded, total, file: shards[i] });
+      });
+      if (got < expected) fail(`${shards[i]} ended after ${got} of its ${expected} bytes: the file is truncated (download it again)`);
+    }
+    const finishError = model.finish();
+    if (finishError) fail(finishError);
+    const tokenizer = await readTokenizer(files, model.modelType());
+    const config = JSON.parse(configText);
+    return new PretrainedModel(model, tokenizer, config);
+  } catch (error) {
+    model.delete();  // everything the loader allocated goes with it
+    throw error;
+  }
+}
+
+async function readTokenizer(files, modelType) {
+  const [tokenizerJson, vocabJson, mergesTxt, vocabTxt, configText] = await Promise.all(
+    ['tokenizer.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'tokenizer_config.json'].map((n) => files.text(n)));
+  let tokenizerConfig = {};
+  if (configText !== null) {
+    try { tokenizerConfig = JSON.parse(configText); } catch (error) { fail(`tokenizer_config.json is not valid JSON (${error.message})`); }
+  }
+  return loadTokenizer({ tokenizerJson: tokenizerJson ?? undefined, vocabJson: vocabJson ?? undefined,
+    mergesTxt: mergesTxt ?? undefined, vocabTxt: vocabTxt ?? undefined, tokenizerConfig, modelType });
+}
+
+const CONFIG_FIELDS = ['layers', 'heads', 'kvHeads', 'dModel', 'headDim', 'vocabSize', 'maxPositions'];
+
+export class PretrainedModel {
+  #core;
+  #eos;
+
+  /** @private Use loadPretrained(). */
+  constructor(core, tokenizer, hfConfig) {
+    this.#core = core;
+    const values = Object.fromEntries(CONFIG_FIELDS.map((name, i) => [name, core.configValue(i)]));
+    this.config = Object.freeze({
+      architecture: core.modelType(),
+      ...values,
+      causal: core.configValue(7) === 1,
+      hasLmHead: core.configValue(8) === 1,
+      typeVocabSize: core.configValue(9),
+      dFf: core.configValue(10),
+      parameterCount: core.parameterCount(),
+      weightBytes: core.weightBytes(),
+    });
+    /** The tokenizer, or null when the checkpoint brought no tokenizer files (run() then takes ids). */
+    this.tokenizer = tokenizer;
+    const eos = hfConfig?.eos_token_id;
+    this.#eos = new Set((Array.isArray(eos) ? eos : [eos]).filter(Number.isInteger));
+    registry?.register(this, core, this);
+  }
+
+  #live() {
+    if (!this.#core) fail('this model was disposed; load it again with loadPretrained()');
+    return this.#core;
+  }
+
+  /**
+   * Text → token ids as the model's own tokenizer makes them (special tokens such as [CLS] … [SEP]
+   * or <s> included). A second text makes a pair (BERT: token types 0 and 1).
+   */
+  tokenize(text, textPair = undefined) {
+    this.#live();
+    if (!this.tokenizer) fail('this checkpoint came without tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt): pass token ids to run()');
+    const { ids, tokenTypeIds, tokens, offsets, special } = this.tokenizer.encode(text, textPair);
+    return { ids, tokenTypeIds, tokens, offsets, special };
+  }
+
+  /** Token ids → text, without special tokens. */
+  decode(ids) {
+    if (!this.tokenizer) fail('this checkpoint came without tokenizer files: there is no vocabulary to decode with');
+    return this.tokenizer.decode(Array.from(ids));
+  }
+
+  #checkIds(ids) {
+    if (!(ids instanceof Int32Array || Array.isArray(ids) || ids instanceof Uint32Array)) fail('token ids must be an Int32Array or an array of integers');
+    const { vocabSize } = this.config;
+    for (let i = 0; i < ids.length; i += 1) {
+      const id = ids[i];
+      if (!Number.isInteger(id) || id < 0 || id >= vocabSize) fail(`token id ${id} at position ${i} is not in the vocabulary (0 … ${vocabSize - 1})`);
+    }
+  }
+
+  // Which heads of which layers: { layers: number[], heads: number[] } → flags and a head range.
+  #selection(attentions) {
+    const { layers, heads } = this.config;
+    const all = (count) => Array.from({ length: count }, (_, i) => i);
+    if (attentions === false || attentions === null) return { layers: [], heads: [] };
+    if (attentions === true || attentions === undefined) return { layers: all(layers), heads: all(heads) };
+    if (typeof attentions !== 'object') fail('attentions must be true, false, or { layers, heads }');
+    const pick = (list, count, what) => {
+      if (list === undefined) return all(count);
+      if (!Array.isArray(list) || list.some((x) => !Number.isInteger(x) || x < 0 || x >= count)) {
+        fail(`attentions.${what} must be a list of ${what} from 0 to ${count - 1}`);
+      }
+      return [...new Set(list)].sort((a, b) => a - b);
+    };
+    return { layers: pick(attentions.layers, layers, 'layers'), heads: pick(attentions.heads, heads, 'heads') };
+  }
+
+  #run(core, ids, { tokenTypeIds, logits = true, lastOnly = false, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache }) {
+    const { layers, heads } = this.config;
+    core.prepare(ids.length);
+    core.view(SLOT.ids).set(ids);
+    let flags = (logits ? FLAG.logits : 0) | (lastOnly ? FLAG.lastOnly : 0) | (hiddenStates ? FLAG.hidden : 0) |
+      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0);
+    if (tokenTypeIds !== undefined && tokenTypeIds !== null) {
+      if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
+        fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
+      }
+      if (Array.from(tokenTypeIds).some((t) => !Number.isInteger(t))) fail('tokenTypeIds must be integers');
+      core.view(SLOT.types).set(tokenTypeIds);
+      flags |= FLAG.types;
+    }
+    if (disabledHeads?.length) {
+      const enabled = core.view(SLOT.headEnabled);
+      for (const pair of disabledHeads) {
+        const [layer, head] = Array.isArray(pair) ? pair : [];
+        if (!Number.isInteger(layer) || !Number.isInteger(head) || layer < 0 || layer >= layers || head < 0 || head >= heads) {
+          fail(`disabledHeads entries must be [layer, head] with layer 0 … ${layers - 1} and head 0 … ${heads - 1}, got ${JSON.stringify(pair)}`);
+        }
+        enabled[layer * heads + head] = 0;
+      }
+      flags |= FLAG.heads;
+    }
+    const layerFlags = core.view(SLOT.attentionLayers);
+    for (const l of selection.layers) layerFlags[l] = 1;
+    const firstHead = selection.heads.length ? selection.heads[0] : 0;
+    const headSpan = selection.heads.length ? selection.heads[selection.heads.length - 1] - firstHead + 1 : 0;
+    const error = core.run(ids.length, flags, firstHead, headSpan);
+    if (error) fail(error);
+    const n = ids.length, nk = core.resultKeys();
+    // The core returns a contiguous range of heads; keep only the ones asked for.
+    let attentions = core.view(SLOT.attentions).slice();
+    if (headSpan !== selection.heads.length) {
+      const rows = n * nk, picked = new Float32Array(selection.layers.length * selection.heads.length * rows);
+      selection.layers.forEach((_, li) => selection.heads.forEach((h, hi) => {
+        const from = (li * headSpan + (h - firstHead)) * rows;
+        picked.set(attentions.subarray(from, from + rows), (li * selection.heads.length + hi) * rows);
+      }));
+      attentions = picked;
+    }
+    const out = {
+      n,
+      logits: logits && this.config.hasLmHead ? core.view(SLOT.logits).slice() : null,
+      attentions,
+      attentionShape: [selection.layers.length, selection.heads.length, n, nk],
+      attentionLayers: selection.layers,
+      attentionHeads: selection.heads,
+    };
+    if (lastHiddenState) out.lastHiddenState = core.view(SLOT.lastHidden).slice();
+    if (hiddenStates) out.hiddenStates = core.view(SLOT.hiddenStates).slice();
+    if (valueNorms) out.valueNorms = core.view(SLOT.valueNorms).slice();
+    return out;
+  }
+
+  /**
+   * Runs the model over token ids (1 … config.maxPositions of them).
+   * @returns {{ n: number, logits: Float32Array | null, attentions: Float32Array, attentionShape: number[],
+   *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array }}
+   *   logits n × vocab (null without an LM head); attentions layers × heads × n × n (the selected ones);
+   *   lastHiddenState n × dModel; hiddenStates (layers + 1) × n × dModel, as transformers'
+   *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention).
+   */
+  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true } = {}) {
+    const core = this.#live();
+    this.#checkIds(ids);
+    if (ids.length === 0) fail('run needs at least one token id');
+    return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
+      hiddenStates, valueNorms, disabledHeads });
+  }
+
+  /**
+   * Generates tokens after `ids` with a key/value cache, one at a time: greedy when temperature is
+   * 0 (the default), else sampled (top-k when topK > 0) from a seeded generator. Each step yields
+   * the token and the attention row of the query that produced it, layers × heads × n (n = the
+   * tokens before it). Stops after maxNewTokens, at the model's end-of-text token, or on signal.
+   * @returns {AsyncGenerator<{ id: number, text: string | null, position: number, attentions: Float32Array, attentionShape: number[] }>}
+   */
+  async* generate(ids, { maxNewTokens = 20, temperature = 0, topK = 0, seed = 0, signal, stopAtEos = true } = {}) {
+    const core = this.#live();
+    if (!this.config.causal || !this.config.hasLmHead) fail(`generate needs a causal language model; this ${this.config.architecture} checkpoint is not one`);
+    this.#checkIds(ids);
+    if (ids.length === 0) fail('generate needs at least one token id to start from');
+    if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) fail(`maxNewTokens must be a whole number ≥ 1, got ${maxNewTokens}`);
+    if (!(Number.isFinite(temperature) && temperature >= 0)) fail(`temperature must be ≥ 0, got ${temperature}`);
+    if (!Number.isInteger(topK) || topK < 0) fail(`topK must be a whole number ≥ 0, got ${topK}`);
+    const room = Math.min(this.config.maxPositions, 16384);
+    if (ids.length >= room) fail(`the prompt has ${ids.length} tokens; this model reads at most ${room}`);
+    const steps = Math.min(maxNewTokens, room - ids.length);
+    core.resetCache(ids.length + steps);
+    core.seed(seed);
+    const selection = this.#selection(true);
+    const all = Array.from(ids);
+    let input = Array.from(ids), previousText = this.tokenizer ? this.tokenizer.decode(all) : '';
+    for (let step = 0; step < steps; step += 1) {
+      if (signal?.aborted) return;
+      const result = this.#run(core, Int32Array.from(input), { logits: true, lastOnly: true, selection, cache: true });
+      const [L, H, n, nk] = result.attentionShape;
+      // The last query's row of every head.
+      const rows = new Float32Array(L * H * nk);
+      for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
+      const id = core.sample(temperature, topK);
+      all.push(id);
+      let text = null;
+      if (this.tokenizer) {
+        const now = this.tokenizer.decode(all);
+        text = now.startsWith(previousText) ? now.slice(previousText.length) : now;
+        previousText = now;
+      }
+      yield { id, text, position: all.length - 1, attentions: rows, attentionShape: [L, H, nk] };
+      if (stopAtEos && this.#eos.has(id)) return;
+      input = [id];
+      // Let a page draw between tokens.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
+  /** Frees the model's wasm memory now. */
+  dispose() {
+    if (!this.#core) return;
+    registry?.unregister(this);
+    this.#core.delete();
+    this.#core = null;
+  }
+}
+

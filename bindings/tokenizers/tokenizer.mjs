@@ -1,0 +1,309 @@
+// Hugging Face tokenizers in JavaScript, read from tokenizer.json (or from vocab.json + merges.txt,
+// or vocab.txt, when a checkpoint has no tokenizer.json). The pipeline is the tokenizers library's:
+// added tokens split out first → normalizer → pre-tokenizer → model (BPE / WordPiece) →
+// post-processor (templates such as [CLS] $A [SEP] $B:1 [SEP]:1) → ids, token types, offsets;
+// and decoders for the way back. Offsets are [start, end) in the original JS string.
+import { alignedText, makeNormalizer } from './normalize.mjs';
+import { makePreTokenizer, codePointUnits, CHAR_TO_BYTE, GPT2_PATTERN } from './pretokenize.mjs';
+import { makeModel } from './models.mjs';
+
+const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
+
+// Qwen2's split pattern, for a Qwen2 checkpoint that brings only vocab.json + merges.txt.
+const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+export class Tokenizer {
+  /** @param {object} spec the parsed tokenizer.json */
+  constructor(spec) {
+    if (!spec || typeof spec !== 'object' || Array.isArray(spec)) fail('it is not a JSON object');
+    this.model = makeModel(spec.model);
+    this.normalize = makeNormalizer(spec.normalizer);
+    this.preTokenize = makePreTokenizer(spec.pre_tokenizer);
+    this.postProcessor = spec.post_processor ?? null;
+    this.decoder = spec.decoder ?? null;
+    checkPostProcessor(this.postProcessor);
+    checkDecoder(this.decoder);
+    this.idToToken = [];
+    for (const [token, id] of this.model.vocab) this.idToToken[id] = token;
+    this.added = [];
+    this.special = new Set();
+    for (const t of Array.isArray(spec.added_tokens) ? spec.added_tokens : []) {
+      if (typeof t?.content !== 'string' || !Number.isInteger(t.id) || t.id < 0) fail('an added_tokens entry needs a content string and an id');
+      this.idToToken[t.id] = t.content;
+      this.added.push(t);
+      if (t.special) this.special.add(t.id);
+    }
+    // One regex finds every added token, the longest first where two start at the same place.
+    const contents = this.added.filter((t) => t.content.length).map((t) => t.content).sort((a, b) => b.length - a.length);
+    this.addedRegex = contents.length ? new RegExp(contents.map(escapeRegex).join('|'), 'gu') : null;
+    this.addedByContent = new Map(this.added.map((t) => [t.content, t]));
+    this.vocabSize = this.idToToken.length;
+  }
+
+  /** The token string of an id, or undefined. */
+  token(id) { return this.idToToken[id]; }
+  /** The id of a token string, or undefined. */
+  id(token) { return this.addedByContent.get(token)?.id ?? this.model.vocab.get(token); }
+
+  // The tokens of one sequence, before the post-processor.
+  #encodeSequence(text) {
+    const out = [];
+    const segments = this.#splitAdded(text);
+    segments.forEach((seg, index) => {
+      if (seg.added) { out.push({ id: seg.added.id, token: seg.added.content, s: seg.s, e: seg.e }); return; }
+      const units = codePointUnits(this.normalize(alignedText(seg.text, seg.s)));
+      if (!units.length) return;
+      for (const piece of this.preTokenize([units], index === 0 && seg.s === 0)) {
+        if (piece.length) out.push(...this.model.tokenize(piece));
+      }
+    });
+    return out;
+  }
+
+  // Text → [{ text, s, e } | { added, s, e }], with added tokens' lstrip/rstrip/single_word rules.
+  #splitAdded(text) {
+    if (!this.addedRegex) return [{ text, s: 0, e: text.length }];
+    const segments = [];
+    let at = 0;
+    for (const m of text.matchAll(this.addedRegex)) {
+      const token = this.addedByContent.get(m[0]);
+      let s = m.index, e = m.index + m[0].length;
+      if (s < at) continue;
+      if (token.single_word && (/[\p{L}\p{N}_]/u.test(text[s - 1] ?? '') || /[\p{L}\p{N}_]/u.test(text[e] ?? ''))) continue;
+      if (token.lstrip) while (s > at && /\s/u.test(text[s - 1])) s -= 1;
+      if (token.rstrip) while (e < text.length && /\s/u.test(text[e])) e += 1;
+      if (s > at) segments.push({ text: text.slice(at, s), s: at, e: s });
+      segments.push({ added: token, s, e });
+      at = e;
+    }
+    if (at < text.length) segments.push({ text: text.slice(at), s: at, e: text.length });
+    return segments;
+  }
+
+  /**
+   * Encodes text (and an optional second text, for models that read pairs) as the model expects it.
+   * @returns {{ ids: Int32Array, tokenTypeIds: Int32Array, tokens: string[], offsets: Array<[number, number]>,
+   *   special: boolean[] }}
+   */
+  encode(text, textPair = undefined, { addSpecialTokens = true } = {}) {
+    if (typeof text !== 'string') throw new Error(`multihead: tokenize needs a string, got ${typeof text}`);
+    if (textPair !== undefined && textPair !== null && typeof textPair !== 'string') {
+      throw new Error(`multihead: the second text of a pair must be a string, got ${typeof textPair}`);
+    }
+    const a = this.#encodeSequence(text);
+    const b = typeof textPair === 'string' ? this.#encodeSequence(textPair) : null;
+    const parts = addSpecialTokens ? this.#applyTemplate(a, b) : [...tag(a, 0), ...(b ? tag(b, 1) : [])];
+    return {
+      ids: Int32Array.from(parts, (t) => t.id),
+      tokenTypeIds: Int32Array.from(parts, (t) => t.type),
+      tokens: parts.map((t) => t.token),
+      offsets: parts.map((t) => [t.s, t.e]),
+      special: parts.map((t) => !!t.special),
+    };
+  }
+
+  #applyTemplate(a, b) {
+    const specialToken = (token, id, type) => ({ id, token, s: 0, e: 0, type, special: true });
+    const run = (pp) => {
+      if (!pp) return [...tag(a, 0), ...(b ? tag(b, 1) : [])];
+      switch (pp.type) {
+        case 'Sequence': {
+          const template = (pp.processors || []).find((p) => p.type !== 'ByteLevel');
+          return run(template ?? null);
+        }
+        case 'ByteLevel': return run(null);
+        case 'TemplateProcessing': {
+          const items = b ? pp.pair : pp.single;
+          const out = [];
+          for (const item of items || []) {
+            if (item.Sequence) out.push(...tag(item.Sequence.id === 'B' ? b || [] : a, item.Sequence.type_id ?? 0));
+            else if (item.SpecialToken) {
+              const sp = pp.special_tokens?.[item.SpecialToken.id];
+              if (!sp) fail(`the template names special token ${JSON.stringify(item.SpecialToken.id)} but does not define it`);
+              sp.ids.forEach((id, k) => out.push(specialToken(sp.tokens?.[k] ?? item.SpecialToken.id, id, item.SpecialToken.type_id ?? 0)));
+            }
+          }
+          return out;
+        }
+        case 'BertProcessing': case 'RobertaProcessing': {
+          const [clsToken, clsId] = pp.cls, [sepToken, sepId] = pp.sep;
+          const roberta = pp.type === 'RobertaProcessing';
+          const out = [specialToken(clsToken, clsId, 0), ...tag(a, 0), specialToken(sepToken, sepId, 0)];
+          if (b) {
+            if (roberta) out.push(specialToken(sepToken, sepId, 0));
+            out.push(...tag(b, roberta ? 0 : 1), specialToken(sepToken, sepId, roberta ? 0 : 1));
+          }
+          return out;
+        }
+        default: return fail(`post-processor "${pp.type}" is not supported`);
+      }
+    };
+    return run(this.postProcessor);
+  }
+
+  /** Token ids back to text, through the file's decoder. */
+  decode(ids, { skipSpecialTokens = true } = {}) {
+    const tokens = [];
+    for (const id of ids) {
+      if (!Number.isInteger(id) || this.idToToken[id] === undefined) throw new Error(`multihead: token id ${id} is not in the vocabulary`);
+      if (skipSpecialTokens && this.special.has(id)) continue;
+      tokens.push(this.idToToken[id]);
+    }
+    return runDecoder(this.decoder, tokens).join('');
+  }
+}
+
+const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const tag = (tokens, type) => tokens.map((t) => ({ ...t, type }));
+
+function checkPostProcessor(pp) {
+  const known = ['Sequence', 'ByteLevel', 'TemplateProcessing', 'BertProcessing', 'RobertaProcessing'];
+  if (pp && !known.includes(pp.type)) fail(`post-processor "${pp.type}" is not supported (supported: ${known.join(', ')})`);
+  for (const p of pp?.processors || []) checkPostProcessor(p);
+}
+
+const DECODERS = ['Sequence', 'ByteLevel', 'WordPiece', 'Metaspace', 'Replace', 'ByteFallback', 'Fuse', 'Strip', 'BPEDecoder'];
+function checkDecoder(d) {
+  if (d && !DECODERS.includes(d.type)) fail(`decoder "${d.type}" is not supported (supported: ${DECODERS.join(', ')})`);
+  for (const inner of d?.decoders || []) checkDecoder(inner);
+}
+
+const utf8Decoder = new TextDecoder('utf-8', { fatal: false });
+
+// A decoder chain maps a list of token strings to a list of strings (as tokenizers' decode_chain).
+function runDecoder(d, tokens) {
+  if (!d) return tokens.map((t, i) => (i ? ` ${t}` : t));
+  switch (d.type) {
+    case 'Sequence': return (d.decoders || []).reduce((t, inner) => runDecoder(inner, t), tokens);
+    case 'ByteLevel': {
+      const bytes = [];
+      for (const ch of tokens.join('')) {
+        const b = CHAR_TO_BYTE.get(ch);
+        if (b !== undefined) bytes.push(b);
+        else bytes.push(...new TextEncoder().encode(ch));
+      }
+      return [utf8Decoder.decode(Uint8Array.from(bytes))];
+    }
+    case 'WordPiece': {
+      const prefix = d.prefix ?? '##';
+      const out = tokens.map((t, i) => (i && t.startsWith(prefix) ? t.slice(prefix.length) : i ? ` ${t}` : t));
+      return d.cleanup === false ? out : out.map(cleanup);
+    }
+    case 'Metaspace': {
+      const replacement = d.replacement ?? '▁';
+      const prepend = (d.prepend_scheme ?? (d.add_prefix_space === false ? 'never' : 'always')) !== 'never';
+      return tokens.map((t, i) => {
+        const s = t.split(replacement).join(' ');
+        return i === 0 && prepend && s.startsWith(' ') ? s.slice(1) : s;
+      });
+    }
+    case 'Replace': {
+      const from = d.pattern?.String;
+      if (from === undefined) fail('a Replace decoder with a regex pattern is not supported');
+      return tokens.map((t) => t.split(from).join(d.content));
+    }
+    case 'ByteFallback': {
+      const out = [];
+      let bytes = [];
+      const flush = () => {
+        if (!bytes.length) return;
+        const text = new TextDecoder('utf-8', { fatal: true });
+        try { out.push(text.decode(Uint8Array.from(bytes))); } catch { out.push(...bytes.map(() => '\uFFFD')); }
+        bytes = [];
+      };
+      for (const t of tokens) {
+        const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(t);
+        if (m) { bytes.push(parseInt(m[1], 16)); continue; }
+        flush();
+        out.push(t);
+      }
+      flush();
+      return out;
+    }
+    case 'Fuse': return [tokens.join('')];
+    case 'Strip': {
+      const { content = ' ', start = 0, stop = 0 } = d;
+      return tokens.map((t) => {
+        let a = 0, b = t.length;
+        for (let k = 0; k < start && t[a] === content; k += 1) a += 1;
+        for (let k = 0; k < stop && b > a && t[b - 1] === content; k += 1) b -= 1;
+        return t.slice(a, b);
+      });
+    }
+    case 'BPEDecoder': {
+      const suffix = d.suffix ?? '</w>';
+      return tokens.map((t, i) => t.split(suffix).join(i === tokens.length - 1 ? '' : ' '));
+    }
+    default: return fail(`decoder "${d.type}" is not supported`);
+  }
+}
+
+// The WordPiece decoder's clean-up of spaces before punctuation and contractions.
+function cleanup(text) {
+  return text.replaceAll(' .', '.').replaceAll(' ?', '?').replaceAll(' !', '!').replaceAll(' ,', ',')
+    .replaceAll(" ' ", "'").replaceAll(" n't", "n't").replaceAll(" 'm", "'m").replaceAll(' do not', " don't")
+    .replaceAll(" 's", "'s").replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
+}
+
+/**
+ * Builds a tokenizer from a checkpoint's files (as strings): tokenizer.json, or else vocab.json +
+ * merges.txt (byte-level BPE) or vocab.txt (WordPiece). Returns null when there are none.
+ * @param {{ tokenizerJson?: string, vocabJson?: string, mergesTxt?: string, vocabTxt?: string,
+ *   tokenizerConfig?: object, modelType?: string }} files
+ */
+export function loadTokenizer(files) {
+  const parse = (text, name) => {
+    try { return JSON.parse(text); } catch (error) { throw new Error(`multihead: ${name} is not valid JSON (${error.message})`); }
+  };
+  const config = files.tokenizerConfig ?? {};
+  if (typeof files.tokenizerJson === 'string') return new Tokenizer(parse(files.tokenizerJson, 'tokenizer.json'));
+  if (typeof files.vocabJson === 'string' && typeof files.mergesTxt === 'string') {
+    const vocab = parse(files.vocabJson, 'vocab.json');
+    const merges = files.mergesTxt.split(/\r?\n/).filter((line, i) => line && !(i === 0 && line.startsWith('#version')));
+    const pattern = files.modelType === 'qwen2' ? QWEN2_PATTERN : null;
+    return new Tokenizer({
+      model: { type: 'BPE', vocab, merges },
+      pre_tokenizer: pattern
+        ? { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false },
+          { type: 'ByteLevel', add_prefix_space: false, use_regex: false }] }
+        : { type: 'ByteLevel', add_prefix_space: !!config.add_prefix_space, use_regex: true },
+      decoder: { type: 'ByteLevel' },
+      added_tokens: addedFromConfig(config, vocab),
+    });
+  }
+  if (typeof files.vocabTxt === 'string') {
+    const vocab = {};
+    files.vocabTxt.split(/\r?\n/).forEach((line, i) => { if (line && !(line in vocab)) vocab[line] = i; });
+    const lowercase = config.do_lower_case ?? true;
+    const cls = config.cls_token ?? '[CLS]', sep = config.sep_token ?? '[SEP]';
+    if (!(cls in vocab) || !(sep in vocab)) fail(`vocab.txt has no ${cls} or ${sep} token`);
+    return new Tokenizer({
+      normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: config.tokenize_chinese_chars ?? true,
+        strip_accents: config.strip_accents ?? null, lowercase },
+      pre_tokenizer: { type: 'BertPreTokenizer' },
+      model: { type: 'WordPiece', vocab, unk_token: config.unk_token ?? '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100 },
+      post_processor: { type: 'BertProcessing', cls: [cls, vocab[cls]], sep: [sep, vocab[sep]] },
+      decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+      added_tokens: addedFromConfig(config, vocab, ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']),
+    });
+  }
+  return null;
+}
+
+// Special tokens a tokenizer_config.json names (added_tokens_decoder, or bos/eos/unk/… strings).
+function addedFromConfig(config, vocab, defaults = []) {
+  const out = new Map();
+  for (const [id, t] of Object.entries(config.added_tokens_decoder ?? {})) {
+    if (typeof t?.content === 'string') out.set(t.content, { ...t, id: Number(id), special: t.special ?? true });
+  }
+  const named = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token']
+    .map((k) => (typeof config[k] === 'string' ? config[k] : config[k]?.content)).concat(defaults);
+  for (const content of named) {
+    if (typeof content === 'string' && vocab[content] !== undefined && !out.has(content)) {
+      out.set(content, { id: vocab[content], content, special: true, lstrip: false, rstrip: false, single_word: false });
+    }
+  }
+  return [...out.values()];
+}
+
+export { GPT2_PATTERN };

@@ -72,7 +72,7 @@ function memorySource(files, signal) {
     size: async (name) => { const data = get(name); return data === null ? 0 : sizeOf(data); },
     async head(name, bytes) {
       const data = get(name);
-      return slice(data, 0, Math.min(bytes, sizeOf(data)));
+      return data === null ? new Uint8Array(0) : slice(data, 0, Math.min(bytes, sizeOf(data)));
     },
     async read(name, onChunk) {
       const data = get(name);
@@ -105,6 +105,7 @@ async function folderSource(path, signal) {
     text: async (name) => ((await exists(name)) ? fs.readFile(file(name), 'utf8') : null),
     size: async (name) => ((await exists(name)) ? (await fs.stat(file(name))).size : 0),
     async head(name, bytes) {
+      if (!(await exists(name))) return new Uint8Array(0);
       const handle = await fs.open(file(name), 'r');
       try {
         const buffer = new Uint8Array(bytes);
@@ -166,7 +167,7 @@ function urlSource(base, signal) {
     },
     async head(name, bytes) {
       const response = await request(name, { Range: `bytes=0-${bytes - 1}` });
-      if (!response) fail(`${url(name)} is missing`);
+      if (!response) return new Uint8Array(0);
       const reader = response.body.getReader();
       const out = new Uint8Array(bytes);
       let have = 0;

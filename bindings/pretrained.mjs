@@ -70,7 +70,11 @@ export async function loadPretrained(source, { onProgress, signal } = {}) {
     for (const name of shards) {
       const size = await files.size(name);
       const first = await files.head(name, 8);
-      if (first.length < 8) fail(`${name} is missing or shorter than 8 bytes ${files.describe()}`);
+      if (first.length === 0) {
+        fail(`no ${name} ${files.describe()}: the weights must be safetensors files (not .bin or .gguf)` +
+          (shards.length > 1 ? ', and every shard the index names must be there' : ''));
+      }
+      if (first.length < 8) fail(`${name} is shorter than a safetensors header (8 bytes): it is corrupt or truncated`);
       const n = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
       if (!(n >= 2 && n <= 100 * 2 ** 20)) fail(`${name}: its header length (${n} bytes) is absurd: this is not a safetensors file, or it is corrupt`);
       if (size && n > size - 8) fail(`${name}: its header says ${n} bytes but the file has ${size}: the file is truncated`);

@@ -1,0 +1,390 @@
+// Real checkpoints through the wasm build, against Hugging Face transformers' own outputs
+// (tests/fixtures/hf, made by transformers 5.17): token ids exact, attentions within 1e-4, logits
+// within 1e-3 of the largest |logit|, hidden states. The hub variants of each family (prefixes,
+// dtypes, rope styles, tied or not, shards, BertModel without its head) are made from the
+// fixtures by transformations that keep the model's function, so the same numbers must come out.
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { loadMultihead, loadPretrained } from '../../bindings/multihead.mjs';
+import {
+  FIXTURES, MODELS, encodeJson, expectedOutputs, fixtureConfig, fixtureFiles, maxAbs, maxAbsDiff, readSafetensors,
+  renameTensors, shard, toF32, writeSafetensors,
+} from './checkpoints.mjs';
+
+// Runs every fixture case through a loaded model and compares with transformers.
+function checkAgainstTransformers(model, fixture, { logits = true, tokenize = true } = {}) {
+  const cases = expectedOutputs(fixture);
+  for (const c of cases) {
+    if (tokenize) {
+      const enc = model.tokenize(c.text, c.text_pair ?? undefined);
+      expect(Array.from(enc.ids), `${fixture} ${c.key} ids`).toEqual(Array.from(c.ids));
+      if (c.types) expect(Array.from(enc.tokenTypeIds)).toEqual(Array.from(c.types));
+      expect(enc.tokens).toEqual(c.tokens);
+    }
+    const out = model.run(c.ids, { tokenTypeIds: c.types, hiddenStates: true, lastHiddenState: true });
+    expect(out.attentions.length).toBe(c.attentions.length);
+    expect(maxAbsDiff(out.attentions, c.attentions), `${fixture} ${c.key} attentions`).toBeLessThan(1e-4);
+    expect(maxAbsDiff(out.hiddenStates, c.hidden), `${fixture} ${c.key} hidden states`).toBeLessThan(1e-3 * Math.max(1, maxAbs(c.hidden)));
+    const [, n, d] = c.hiddenShape;
+    expect(out.lastHiddenState).toEqual(out.hiddenStates.subarray(out.hiddenStates.length - n * d));
+    if (logits) {
+      expect(out.logits.length).toBe(c.logits.length);
+      expect(maxAbsDiff(out.logits, c.logits), `${fixture} ${c.key} logits`).toBeLessThan(1e-3 * maxAbs(c.logits));
+    } else {
+      expect(out.logits).toBeNull();
+    }
+  }
+  return cases.length;
+}
+
+describe('Hugging Face checkpoints in wasm match transformers', () => {
+  for (const fixture of MODELS) {
+    it(`${fixture}: every case (ids, attentions, hidden states, logits), loaded from its folder`, async () => {
+      const seen = [];
+      const model = await loadPretrained(join(FIXTURES, fixture), { onProgress: (p) => seen.push(p) });
+      const config = fixtureConfig(fixture);
+      expect(model.config.architecture).toBe(config.model_type);
+      expect(model.config.layers).toBe(config.n_layer ?? config.num_hidden_layers);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.at(-1).loaded).toBe(seen.at(-1).total);
+      expect(checkAgainstTransformers(model, fixture)).toBeGreaterThanOrEqual(5);
+      model.dispose();
+    });
+  }
+
+  it('the same models from in-memory files (Map of Uint8Array, objects of Blobs, File[])', async () => {
+    const files = fixtureFiles('qwen2');
+    const fromMap = await loadPretrained(files);
+    checkAgainstTransformers(fromMap, 'qwen2');
+    fromMap.dispose();
+    const blobs = Object.fromEntries([...fixtureFiles('bert')].map(([name, bytes]) => [name, new Blob([bytes])]));
+    const fromBlobs = await loadPretrained(blobs);
+    checkAgainstTransformers(fromBlobs, 'bert');
+    fromBlobs.dispose();
+    const asFiles = [...fixtureFiles('gpt2')].map(([name, bytes]) => new File([bytes], `gpt2/${name}`));
+    const fromFiles = await loadPretrained(asFiles);
+    checkAgainstTransformers(fromFiles, 'gpt2');
+    fromFiles.dispose();
+  });
+});
+
+// Hub variants made from a fixture: files with the weights replaced and config.json edited.
+function variant(fixture, { tensors, config, drop = [] }) {
+  const files = fixtureFiles(fixture);
+  const original = readSafetensors(files.get('model.safetensors'));
+  files.set('model.safetensors', writeSafetensors(tensors(original)));
+  if (config) files.set('config.json', encodeJson(config(fixtureConfig(fixture))));
+  for (const name of drop) files.delete(name);
+  return files;
+}
+
+describe('hub variants of each family give transformers\' numbers too', () => {
+  it('GPT-2 saved by GPT2LMHeadModel: keys under "transformer." and an lm_head.weight (tied)', async () => {
+    const files = variant('gpt2', {
+      tensors: (t) => {
+        const out = renameTensors(t, (name) => `transformer.${name}`);
+        out.set('lm_head.weight', t.get('wte.weight'));
+        return out;
+      },
+    });
+    const model = await loadPretrained(files);
+    checkAgainstTransformers(model, 'gpt2');
+    model.dispose();
+  });
+
+  it('GPT-2 in F16 loads at 2 bytes a weight and stays close (fp16 rounding of the weights)', async () => {
+    // Round-trip through F16 changes the weights slightly: compare against the model loaded from
+    // the F32 copy of the same rounded weights, which must give exactly the same numbers.
+    const toF16 = (t) => {
+      if (t.dtype !== 'F32') return t;
+      const f = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+      const h = new Uint16Array(f.length);
+      const buf = new DataView(new ArrayBuffer(4));
+      for (let i = 0; i < f.length; i += 1) h[i] = floatToHalf(f[i], buf);
+      return { dtype: 'F16', shape: t.shape, bytes: new Uint8Array(h.buffer) };
+    };
+    const half = variant('gpt2', { tensors: (t) => new Map([...t].map(([n, x]) => [n, toF16(x)])) });
+    const widened = variant('gpt2', { tensors: (t) => new Map([...t].map(([n, x]) => [n, toF32(toF16(x))])) });
+    const a = await loadPretrained(half), b = await loadPretrained(widened);
+    expect(a.config.weightBytes).toBeLessThan(b.config.weightBytes * 0.55);
+    const ids = expectedOutputs('gpt2')[2].ids;
+    const ra = a.run(ids), rb = b.run(ids);
+    expect(maxAbsDiff(ra.attentions, rb.attentions)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(ra.logits, rb.logits)).toBeLessThan(1e-4 * maxAbs(rb.logits));
+    a.dispose();
+    b.dispose();
+  });
+
+  it('BertModel (a sentence encoder): no "bert." prefix and no MLM head → hidden states, logits null', async () => {
+    const files = variant('bert', {
+      tensors: (t) => renameTensors(t, (name) => (name.startsWith('cls.') ? null : name.replace(/^bert\./, ''))),
+      config: (c) => ({ ...c, architectures: ['BertModel'] }),
+    });
+    const model = await loadPretrained(files);
+    expect(model.config.hasLmHead).toBe(false);
+    checkAgainstTransformers(model, 'bert', { logits: false });
+    model.dispose();
+  });
+
+  it('old BERT checkpoints with LayerNorm.gamma / beta', async () => {
+    const files = variant('bert', {
+      tensors: (t) => renameTensors(t, (name) => name.replace(/LayerNorm\.weight$/, 'LayerNorm.gamma').replace(/LayerNorm\.bias$/, 'LayerNorm.beta')),
+    });
+    const model = await loadPretrained(files);
+    checkAgainstTransformers(model, 'bert');
+    model.dispose();
+  });
+
+  it('Llama with transformers 5\'s rope_parameters, in F32, sharded in three with an index', async () => {
+    const files = variant('llama', {
+      tensors: (t) => new Map([...t].map(([n, x]) => [n, toF32(x)])),
+      config: (c) => {
+        const { rope_theta: theta, ...rest } = c;
+        return { ...rest, rope_parameters: { rope_type: 'default', rope_theta: theta } };
+      },
+    });
+    const all = readSafetensors(files.get('model.safetensors'));
+    files.delete('model.safetensors');
+    for (const [name, bytes] of shard(all, 3)) files.set(name, bytes);
+    const model = await loadPretrained(files);
+    checkAgainstTransformers(model, 'llama');
+    model.dispose();
+  });
+
+  it('Llama without the "model." prefix and with a tied head (lm_head dropped, embedding kept)', async () => {
+    // Tying the head to the embedding changes the logits unless they are the same matrix: make
+    // them so, then the expected numbers hold.
+    const files = variant('llama', {
+      tensors: (t) => {
+        const out = renameTensors(t, (name) => (name === 'lm_head.weight' ? null : name.replace(/^model\./, '')));
+        out.set('embed_tokens.weight', t.get('lm_head.weight'));
+        return out;
+      },
+      config: (c) => ({ ...c, tie_word_embeddings: true }),
+    });
+    const model = await loadPretrained(files);
+    // Embedding changed to the head's matrix: ids differ from the fixture's inputs, so check the
+    // invariant instead: logits = final hidden · embeddingᵀ.
+    const ids = expectedOutputs('llama')[1].ids;
+    const out = model.run(ids, { lastHiddenState: true });
+    const head = toF32(readSafetensors(fixtureFiles('llama').get('model.safetensors')).get('lm_head.weight'));
+    const w = new Float32Array(head.bytes.buffer), d = model.config.dModel, V = model.config.vocabSize;
+    for (const [t, v] of [[0, 5], [ids.length - 1, 1000]]) {
+      let dot = 0;
+      for (let k = 0; k < d; k += 1) dot += out.lastHiddenState[t * d + k] * w[v * d + k];
+      expect(out.logits[t * V + v]).toBeCloseTo(dot, 3);
+    }
+    model.dispose();
+  });
+
+  it('Qwen2 with an untied head (lm_head.weight present, tie_word_embeddings false)', async () => {
+    const files = variant('qwen2', {
+      tensors: (t) => { const out = new Map(t); out.set('lm_head.weight', t.get('model.embed_tokens.weight')); return out; },
+      config: (c) => ({ ...c, tie_word_embeddings: false }),
+    });
+    const model = await loadPretrained(files);
+    checkAgainstTransformers(model, 'qwen2');
+    model.dispose();
+  });
+
+  it('Mistral is the Llama graph (model_type mistral, a sliding window wider than the text)', async () => {
+    const files = variant('llama', { tensors: (t) => t, config: (c) => ({ ...c, model_type: 'mistral', sliding_window: 4096 }) });
+    const model = await loadPretrained(files);
+    expect(model.config.architecture).toBe('mistral');
+    checkAgainstTransformers(model, 'llama');
+    model.dispose();
+  });
+});
+
+describe('generation with the key/value cache', () => {
+  for (const fixture of ['gpt2', 'llama', 'qwen2']) {
+    it(`${fixture}: greedy tokens are the argmax of full-sequence logits; each step's attention row is the full run's`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const prompt = model.tokenize('The cat sat on the mat.').ids;
+      const steps = [];
+      for await (const step of model.generate(prompt, { maxNewTokens: 8, stopAtEos: false })) steps.push(step);
+      expect(steps.length).toBe(8);
+      const all = Int32Array.from([...prompt, ...steps.map((s) => s.id)]);
+      const full = model.run(all);
+      const V = model.config.vocabSize, [L, H, n] = full.attentionShape;
+      steps.forEach((step, k) => {
+        const q = prompt.length - 1 + k;  // the query that produced this token
+        const row = full.logits.subarray(q * V, (q + 1) * V);
+        expect(step.id).toBe(row.indexOf(Math.max(...row)));
+        for (let i = 0; i < L * H; i += 1) {
+          const want = full.attentions.subarray((i * n + q) * n, (i * n + q) * n + q + 1);
+          expect(maxAbsDiff(step.attentions.subarray(i * (q + 1), (i + 1) * (q + 1)), want)).toBeLessThan(1e-5);
+        }
+      });
+      // Each step's text is what it adds to the decoded sequence (a word-initial space included).
+      expect(model.decode(prompt) + steps.map((s) => s.text).join('')).toBe(model.decode(all));
+      // Sampling with a seed replays; another seed (almost surely) differs.
+      const sample = async (seed) => {
+        const ids = [];
+        for await (const s of model.generate(prompt, { maxNewTokens: 12, temperature: 1.5, topK: 50, seed, stopAtEos: false })) ids.push(s.id);
+        return ids.join(',');
+      };
+      expect(await sample(7)).toBe(await sample(7));
+      expect(await sample(7)).not.toBe(await sample(8));
+      model.dispose();
+    });
+  }
+
+  it('BERT cannot generate: a clear error', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'bert'));
+    await expect(model.generate([2, 5, 3]).next()).rejects.toThrow(/causal language model/);
+    model.dispose();
+  });
+});
+
+describe('bad checkpoints and bad input: a readable Error, nothing leaked, the module keeps working', () => {
+  const good = () => fixtureFiles('gpt2');
+  const without = (name) => { const f = good(); f.delete(name); return f; };
+  const cases = [
+    ['no config.json', () => without('config.json'), /no config\.json/],
+    ['no weights', () => without('model.safetensors'), /model\.safetensors/],
+    ['unsupported architecture', () => { const f = good(); f.set('config.json', encodeJson({ ...fixtureConfig('gpt2'), model_type: 't5' })); return f; },
+      /unsupported architecture "t5".*gpt2, bert, llama, qwen2, mistral/],
+    ['config.json that is not JSON', () => { const f = good(); f.set('config.json', new TextEncoder().encode('{"model_type": "gpt2",')); return f; }, /config\.json is not valid JSON/],
+    ['a truncated download', () => { const f = good(); f.set('model.safetensors', f.get('model.safetensors').subarray(0, 300000)); return f; }, /truncated/],
+    ['an absurd header length', () => { const f = good(); const b = f.get('model.safetensors').slice(); b.set([255, 255, 255, 255, 255, 255, 0, 0]); f.set('model.safetensors', b); return f; }, /absurd/],
+    ['a header whose offsets run past the end', () => {
+      const f = good();
+      const t = readSafetensors(f.get('model.safetensors'));
+      const bytes = writeSafetensors(t);
+      const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+      header['wte.weight'].data_offsets[1] += 4000;
+      header['wte.weight'].shape[0] += 1000 / 64;
+      const text = new TextEncoder().encode(JSON.stringify(header));
+      const out = new Uint8Array(8 + text.length + bytes.length - 8 - n);
+      new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+      out.set(text, 8);
+      out.set(bytes.subarray(8 + n), 8 + text.length);
+      f.set('model.safetensors', out);
+      return f;
+    }, /wte\.weight|overlaps|truncated|gap/],
+    ['weights of another shape than config.json says', () => { const f = good(); f.set('config.json', encodeJson({ ...fixtureConfig('gpt2'), n_embd: 128 })); return f; }, /do not match the config/],
+    ['weights of another family', () => { const f = fixtureFiles('bert'); f.set('config.json', encodeJson(fixtureConfig('gpt2'))); return f; }, /no "wte\.weight" tensor/],
+    ['a tokenizer.json that is not JSON', () => { const f = good(); f.set('tokenizer.json', new TextEncoder().encode('{"model": ')); return f; }, /tokenizer\.json is not valid JSON/],
+    ['a tokenizer.json with an unknown model', () => { const f = good(); f.set('tokenizer.json', encodeJson({ model: { type: 'Unigram', vocab: [] } })); return f; }, /Unigram model is not supported/],
+    ['a shard index naming a file outside the folder', () => { const f = good(); f.set('model.safetensors.index.json', encodeJson({ weight_map: { a: '../x.safetensors' } })); return f; }, /plain \.safetensors/],
+  ];
+  for (const [what, files, message] of cases) {
+    it(what, async () => {
+      await expect(loadPretrained(files())).rejects.toThrow(message);
+    });
+  }
+
+  it('a folder that is not a checkpoint, and nonsense sources', async () => {
+    await expect(loadPretrained(join(FIXTURES, '..'))).rejects.toThrow(/no config\.json/);
+    await expect(loadPretrained(join(FIXTURES, 'nope'))).rejects.toThrow(/no folder/);
+    await expect(loadPretrained(42)).rejects.toThrow(/folder path.*URL.*File/);
+  });
+
+  it('a model too big for memory is refused before anything is allocated, naming the bytes', async () => {
+    // A header that declares 2.6 GB of GPT-2 weights, in a file that says it is that big (a Blob
+    // that reports the size): the loader must refuse it from the header, without reading the data.
+    const d = 4096, V = 100000, ff = 4 * d;
+    const shapes = {
+      'wte.weight': [V, d], 'wpe.weight': [512, d], 'h.0.ln_1.weight': [d], 'h.0.ln_1.bias': [d],
+      'h.0.attn.c_attn.weight': [d, 3 * d], 'h.0.attn.c_attn.bias': [3 * d], 'h.0.attn.c_proj.weight': [d, d],
+      'h.0.attn.c_proj.bias': [d], 'h.0.ln_2.weight': [d], 'h.0.ln_2.bias': [d], 'h.0.mlp.c_fc.weight': [d, ff],
+      'h.0.mlp.c_fc.bias': [ff], 'h.0.mlp.c_proj.weight': [ff, d], 'h.0.mlp.c_proj.bias': [d], 'ln_f.weight': [d], 'ln_f.bias': [d],
+    };
+    const header = {};
+    let at = 0;
+    for (const [name, shape] of Object.entries(shapes)) {
+      const size = shape.reduce((a, b) => a * b, 4);
+      header[name] = { dtype: 'F32', shape, data_offsets: [at, at + size] };
+      at += size;
+    }
+    const text = new TextEncoder().encode(JSON.stringify(header));
+    const bytes = new Uint8Array(8 + text.length);
+    new DataView(bytes.buffer).setBigUint64(0, BigInt(text.length), true);
+    bytes.set(text, 8);
+    class HugeFile extends Blob {
+      get size() { return bytes.length + at; }
+      slice(from, to) { return new Blob([bytes.subarray(from, Math.min(to, bytes.length))]); }
+    }
+    const files = Object.fromEntries(good());
+    files['config.json'] = encodeJson({ ...fixtureConfig('gpt2'), n_embd: d, n_head: 32, vocab_size: V, n_layer: 1 });
+    files['model.safetensors'] = new HugeFile([]);
+    await expect(loadPretrained(files)).rejects.toThrow(/needs 26\d\d MB for its weights but only \d+ MB of memory are available/);
+    const model = await loadPretrained(good());
+    expect(model.run([1, 2]).n).toBe(2);
+    model.dispose();
+  });
+
+  it('ids out of range, too many tokens, bad options: errors, and the model keeps working', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = model.tokenize('The cat sat on the mat.').ids;
+    const before = model.run(ids);
+    expect(() => model.run([1, 2, 99999])).toThrow(/token id 99999 at position 2 is not in the vocabulary/);
+    expect(() => model.run(new Int32Array(513))).toThrow(/at most 512/);
+    expect(() => model.run([])).toThrow(/at least one/);
+    expect(() => model.run(ids, { attentions: { layers: [7] } })).toThrow(/attentions\.layers/);
+    expect(() => model.run(ids, { disabledHeads: [[0, 9]] })).toThrow(/disabledHeads/);
+    expect(() => model.run(ids, { tokenTypeIds: [1] })).toThrow(/tokenTypeIds/);
+    expect(() => model.run('hello')).toThrow(/Int32Array/);
+    const after = model.run(ids);
+    expect(after.logits).toEqual(before.logits);
+    model.dispose();
+    expect(() => model.run(ids)).toThrow(/disposed/);
+  });
+
+  it('failed loads leave no memory behind', async () => {
+    const core = await loadMultihead();
+    const truncated = () => { const f = good(); f.set('model.safetensors', f.get('model.safetensors').subarray(0, 400000)); return f; };
+    for (let i = 0; i < 3; i += 1) await expect(loadPretrained(truncated())).rejects.toThrow();
+    const heap = core.HEAPU8.length;
+    for (let i = 0; i < 30; i += 1) await expect(loadPretrained(truncated())).rejects.toThrow(/truncated/);
+    expect(core.HEAPU8.length).toBe(heap);  // 30 leaked models (~500 KB each) would have grown it
+    const model = await loadPretrained(good());
+    expect(model.run([1, 2, 3]).logits.length).toBe(3 * 1000);
+    model.dispose();
+  });
+});
+
+describe('selections and extras', () => {
+  it('a subset of layers and heads is exactly that part of the whole; value norms; ablation', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'llama'));
+    const ids = model.tokenize('It is a truth universally acknowledged.').ids;
+    const whole = model.run(ids, { valueNorms: true });
+    const part = model.run(ids, { attentions: { layers: [1], heads: [0, 3] } });
+    const [L, H, n] = whole.attentionShape;
+    expect(part.attentionShape).toEqual([1, 2, n, n]);
+    const head = (r, li, hi, heads) => r.attentions.subarray(((li * heads) + hi) * n * n, ((li * heads) + hi + 1) * n * n);
+    expect(head(part, 0, 0, 2)).toEqual(head(whole, 1, 0, H));
+    expect(head(part, 0, 1, 2)).toEqual(head(whole, 1, 3, H));
+    expect(whole.valueNorms.length).toBe(L * H * n);
+    const off = model.run(ids, { disabledHeads: [[1, 2]] });
+    expect(head(off, 0, 0, H)).toEqual(head(whole, 0, 0, H));  // layer 0 does not see the switch
+    expect(maxAbsDiff(off.logits, whole.logits)).toBeGreaterThan(1e-4);
+    model.dispose();
+  });
+});
+
+// IEEE half from float32, round to nearest even (test helper for the F16 variant).
+function floatToHalf(value, buf) {
+  buf.setFloat32(0, value);
+  const x = buf.getUint32(0);
+  const sign = (x >>> 16) & 0x8000, exp = (x >>> 23) & 0xff, mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    return sign | roundHalf((mant | 0x800000) >>> (1 - e));
+  }
+  let h = sign | (e << 10) | (mant >>> 13);
+  const r = mant & 0x1fff;
+  if (r > 0x1000 || (r === 0x1000 && (h & 1))) h += 1;
+  return h;
+}
+function roundHalf(m) {
+  const r = m & 0x1fff;
+  let h = m >>> 13;
+  if (r > 0x1000 || (r === 0x1000 && (h & 1))) h += 1;
+  return h;
+}

@@ -277,3 +277,149 @@ export declare class Trainer {
 
 /** A tiny attention-only decoder and its seeded training on one toy task. */
 export declare function createTrainer(options?: TrainerOptions): Promise<Trainer>;
+
+// ---- Hugging Face checkpoints (bindings/pretrained.mjs, bindings/tokenizers/) ----
+
+/** A checkpoint's files: a folder path (Node), a base URL, or the files themselves. */
+export type PretrainedSource =
+  | string
+  | URL
+  | File[]
+  | FileList
+  | Map<string, Blob | ArrayBuffer | Uint8Array>
+  | Record<string, Blob | ArrayBuffer | Uint8Array>;
+
+export interface LoadProgress {
+  /** Bytes of weights read so far, over all shards. */
+  loaded: number;
+  /** Bytes of weights in all, from the safetensors headers. */
+  total: number;
+  /** The shard being read. */
+  file: string;
+}
+
+export interface PretrainedConfig {
+  /** config.json's model_type: 'gpt2' | 'bert' | 'llama' | 'qwen2' | 'mistral'. */
+  readonly architecture: string;
+  readonly layers: number;
+  readonly heads: number;
+  /** Key/value heads (fewer than heads: grouped-query attention). */
+  readonly kvHeads: number;
+  readonly dModel: number;
+  readonly headDim: number;
+  readonly vocabSize: number;
+  readonly maxPositions: number;
+  /** Decoders are causal; BERT is not. */
+  readonly causal: boolean;
+  /** False for a BERT checkpoint without its masked-LM head: run() then returns logits null. */
+  readonly hasLmHead: boolean;
+  readonly typeVocabSize: number;
+  readonly dFf: number;
+  readonly parameterCount: number;
+  /** Bytes the weights take in memory (2-byte weights stay at 2 bytes). */
+  readonly weightBytes: number;
+}
+
+export interface Encoding {
+  ids: Int32Array;
+  tokenTypeIds: Int32Array;
+  /** The vocabulary entries (byte-level pieces such as "Ġthe" as the vocabulary writes them). */
+  tokens: string[];
+  /** [start, end) of each token in the text (UTF-16 indices; [0, 0] for added special tokens). */
+  offsets: Array<[number, number]>;
+  /** True for tokens the template added ([CLS], [SEP], <s>). */
+  special: boolean[];
+}
+
+export interface PretrainedRunOptions {
+  /** BERT: 0 for the first text, 1 for the second (tokenize() gives them). */
+  tokenTypeIds?: Int32Array | number[];
+  /** Which attention weights to return: true (all, the default), false, or some layers and heads. */
+  attentions?: boolean | { layers?: number[]; heads?: number[] };
+  lastHiddenState?: boolean;
+  /** Every layer's output, (layers + 1) × n × dModel, as transformers' hidden_states. */
+  hiddenStates?: boolean;
+  /** ‖v_j W_O^h‖ per layer, head and key: multiply into attention for value-weighted attention. */
+  valueNorms?: boolean;
+  /** [layer, head] pairs switched off: their output is removed from the residual stream. */
+  disabledHeads?: Array<[number, number]>;
+  /** Default true. */
+  logits?: boolean;
+}
+
+export interface PretrainedRun {
+  n: number;
+  /** n × vocabSize, or null without an LM head. */
+  logits: Float32Array | null;
+  /** attentionShape = [selected layers, selected heads, n, n], row-major. */
+  attentions: Float32Array;
+  attentionShape: [number, number, number, number];
+  attentionLayers: number[];
+  attentionHeads: number[];
+  lastHiddenState?: Float32Array;
+  hiddenStates?: Float32Array;
+  /** layers × heads × n. */
+  valueNorms?: Float32Array;
+}
+
+export interface GenerateOptions {
+  /** Default 20. */
+  maxNewTokens?: number;
+  /** 0 (the default) is greedy. */
+  temperature?: number;
+  /** Sample among the k most likely (0 = all). */
+  topK?: number;
+  /** Seeds the sampler: the same seed replays the same tokens. */
+  seed?: number;
+  signal?: AbortSignal;
+  /** Stop at config.json's eos_token_id (default true). */
+  stopAtEos?: boolean;
+}
+
+export interface GeneratedToken {
+  id: number;
+  /** What this token adds to the decoded text, or null without a tokenizer. */
+  text: string | null;
+  position: number;
+  /** The attention row of the query that produced it: layers × heads × position. */
+  attentions: Float32Array;
+  attentionShape: [number, number, number];
+}
+
+export declare class Tokenizer {
+  constructor(tokenizerJson: object);
+  readonly vocabSize: number;
+  token(id: number): string | undefined;
+  id(token: string): number | undefined;
+  encode(text: string, textPair?: string, options?: { addSpecialTokens?: boolean }): Encoding;
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+}
+
+/** A tokenizer from a checkpoint's files (tokenizer.json, or vocab.json + merges.txt, or vocab.txt); null if none. */
+export declare function loadTokenizer(files: {
+  tokenizerJson?: string; vocabJson?: string; mergesTxt?: string; vocabTxt?: string;
+  tokenizerConfig?: object; modelType?: string;
+}): Tokenizer | null;
+
+export declare class PretrainedModel {
+  private constructor();
+  readonly config: PretrainedConfig;
+  /** Null when the checkpoint brought no tokenizer files. */
+  readonly tokenizer: Tokenizer | null;
+  tokenize(text: string, textPair?: string): Encoding;
+  decode(ids: ArrayLike<number>): string;
+  run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
+  generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
+  dispose(): void;
+}
+
+/**
+ * Loads a Hugging Face checkpoint (model_type gpt2, bert, llama, qwen2 or mistral; safetensors
+ * weights in F32, F16 or BF16, sharded or not) and its tokenizer. Rejects with an Error that says
+ * what is wrong: missing files, an unsupported architecture, a corrupt or truncated file, a model
+ * too large for this memory (bytes needed and available).
+ */
+export declare function loadPretrained(
+  source: PretrainedSource,
+  options?: { onProgress?: (progress: LoadProgress) => void; signal?: AbortSignal },
+): Promise<PretrainedModel>;

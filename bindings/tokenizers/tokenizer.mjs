@@ -12,9 +12,27 @@ const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${messag
 // Qwen2's split pattern, for a Qwen2 checkpoint that brings only vocab.json + merges.txt.
 const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+// Runs fn; an error that is not already ours (a field of an unexpected type deep in the file)
+// becomes a readable one that names the file, so a malformed tokenizer.json never surfaces as a
+// TypeError from inside the tokenizer.
+function guard(what, fn) {
+  try {
+    return fn();
+  } catch (error) {
+    if (String(error?.message).startsWith('multihead:')) throw error;
+    return fail(`it is malformed: ${what} failed (${error?.message ?? error})`);
+  }
+}
+
 export class Tokenizer {
   /** @param {object} spec the parsed tokenizer.json */
   constructor(spec) {
+    guard('reading it', () => this.#init(spec));
+    // Try it once, so a file that cannot work is refused at load, not at the first keystroke.
+    guard('a test encoding', () => this.decode(this.encode('Hello, world! 123', 'pair').ids));
+  }
+
+  #init(spec) {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) fail('it is not a JSON object');
     this.model = makeModel(spec.model);
     this.normalize = makeNormalizer(spec.normalizer);
@@ -90,6 +108,10 @@ export class Tokenizer {
     if (textPair !== undefined && textPair !== null && typeof textPair !== 'string') {
       throw new Error(`multihead: the second text of a pair must be a string, got ${typeof textPair}`);
     }
+    return guard('encoding', () => this.#encode(text, textPair, addSpecialTokens));
+  }
+
+  #encode(text, textPair, addSpecialTokens) {
     const a = this.#encodeSequence(text);
     const b = typeof textPair === 'string' ? this.#encodeSequence(textPair) : null;
     const parts = addSpecialTokens ? this.#applyTemplate(a, b) : [...tag(a, 0), ...(b ? tag(b, 1) : [])];
@@ -143,6 +165,10 @@ export class Tokenizer {
 
   /** Token ids back to text, through the file's decoder. */
   decode(ids, { skipSpecialTokens = true } = {}) {
+    return guard('decoding', () => this.#decode(ids, skipSpecialTokens));
+  }
+
+  #decode(ids, skipSpecialTokens) {
     const tokens = [];
     for (const id of ids) {
       if (!Number.isInteger(id) || this.idToToken[id] === undefined) throw new Error(`multihead: token id ${id} is not in the vocabulary`);
@@ -159,6 +185,21 @@ const tag = (tokens, type) => tokens.map((t) => ({ ...t, type }));
 function checkPostProcessor(pp) {
   const known = ['Sequence', 'ByteLevel', 'TemplateProcessing', 'BertProcessing', 'RobertaProcessing'];
   if (pp && !known.includes(pp.type)) fail(`post-processor "${pp.type}" is not supported (supported: ${known.join(', ')})`);
+  const isId = (id) => Number.isInteger(id) && id >= 0;
+  if (pp?.type === 'TemplateProcessing') {
+    for (const [name, sp] of Object.entries(pp.special_tokens ?? {})) {
+      if (!Array.isArray(sp?.ids) || !sp.ids.every(isId)) fail(`the template's special token ${JSON.stringify(name)} has no list of ids`);
+    }
+    for (const item of [...(Array.isArray(pp.single) ? pp.single : []), ...(Array.isArray(pp.pair) ? pp.pair : [])]) {
+      const name = item?.SpecialToken?.id;
+      if (name !== undefined && !pp.special_tokens?.[name]) fail(`the template names special token ${JSON.stringify(name)} but does not define it`);
+    }
+  }
+  if (pp?.type === 'BertProcessing' || pp?.type === 'RobertaProcessing') {
+    for (const key of ['cls', 'sep']) {
+      if (!Array.isArray(pp[key]) || typeof pp[key][0] !== 'string' || !isId(pp[key][1])) fail(`the post-processor's ${key} must be [token, id]`);
+    }
+  }
   for (const p of pp?.processors || []) checkPostProcessor(p);
 }
 

@@ -1,7 +1,8 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
-  type LanguageModelRun, type Trainer, type TrainerSample,
+  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, type PretrainedModel, type PretrainedRun,
+  type Encoding, type LoadProgress,
 } from 'multihead';
 
 async function main(): Promise<void> {
@@ -43,5 +44,24 @@ async function main(): Promise<void> {
   // @ts-expect-error: not a task
   await createTrainer({ task: 'translate' });
   trainer.dispose();
+
+  const controller = new AbortController();
+  const gpt2: PretrainedModel = await loadPretrained('https://example.invalid/gpt2/resolve/main/', {
+    onProgress: (p: LoadProgress) => void (p.loaded / p.total),
+    signal: controller.signal,
+  });
+  const enc: Encoding = gpt2.tokenize('Hello world', 'a pair');
+  const out: PretrainedRun = gpt2.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, attentions: { layers: [0], heads: [1, 2] }, valueNorms: true });
+  const logits: Float32Array | null = out.logits;
+  const [layersShown, headsShown, rows, cols] = out.attentionShape;
+  void [logits, layersShown, headsShown, rows, cols, gpt2.config.kvHeads, gpt2.decode(enc.ids)];
+  for await (const step of gpt2.generate(enc.ids, { maxNewTokens: 4, temperature: 0.8, topK: 40, seed: 1 })) {
+    const row: Float32Array = step.attentions;
+    void [row, step.text, step.id];
+  }
+  // @ts-expect-error: layers is a list of layer indices
+  gpt2.run(enc.ids, { attentions: { layers: 'all' } });
+  await loadPretrained(new Map([['config.json', new Uint8Array(0)]]));
+  gpt2.dispose();
 }
 void main;

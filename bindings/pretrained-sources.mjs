@@ -132,7 +132,8 @@ async function folderSource(path, signal) {
 }
 
 function urlSource(base, signal) {
-  const root = base.endsWith('/') ? base : `${base}/`;
+  // A relative URL (a page's own folder of models) resolves against the page or worker.
+  const root = new URL(base.endsWith('/') ? base : `${base}/`, globalThis.location?.href).href;
   const url = (name) => new URL(name, root).href;
   const request = async (name, headers) => {
     let response;

@@ -19,24 +19,22 @@ const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((core) => { if (!core.isDeleted()) core.delete(); })
   : null;
 
-// The safetensors files of a checkpoint: the shards an index lists, or model.safetensors.
+// The safetensors files of a checkpoint: model.safetensors, or else the shards its index lists.
+// Asked in that order, and the tokenizer files below only as needed, so that a URL source asks the
+// server for no file a typical checkpoint lacks (each miss is a 404 in the browser's console).
 async function weightFiles(source) {
+  if ((await source.size('model.safetensors')) > 0) return ['model.safetensors'];
   const index = await source.text('model.safetensors.index.json');
-  if (index !== null) {
-    let parsed;
-    try { parsed = JSON.parse(index); } catch (error) { fail(`model.safetensors.index.json is not valid JSON (${error.message})`); }
-    const map = parsed?.weight_map;
-    if (!map || typeof map !== 'object') fail('model.safetensors.index.json has no weight_map');
-    const files = [...new Set(Object.values(map))];
-    if (!files.length || files.some((f) => typeof f !== 'string' || !f.endsWith('.safetensors') || f.includes('/') || f.includes('..'))) {
-      fail('model.safetensors.index.json names shard files that are not plain .safetensors file names');
-    }
-    return files;
+  if (index === null) return [];
+  let parsed;
+  try { parsed = JSON.parse(index); } catch (error) { fail(`model.safetensors.index.json is not valid JSON (${error.message})`); }
+  const map = parsed?.weight_map;
+  if (!map || typeof map !== 'object') fail('model.safetensors.index.json has no weight_map');
+  const files = [...new Set(Object.values(map))];
+  if (!files.length || files.some((f) => typeof f !== 'string' || !f.endsWith('.safetensors') || f.includes('/') || f.includes('..'))) {
+    fail('model.safetensors.index.json names shard files that are not plain .safetensors file names');
   }
-  if ((await source.size('model.safetensors')) > 0 || (await source.text('config.json')) !== null) {
-    return ['model.safetensors'];
-  }
-  return [];
+  return files;
 }
 
 /**
@@ -63,6 +61,10 @@ export async function loadPretrained(source, { onProgress, signal } = {}) {
     const configError = model.setConfig(configText);
     if (configError) fail(configError);
     const shards = await weightFiles(files);
+    if (!shards.length && (await files.size('pytorch_model.bin')) > 0) {
+      fail('this checkpoint has only pytorch_model.bin: multihead reads safetensors weights (model.safetensors); ' +
+        'most hub models have both — pick the safetensors files');
+    }
     if (!shards.length) fail(`no model.safetensors ${files.describe()}: only safetensors weights can be read (not .bin or .gguf)`);
     // Headers first, so that the whole checkpoint is checked and counted before a weight is read.
     let total = 0;
@@ -115,14 +117,18 @@ export async function loadPretrained(source, { onProgress, signal } = {}) {
 }
 
 async function readTokenizer(files, modelType) {
-  const [tokenizerJson, vocabJson, mergesTxt, vocabTxt, configText] = await Promise.all(
-    ['tokenizer.json', 'vocab.json', 'merges.txt', 'vocab.txt', 'tokenizer_config.json'].map((n) => files.text(n)));
+  const configText = await files.text('tokenizer_config.json');
   let tokenizerConfig = {};
   if (configText !== null) {
     try { tokenizerConfig = JSON.parse(configText); } catch (error) { fail(`tokenizer_config.json is not valid JSON (${error.message})`); }
   }
-  return loadTokenizer({ tokenizerJson: tokenizerJson ?? undefined, vocabJson: vocabJson ?? undefined,
-    mergesTxt: mergesTxt ?? undefined, vocabTxt: vocabTxt ?? undefined, tokenizerConfig, modelType });
+  const tokenizerJson = await files.text('tokenizer.json');
+  if (tokenizerJson !== null) return loadTokenizer({ tokenizerJson, tokenizerConfig, modelType });
+  const vocabJson = await files.text('vocab.json');
+  const mergesTxt = vocabJson === null ? null : await files.text('merges.txt');
+  if (vocabJson !== null && mergesTxt !== null) return loadTokenizer({ vocabJson, mergesTxt, tokenizerConfig, modelType });
+  const vocabTxt = await files.text('vocab.txt');
+  return vocabTxt === null ? null : loadTokenizer({ vocabTxt, tokenizerConfig, modelType });
 }
 
 const CONFIG_FIELDS = ['layers', 'heads', 'kvHeads', 'dModel', 'headDim', 'vocabSize', 'maxPositions'];

@@ -32,10 +32,24 @@ createServer(async (req, res) => {
     if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);
-    res.writeHead(200, {
+    const headers = {
       'Content-Type': types[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache',
-      ...isolationHeaders,
-    });
+      'Accept-Ranges': 'bytes', ...isolationHeaders,
+    };
+    // Byte ranges, as the Hugging Face hub serves them (a checkpoint's header is read first).
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
+    if (range) {
+      const start = Number(range[1]), end = Math.min(range[2] ? Number(range[2]) : body.length - 1, body.length - 1);
+      if (start >= body.length || end < start) {
+        res.writeHead(416, { 'Content-Range': `bytes */${body.length}` });
+        res.end();
+        return;
+      }
+      res.writeHead(206, { ...headers, 'Content-Range': `bytes ${start}-${end}/${body.length}` });
+      res.end(body.subarray(start, end + 1));
+      return;
+    }
+    res.writeHead(200, headers);
     res.end(body);
   } catch {
     res.writeHead(404, { 'Content-Type': 'text/plain' });

@@ -242,7 +242,13 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
   const without = (name) => { const f = good(); f.delete(name); return f; };
   const cases = [
     ['no config.json', () => without('config.json'), /no config\.json/],
-    ['no weights', () => without('model.safetensors'), /model\.safetensors/],
+    ['no weights', () => without('model.safetensors'), /no model\.safetensors/],
+    ['a shard the index names is missing', () => {
+      const f = without('model.safetensors');
+      for (const [name, bytes] of shard(readSafetensors(good().get('model.safetensors')), 2)) f.set(name, bytes);
+      f.delete('model-00002-of-00002.safetensors');
+      return f;
+    }, /no model-00002-of-00002\.safetensors.*every shard/],
     ['unsupported architecture', () => { const f = good(); f.set('config.json', encodeJson({ ...fixtureConfig('gpt2'), model_type: 't5' })); return f; },
       /unsupported architecture "t5".*gpt2, bert, llama, qwen2, mistral/],
     ['config.json that is not JSON', () => { const f = good(); f.set('config.json', new TextEncoder().encode('{"model_type": "gpt2",')); return f; }, /config\.json is not valid JSON/],
@@ -268,7 +274,7 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
     ['weights of another family', () => { const f = fixtureFiles('bert'); f.set('config.json', encodeJson(fixtureConfig('gpt2'))); return f; }, /no "wte\.weight" tensor/],
     ['a tokenizer.json that is not JSON', () => { const f = good(); f.set('tokenizer.json', new TextEncoder().encode('{"model": ')); return f; }, /tokenizer\.json is not valid JSON/],
     ['a tokenizer.json with an unknown model', () => { const f = good(); f.set('tokenizer.json', encodeJson({ model: { type: 'Unigram', vocab: [] } })); return f; }, /Unigram model is not supported/],
-    ['a shard index naming a file outside the folder', () => { const f = good(); f.set('model.safetensors.index.json', encodeJson({ weight_map: { a: '../x.safetensors' } })); return f; }, /plain \.safetensors/],
+    ['a shard index naming a file outside the folder', () => { const f = without('model.safetensors'); f.set('model.safetensors.index.json', encodeJson({ weight_map: { a: '../x.safetensors' } })); return f; }, /plain \.safetensors/],
   ];
   for (const [what, files, message] of cases) {
     it(what, async () => {

@@ -1,6 +1,6 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v4';
+const CACHE = 'multihead-v5';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
@@ -9,7 +9,10 @@ const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', '
   './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './playground-draw.mjs',
   './playground-compare.mjs', './curves.mjs',
   './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
-  '../bindings/trainer.mjs', '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
+  '../bindings/trainer.mjs', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs',
+  '../bindings/tokenizers/tokenizer.mjs', '../bindings/tokenizers/normalize.mjs',
+  '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs',
+  '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
 // The threaded build, only where the host makes the page (and this worker) cross-origin isolated:
 // elsewhere it can never run, so it is not worth the download.
 const THREADED = ['../dist/multihead_core_mt.mjs', '../dist/multihead_core_mt.wasm',

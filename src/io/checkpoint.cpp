@@ -132,7 +132,7 @@ std::string CheckpointLoader::plan(double available_bytes) {
            " MB of memory are available here: choose a smaller model";
 
   for (const Planned& p : planned) {
-    WeightType source_type;
+    WeightType source_type = WeightType::kF32;
     weight_type_of(p.source.info->dtype, source_type);
     Tensor& t = tensors_[p.spec.name];
     t.type = p.spec.matrix ? source_type : WeightType::kF32;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/init.h"
+#include "nn/decoder.h"  // attention_rollout
 #include "embind_views.h"
 #include "io/checkpoint.h"
 #include "nn/transformer.h"
@@ -23,7 +24,7 @@ namespace {
 
 enum Slot {
   kStage = 0, kIds = 1, kTypes = 2, kAttentionLayers = 3, kHeadEnabled = 4,
-  kLogits = 5, kAttentions = 6, kHiddenStates = 7, kLastHidden = 8, kValueNorms = 9,
+  kLogits = 5, kAttentions = 6, kHiddenStates = 7, kLastHidden = 8, kValueNorms = 9, kRollout = 10,
 };
 
 using bindings::view_of;
@@ -103,6 +104,16 @@ class PretrainedCore {
     return model_->run(result_, ids_.data(), n, r);
   }
   int resultKeys() const { return result_.n_k; }
+  // Attention rollout over the last run, which must have returned every head of every layer.
+  std::string rollout() {
+    const mh::TransformerConfig& c = model_->config();
+    const size_t n = static_cast<size_t>(result_.n);
+    if (result_.n != result_.n_k || result_.attentions.size() != size_t(c.layers) * c.heads * n * n)
+      return "rollout needs every head of every layer (attentions: true) and no key/value cache";
+    rollout_.resize(n * n);
+    mh::attention_rollout(rollout_.data(), result_.attentions.data(), c.layers, c.heads, result_.n);
+    return "";
+  }
   void resetCache(int tokens) { model_->reset_cache(tokens); }
   int cachedTokens() const { return model_->cached_tokens(); }
   void seed(double seed) { rng_ = static_cast<uint64_t>(seed); }
@@ -125,6 +136,7 @@ class PretrainedCore {
       case kHiddenStates: return view_of(result_.hidden_states);
       case kLastHidden: return view_of(result_.last_hidden);
       case kValueNorms: return view_of(result_.value_norms);
+      case kRollout: return view_of(rollout_);
     }
     return val::null();
   }
@@ -135,6 +147,7 @@ class PretrainedCore {
   std::vector<uint8_t> stage_, layers_, enabled_;
   std::vector<int32_t> ids_, types_;
   mh::RunResult result_;
+  std::vector<float> rollout_;
   std::string error_;
   uint64_t rng_ = 0;
 };
@@ -161,6 +174,7 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("prepare", &PretrainedCore::prepare)
       .function("run", &PretrainedCore::run)
       .function("resultKeys", &PretrainedCore::resultKeys)
+      .function("rollout", &PretrainedCore::rollout)
       .function("resetCache", &PretrainedCore::resetCache)
       .function("cachedTokens", &PretrainedCore::cachedTokens)
       .function("seed", &PretrainedCore::seed)

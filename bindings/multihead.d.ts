@@ -345,6 +345,8 @@ export interface PretrainedRunOptions {
   disabledHeads?: Array<[number, number]>;
   /** Default true. */
   logits?: boolean;
+  /** Attention rollout across layers (needs attentions: true). */
+  rollout?: boolean;
 }
 
 export interface PretrainedRun {
@@ -360,6 +362,8 @@ export interface PretrainedRun {
   hiddenStates?: Float32Array;
   /** layers × heads × n. */
   valueNorms?: Float32Array;
+  /** n × n. */
+  rollout?: Float32Array;
 }
 
 export interface GenerateOptions {

@@ -8,7 +8,7 @@ import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 
 // Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
 const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
-  hiddenStates: 7, lastHidden: 8, valueNorms: 9 };
+  hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10 };
 const FLAG = { logits: 1, lastOnly: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64 };
 
 function fail(message) {
@@ -206,7 +206,7 @@ export class PretrainedModel {
     return { layers: pick(attentions.layers, layers, 'layers'), heads: pick(attentions.heads, heads, 'heads') };
   }
 
-  #run(core, ids, { tokenTypeIds, logits = true, lastOnly = false, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache }) {
+  #run(core, ids, { tokenTypeIds, logits = true, lastOnly = false, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout }) {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
     core.view(SLOT.ids).set(ids);
@@ -259,6 +259,11 @@ export class PretrainedModel {
     if (lastHiddenState) out.lastHiddenState = core.view(SLOT.lastHidden).slice();
     if (hiddenStates) out.hiddenStates = core.view(SLOT.hiddenStates).slice();
     if (valueNorms) out.valueNorms = core.view(SLOT.valueNorms).slice();
+    if (rollout) {
+      const rolloutError = core.rollout();
+      if (rolloutError) fail(rolloutError);
+      out.rollout = core.view(SLOT.rollout).slice();
+    }
     return out;
   }
 
@@ -268,14 +273,16 @@ export class PretrainedModel {
    *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array }}
    *   logits n × vocab (null without an LM head); attentions layers × heads × n × n (the selected ones);
    *   lastHiddenState n × dModel; hiddenStates (layers + 1) × n × dModel, as transformers'
-   *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention).
+   *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention);
+   *   rollout n × n: attention rollout across layers (Abnar & Zuidema 2020; heads averaged, residual ½).
    */
-  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true } = {}) {
+  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true, rollout = false } = {}) {
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('run needs at least one token id');
+    if (rollout && attentions !== true) fail('rollout needs every head of every layer: leave attentions at true');
     return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
-      hiddenStates, valueNorms, disabledHeads });
+      hiddenStates, valueNorms, disabledHeads, rollout });
   }
 
   /**

@@ -353,6 +353,25 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
 });
 
 describe('selections and extras', () => {
+  it('rollout is Π over layers of (½ mean-head attention + ½ I), computed here in float64', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = model.tokenize('The cat sat on the mat because it was tired.').ids;
+    const out = model.run(ids, { rollout: true });
+    const [L, H, n] = out.attentionShape;
+    let r = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+    for (let l = 0; l < L; l += 1) {
+      const m = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => {
+        let s = 0;
+        for (let h = 0; h < H; h += 1) s += out.attentions[((l * H + h) * n + i) * n + j];
+        return 0.5 * s / H + (i === j ? 0.5 : 0);
+      }));
+      r = m.map((row) => r[0].map((_, j) => row.reduce((acc, v, k) => acc + v * r[k][j], 0)));
+    }
+    expect(maxAbsDiff(out.rollout, r.flat())).toBeLessThan(1e-5);
+    expect(() => model.run(ids, { rollout: true, attentions: { layers: [0] } })).toThrow(/every head/);
+    model.dispose();
+  });
+
   it('a subset of layers and heads is exactly that part of the whole; value norms; ablation', async () => {
     const model = await loadPretrained(join(FIXTURES, 'llama'));
     const ids = model.tokenize('It is a truth universally acknowledged.').ids;

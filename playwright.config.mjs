@@ -26,5 +26,10 @@ export default defineConfig({
     command: `node scripts/serve.mjs --port ${port + 1} --isolated`,
     url: `http://127.0.0.1:${port + 1}/package.json`,
     reuseExistingServer: !process.env.CI,
+  }, {
+    // The Hugging Face hub's URL layout, imitated on 127.0.0.1 (tests/browser/hub-server.mjs).
+    command: `node tests/browser/hub-server.mjs --port ${port + 2}`,
+    url: `http://127.0.0.1:${port + 2}/gpt2/resolve/main/config.json`,
+    reuseExistingServer: !process.env.CI,
   }],
 });

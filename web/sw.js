@@ -1,13 +1,15 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v5';
+const CACHE = 'multihead-v6';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
   './export.mjs', './session.mjs', './compute-worker.mjs', './model.html', './model-page.mjs',
   './model-state.mjs', './model/austen.mhlm', './model/austen.json', './playground.html',
   './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './playground-draw.mjs',
-  './playground-compare.mjs', './curves.mjs',
+  './playground-compare.mjs', './curves.mjs', './your-model.html', './your-model-page.mjs',
+  './your-model-view.mjs', './your-model-draw.mjs', './your-model-roles.mjs', './your-model-state.mjs',
+  './your-model-store.mjs', './your-model-hub.mjs', './your-model-worker.mjs',
   './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
   '../bindings/trainer.mjs', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs',
   '../bindings/tokenizers/tokenizer.mjs', '../bindings/tokenizers/normalize.mjs',

@@ -5,7 +5,12 @@ import { test as base, expect } from '@playwright/test';
 export const test = base.extend({
   page: async ({ page }, use) => {
     const problems = [];
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+    // A test that provokes a network failure on purpose names the console errors it expects.
+    const expected = [];
+    page.expectConsoleErrors = (...patterns) => expected.push(...patterns);
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !expected.some((p) => p.test(m.text()))) problems.push(`console error: ${m.text()}`);
+    });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     await page.route('**/*', (route) => {
       const url = new URL(route.request().url());

@@ -1,0 +1,175 @@
+// The "Your model" page in Chromium: checkpoints handed to the file input, from a local imitation of
+// the hub (size first, progress, a failing and a truncated download), stored for offline use;
+// the grid, the enlarged head, roles, ablation, generation, BERT pairs, URL state, keyboard, phone.
+import { join } from 'node:path';
+import { test, expect } from './guard.mjs';
+import { FIXTURES, expectedOutputs, maxAbsDiff } from '../js/checkpoints.mjs';
+
+const PAGE = '/web/your-model.html';
+const HUB = 'http://127.0.0.1:4181';
+const filesOf = (model) => ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']
+  .map((name) => join(FIXTURES, model, name));
+const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+
+async function openFixture(page, model, hash = '') {
+  await page.goto(`${PAGE}${hash}`);
+  await ready(page);
+  await page.setInputFiles('#files', filesOf(model));
+  await expect(page.locator('.mv-info')).toContainText('Loaded in');
+  await ready(page);
+}
+
+test('from the landing page to every head of a dropped-in checkpoint', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('link', { name: 'Your model' }).click();
+  await expect(page).toHaveURL(/your-model\.html/);
+  await ready(page);
+  await page.setInputFiles('#files', filesOf('llama'));
+  await expect(page.locator('.mv-info')).toContainText('llama, 2 layers × 4 heads (2 key/value heads)');
+  await ready(page);
+  await expect(page.locator('.mv-thumb')).toHaveCount(8);
+  await expect(page.getByRole('button', { name: /^Layer 2, head 3/ })).toBeVisible();
+  // The heads shown are the model's: the enlarged head's weights are transformers' numbers.
+  const c = expectedOutputs('llama')[1];
+  await page.locator('#mvText').fill(c.text);
+  await ready(page);
+  await expect(page.locator('.mv-tokens button')).toHaveCount(c.ids.length);
+  await page.getByRole('button', { name: /^Layer 2, head 3/ }).click();
+  const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+  const n = c.ids.length, offset = (1 * 4 + 2) * n * n;
+  expect(maxAbsDiff(shown, c.attentions.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
+  await expect(page.locator('.mv-roles tbody tr')).toHaveCount(8);
+  expect(page.url()).toContain('head=2.3');
+});
+
+test('a folder that is not a model and a truncated checkpoint get a reason in words', async ({ page }, info) => {
+  const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
+  await page.goto(PAGE);
+  await ready(page);
+  await page.setInputFiles('#files', [join(FIXTURES, 'README.md'), join(FIXTURES, 'manifest.json')]);
+  await expect(page.locator('#sourceMessage')).toContainText('no config.json');
+  const dir = info.outputPath('cut');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), readFileSync(join(FIXTURES, 'qwen2', 'config.json')));
+  writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(FIXTURES, 'qwen2', 'model.safetensors')).subarray(0, 200000));
+  await page.setInputFiles('#files', [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
+  await expect(page.locator('#sourceMessage')).toContainText('truncated');
+  await page.setInputFiles('#files', filesOf('qwen2'));
+  await expect(page.locator('.mv-info')).toContainText('qwen2');
+});
+
+test('ablation, value-weighted attention, rollout and predictions; the URL reproduces the view', async ({ page }) => {
+  await openFixture(page, 'gpt2');
+  await page.locator('#mvText').fill('The cat sat on the mat. The cat sat on the');
+  await ready(page);
+  await expect(page.locator('.prediction')).toHaveCount(1);
+  await page.getByRole('button', { name: /^Layer 2, head 1/ }).click();
+  await page.locator('#mvToggle').click();
+  await ready(page);
+  await expect(page.locator('.prediction')).toHaveCount(2);
+  await expect(page.locator('.prediction .actual')).toContainText('changes by');
+  await page.selectOption('#mvMode', 'value');
+  await ready(page);
+  const rowSums = await page.evaluate(() => {
+    const m = document.querySelector('.mv-head canvas')._model;
+    return Array.from({ length: m.nQ }, (_, i) => m.weights.subarray(i * m.nK, (i + 1) * m.nK).reduce((a, b) => a + b, 0));
+  });
+  for (const s of rowSums) expect(s).toBeCloseTo(1, 4);
+  await page.selectOption('#mvMode', 'rollout');
+  await ready(page);
+  await expect(page.locator('.mv-head figcaption')).toContainText('rollout');
+  const url = page.url();
+  expect(url).toContain('off=2.1');
+  expect(url).toContain('mode=rollout');
+  // The same link in a new page asks for the files again (local files cannot live in a URL)…
+  await page.goto(url.replace(/#/, '?again#'));
+  await ready(page);
+  await expect(page.locator('#sourceMessage')).toContainText('drop or pick the checkpoint again');
+  // …and once they are given, shows the same view.
+  await page.setInputFiles('#files', filesOf('gpt2'));
+  await expect(page.locator('.mv-info')).toContainText('Loaded in');
+  await ready(page);
+  await expect(page.locator('#mvMode')).toHaveValue('rollout');
+  await expect(page.locator('.mv-thumb.off')).toHaveCount(1);
+});
+
+test('generation streams each token with its attention row per head, and stops', async ({ page }) => {
+  await openFixture(page, 'qwen2');
+  await page.locator('#mvText').fill('The cat sat on the');
+  await ready(page);
+  await page.locator('#mvGenMax').fill('6');
+  await page.locator('#mvGenerate').click();
+  await expect(page.locator('#mvGenerated .new')).toHaveCount(6);
+  await expect(page.locator('.mv-strips canvas')).toHaveCount(8);
+  await expect(page.locator('#mvGenerate')).toBeEnabled();
+  await page.locator('#mvGenMax').fill('200');
+  await page.locator('#mvGenerate').click();
+  await page.locator('#mvStop').click();
+  await expect(page.locator('#mvGenerated')).toContainText('[stopped]');
+});
+
+test('BERT: a sentence pair with its token types, predictions at [MASK]', async ({ page }) => {
+  await openFixture(page, 'bert');
+  await expect(page.locator('#mvPair')).toBeVisible();
+  await page.locator('#mvText').fill('the cat sat on the [MASK].');
+  await page.locator('#mvPair').fill('it was tired.');
+  await ready(page);
+  await expect(page.locator('.mv-tokens button.type1').first()).toBeVisible();
+  await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).toContainText('[MASK]');
+  await expect(page.locator('#mvGenerate')).toBeHidden();
+});
+
+test('from the hub: the size first, then a download with progress, stored and opened offline', async ({ page, context }) => {
+  await page.goto(PAGE);
+  await ready(page);
+  await page.locator('#hubId').fill(`${HUB}/llama/resolve/main/`);
+  await page.locator('#hubLoad').click();
+  await expect(page.locator('#confirmText')).toContainText('MB');
+  await expect(page.locator('#confirmText')).toContainText('model.safetensors');
+  await page.locator('#download').click();
+  await expect(page.locator('.mv-info')).toContainText('Loaded in');
+  await ready(page);
+  await expect(page.locator('#stored li')).toHaveCount(1);
+  expect(page.url()).toContain('model=http');
+  // Offline, the link opens the stored copy.
+  await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+  const url = page.url();
+  await context.setOffline(true);
+  await page.goto(url);
+  await expect(page.locator('.mv-info')).toContainText('Loaded in');
+  await ready(page);
+  await expect(page.locator('.mv-thumb')).toHaveCount(8);
+  await context.setOffline(false);
+  await page.getByRole('button', { name: /^Delete/ }).click();
+  await expect(page.locator('#storedBox')).toBeHidden();
+});
+
+test('a failing server and a download that breaks off are reported, and nothing half-stored is kept', async ({ page }) => {
+  await page.goto(PAGE);
+  await ready(page);
+  // Chromium itself logs the dropped connection and the 500 (the page shows its own message).
+  page.expectConsoleErrors(/ERR_CONTENT_LENGTH_MISMATCH|status of 500/);
+  await page.locator('#hubId').fill(`${HUB}/truncated/resolve/main/`);
+  await page.locator('#hubLoad').click();
+  await page.locator('#download').click();
+  await expect(page.locator('#sourceMessage')).toContainText(/broke off|truncated/);
+  await expect(page.locator('#storedBox')).toBeHidden();
+  await page.locator('#hubId').fill(`${HUB}/broken/resolve/main/`);
+  await page.locator('#hubLoad').click();
+  await expect(page.locator('#sourceMessage')).toContainText('HTTP 500');
+});
+
+test('keyboard only, and a phone-sized screen', async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 800 });
+  await openFixture(page, 'gpt2');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  await page.getByRole('button', { name: /^Layer 1, head 1/ }).focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  await expect(page.getByRole('button', { name: /^Layer 2, head 2/ })).toBeFocused();
+  expect(page.url()).toContain('head=2.2');
+  await page.locator('.mv-head canvas').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('.mv-head + .readout, .readout').first()).toContainText('→');
+  await page.screenshot({ path: test.info().outputPath('phone.png'), fullPage: true });
+});

@@ -1,0 +1,63 @@
+// The "Your model" page's state in the URL hash, as on the other pages: the text (and the second
+// sentence of a pair), the view, the selected head, the switched-off heads, the position whose
+// prediction is shown, and the hub model id (local files cannot live in a URL).
+import { MODES } from './your-model-view.mjs';
+
+export const MAX_TEXT_CHARS = 20000;
+export const DEFAULT_TEXT = 'The animal didn’t cross the street because it was too tired. The animal didn’t cross the street because';
+
+/** { state, warnings } from location.hash. */
+export function parseYourModelHash(hash) {
+  const params = new URLSearchParams(String(hash).replace(/^#/, ''));
+  const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '' };
+  const warnings = [];
+  const reject = (key, value, why) => warnings.push(`Ignored ${key}=${JSON.stringify(String(value).slice(0, 40))} from the link: ${why}.`);
+  for (const key of ['text', 'pair']) {
+    if (!params.has(key)) continue;
+    let v = params.get(key);
+    if (v.length > MAX_TEXT_CHARS) { reject(key, v, `longer than ${MAX_TEXT_CHARS} characters, cut there`); v = v.slice(0, MAX_TEXT_CHARS); }
+    state[key] = v;
+  }
+  if (params.has('mode')) {
+    if (MODES.includes(params.get('mode'))) state.mode = params.get('mode');
+    else reject('mode', params.get('mode'), `use ${MODES.join(', ')}`);
+  }
+  const head = (text) => {
+    const m = /^(\d{1,3})\.(\d{1,3})$/.exec(text);
+    return m && Number(m[1]) >= 1 && Number(m[2]) >= 1 ? [Number(m[1]) - 1, Number(m[2]) - 1] : null;
+  };
+  if (params.has('head')) {
+    const sel = head(params.get('head'));
+    if (sel) state.sel = sel;
+    else reject('head', params.get('head'), 'name a head as layer.head, like 2.3');
+  }
+  if (params.get('off')) {
+    for (const item of params.get('off').split(',').slice(0, 4096)) {
+      const pair = head(item);
+      if (pair) { if (!state.off.some(([l, h]) => l === pair[0] && h === pair[1])) state.off.push(pair); } else reject('off', item, 'name heads as layer.head, like 2.3');
+    }
+  }
+  if (params.has('pos')) {
+    const v = Number(params.get('pos'));
+    if (Number.isInteger(v) && v >= -1 && v < 1 << 20) state.pos = v;
+    else reject('pos', params.get('pos'), 'use a token position (0, 1, …) or -1 for the last token');
+  }
+  if (params.has('model')) {
+    const v = params.get('model');
+    if (/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/.test(v) || /^https?:\/\/[^\s]+$/.test(v)) state.model = v;
+    else reject('model', v, 'use a Hugging Face model id (like gpt2) or a URL');
+  }
+  return { state, warnings };
+}
+
+export function toYourModelHash(state) {
+  const params = new URLSearchParams();
+  if (state.model) params.set('model', state.model);
+  params.set('text', state.text);
+  if (state.pair) params.set('pair', state.pair);
+  params.set('mode', state.mode);
+  params.set('head', `${state.sel[0] + 1}.${state.sel[1] + 1}`);
+  if (state.off.length) params.set('off', state.off.map(([l, h]) => `${l + 1}.${h + 1}`).join(','));
+  params.set('pos', String(state.pos));
+  return `#${params.toString()}`;
+}

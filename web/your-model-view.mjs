@@ -1,0 +1,526 @@
+// The model view for a real checkpoint: a layers × heads grid of thumbnails, one head enlarged
+// with its tokens, value-weighted attention and rollout, head roles measured on the model, head
+// ablation with the prediction before and after, next-token or [MASK] predictions, generation
+// with each new token's attention row per head, and exports. All computation happens in
+// your-model-worker.mjs; this class only draws. It renders into any container (the page, or the
+// <multihead-attention view="model"> widget's shadow root) and reports its state through onState.
+import { cellAt, drawHeatmap, drawLegend } from './heatmap.mjs';
+import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
+import { drawRows, drawStrip, drawThumbnail, valueWeighted } from './your-model-draw.mjs';
+import { ROLES } from './your-model-roles.mjs';
+
+export const MODES = ['attention', 'value', 'rollout'];
+
+export const modelViewCss = `
+[hidden] { display: none !important; }
+.mv-grid-wrap { overflow-x: auto; }
+.mv-grid { display: grid; gap: 3px; grid-template-columns: 2.2em repeat(var(--heads, 4), minmax(14px, 1fr)); align-items: center; max-width: min(100%, calc(var(--heads, 4) * 72px + 3em)); }
+.mv-grid .mv-label { font-size: 0.72rem; color: var(--muted, #666); text-align: center; }
+.mv-thumb { padding: 0; border: 2px solid transparent; border-radius: 3px; background: none; cursor: pointer; line-height: 0; min-width: 0; }
+.mv-thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; display: block; }
+.mv-thumb[aria-pressed="true"] { border-color: var(--accent, #1a5fb4); }
+.mv-thumb.off canvas { opacity: 0.3; }
+.mv-body { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr); gap: 14px; align-items: start; }
+.mv-head { margin: 0; min-width: 0; }
+.mv-head canvas { width: 100%; display: block; cursor: crosshair; touch-action: none; }
+.mv-head figcaption { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; justify-content: space-between; font-size: 0.9rem; }
+.mv-tokens { display: flex; flex-wrap: wrap; gap: 3px; }
+.mv-tokens button { font: 0.8rem ui-monospace, monospace; padding: 1px 4px; border: 1px solid var(--border, #ccc); border-radius: 3px; background: none; color: inherit; cursor: pointer; white-space: pre; }
+.mv-tokens button.special { color: var(--muted, #666); font-style: italic; }
+.mv-tokens button.type1 { border-color: #c061cb; }
+.mv-tokens button.lit { outline: 2px solid var(--accent, #1a5fb4); }
+.mv-strips { display: grid; gap: 2px; grid-template-columns: 2.2em repeat(var(--heads, 4), minmax(10px, 1fr)); max-width: min(100%, calc(var(--heads, 4) * 72px + 3em)); }
+.mv-strips canvas { width: 100%; height: 10px; image-rendering: pixelated; display: block; }
+.mv-gen-rows { width: 100%; max-width: 520px; image-rendering: pixelated; display: block; }
+.mv-generated { font-family: ui-monospace, monospace; white-space: pre-wrap; }
+.mv-generated .new { background: color-mix(in srgb, var(--accent, #1a5fb4) 20%, transparent); }
+.mv-roles th button { font: inherit; background: none; border: none; color: inherit; cursor: pointer; padding: 0; text-decoration: underline dotted; }
+@media (max-width: 720px) { .mv-body { grid-template-columns: minmax(0, 1fr); } }
+`;
+
+const el = (tag, props = {}, ...children) => {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+};
+const headName = (l, h) => `L${l + 1} H${h + 1}`;
+const pct = (p) => `${(p * 100).toFixed(p >= 0.1 ? 0 : 1)}%`;
+
+export class ModelView {
+  /**
+   * @param {HTMLElement} root where to render
+   * @param {{ onState?: (state) => void, onReady?: (ready: boolean) => void, workerUrl?: URL }} options
+   */
+  constructor(root, { onState = () => {}, onReady = () => {}, workerUrl } = {}) {
+    this.root = root;
+    this.onState = onState;
+    this.onReady = onReady;
+    this.worker = new Worker(workerUrl ?? new URL('./your-model-worker.mjs', import.meta.url), { type: 'module' });
+    this.worker.onmessage = ({ data }) => this.#message(data);
+    this.worker.onerror = (e) => this.#showError(`the worker failed: ${e.message}`);
+    this.state = { text: '', pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention' };
+    this.config = null;
+    this.roles = null;
+    this.shown = null;
+    this.busy = false;
+    this.pending = false;
+    this.seq = 0;
+    this.highlight = null;
+    this.sort = { key: 'head', dir: 1 };
+    this.#build();
+  }
+
+  #build() {
+    const ui = this.ui = {};
+    ui.info = el('p', { className: 'mv-info' });
+    ui.text = el('textarea', { rows: 2, spellcheck: false, id: 'mvText' });
+    ui.text.setAttribute('aria-label', 'Text for the model');
+    ui.pair = el('textarea', { rows: 1, spellcheck: false, id: 'mvPair' });
+    ui.pair.setAttribute('aria-label', 'Second sentence of a pair (token type 1)');
+    ui.pairBox = el('label', { className: 'mv-pair', hidden: true }, 'Second sentence (token type 1) ', ui.pair);
+    ui.tokens = el('p', { className: 'mv-tokens' });
+    ui.tokens.setAttribute('aria-label', 'The tokens the model sees');
+    ui.messages = el('p', { className: 'messages' });
+    ui.messages.setAttribute('role', 'status');
+    ui.mode = el('select', { id: 'mvMode' },
+      el('option', { value: 'attention', textContent: 'attention weights' }),
+      el('option', { value: 'value', textContent: 'value-weighted attention (α·‖v W_O‖)' }),
+      el('option', { value: 'rollout', textContent: 'attention rollout across layers' }));
+    ui.legend = el('canvas', { width: 120, height: 10 });
+    ui.legend.setAttribute('aria-hidden', 'true');
+    ui.exports = el('div', { className: 'exports' });
+    for (const [label, what, kind] of [['PNG', 'grid', 'png'], ['SVG', 'grid', 'svg'], ['CSV', 'grid', 'csv'], ['JSON', 'grid', 'json'],
+      ['head PNG', 'head', 'png'], ['head SVG', 'head', 'svg'], ['head CSV', 'head', 'csv'], ['head JSON', 'head', 'json']]) {
+      const b = el('button', { type: 'button', textContent: label });
+      b.dataset.export = `${what}-${kind}`;
+      b.addEventListener('click', () => this.#export(what, kind));
+      ui.exports.append(b);
+    }
+    ui.grid = el('div', { className: 'mv-grid', id: 'mvGrid' });
+    ui.grid.setAttribute('role', 'group');
+    ui.grid.setAttribute('aria-label', 'Every layer × head; arrow keys move, Enter or click enlarges');
+    ui.headCanvas = el('canvas', { tabIndex: 0 });
+    ui.headCanvas.setAttribute('role', 'img');
+    ui.headTitle = el('strong');
+    ui.headRole = el('span', { className: 'mv-role' });
+    ui.toggle = el('button', { type: 'button', className: 'switch', id: 'mvToggle' });
+    ui.readout = el('p', { className: 'readout', textContent: '\u00a0' });
+    ui.readout.setAttribute('aria-live', 'polite');
+    ui.head = el('figure', { className: 'mv-head' }, el('figcaption', {}, el('span', {}, ui.headTitle, ' ', ui.headRole), ui.toggle), ui.headCanvas);
+    ui.timing = el('p', { className: 'timing' });
+    ui.predictTitle = el('h3');
+    ui.predictions = el('div', { className: 'predictions' });
+    ui.offList = el('p', { className: 'hint' });
+    ui.rolesStatus = el('p', { className: 'hint', textContent: 'Measuring each head’s role…' });
+    ui.roles = el('table', { className: 'mv-roles' });
+    // Generation (causal models).
+    ui.gen = el('section', { className: 'mv-gen', hidden: true });
+    ui.genMax = el('input', { type: 'number', min: 1, max: 200, value: 20, id: 'mvGenMax' });
+    ui.genTemp = el('input', { type: 'number', min: 0, max: 5, step: 0.1, value: 0, id: 'mvGenTemp' });
+    ui.genTopK = el('input', { type: 'number', min: 0, max: 1000, value: 0, id: 'mvGenTopK' });
+    ui.genSeed = el('input', { type: 'number', min: 0, value: 1, id: 'mvGenSeed' });
+    ui.genStart = el('button', { type: 'button', textContent: 'Generate', id: 'mvGenerate' });
+    ui.genStop = el('button', { type: 'button', textContent: 'Stop', id: 'mvStop', disabled: true });
+    ui.genText = el('p', { className: 'mv-generated', id: 'mvGenerated' });
+    ui.genRows = el('canvas', { className: 'mv-gen-rows', hidden: true });
+    ui.genRows.setAttribute('role', 'img');
+    ui.genStrips = el('div', { className: 'mv-strips' });
+    const labelled = (text, input) => el('label', {}, `${text} `, input);
+    ui.gen.append(el('h3', { textContent: 'Generate' }),
+      el('div', { className: 'row' }, labelled('new tokens', ui.genMax), labelled('temperature (0 = greedy)', ui.genTemp),
+        labelled('top-k (0 = all)', ui.genTopK), labelled('seed', ui.genSeed), ui.genStart, ui.genStop),
+      ui.genText,
+      el('p', { className: 'hint', textContent: 'Each new token’s attention row, as it is produced: the selected head (rows = new tokens), then the latest row of every head (layers down, heads across).' }),
+      ui.genRows, ui.genStrips);
+    this.root.append(ui.info,
+      el('div', { className: 'mv-input' }, el('label', { htmlFor: 'mvText', textContent: 'Text' }), ui.text, ui.pairBox),
+      ui.tokens, ui.messages,
+      el('div', { className: 'row' }, el('label', {}, 'show ', ui.mode),
+        el('span', { className: 'legend' }, el('span', { textContent: '0' }), ui.legend, el('span', { textContent: '1' }))),
+      el('div', { className: 'mv-body' }, el('div', { className: 'mv-grid-wrap' }, ui.grid), el('div', {}, ui.head, ui.readout)),
+      ui.timing, ui.exports,
+      el('section', {}, ui.predictTitle, ui.offList, ui.predictions),
+      ui.gen,
+      el('section', {}, el('h3', { textContent: 'Head roles, measured on this model' }), ui.rolesStatus, el('div', { className: 'table-wrap' }, ui.roles),
+        el('p', { className: 'hint', textContent: 'Mean attention on random tokens from the model’s vocabulary, repeated once: previous token (i → i−1), first / BOS (i → 0), duplicate token (second copy → the same token in the first copy), induction (second copy → the token after its first occurrence). A head gets a role when its best score reaches 0.3.' })));
+    drawLegend(ui.legend);
+    ui.text.addEventListener('input', () => this.setState({ text: ui.text.value, pos: -1 }));
+    ui.pair.addEventListener('input', () => this.setState({ pair: ui.pair.value }));
+    ui.mode.addEventListener('change', () => this.setState({ mode: ui.mode.value }));
+    ui.toggle.addEventListener('click', () => this.#toggleHead(...this.state.sel));
+    ui.genStart.addEventListener('click', () => this.#generate());
+    ui.genStop.addEventListener('click', () => this.worker.postMessage({ type: 'stop' }));
+    this.#wireHead();
+    this.#wireGrid();
+  }
+
+  /** Loads a checkpoint from File objects / a name → Blob map. Resolves to its config. */
+  open(files, label) {
+    this.label = label;
+    this.config = null;
+    this.roles = null;
+    this.shown = null;
+    this.onReady(false);
+    this.ui.info.textContent = `Loading ${label}…`;
+    return new Promise((resolve, reject) => {
+      this.loading = { resolve, reject };
+      this.worker.postMessage({ type: 'load', files, name: label });
+    });
+  }
+
+  setState(partial) {
+    const next = { ...this.state, ...partial };
+    if (next.off) next.off = next.off.filter(([l, h]) => !this.config || (l < this.config.layers && h < this.config.heads));
+    this.state = next;
+    if (this.ui.text.value !== next.text) this.ui.text.value = next.text;
+    if (this.ui.pair.value !== next.pair) this.ui.pair.value = next.pair;
+    this.ui.mode.value = next.mode;
+    this.onState(this.state);
+    this.#request();
+  }
+
+  // Sends the newest input when the worker is free; inputs typed meanwhile replace each other.
+  #request() {
+    if (!this.config) return;
+    this.onReady(false);
+    if (this.busy) { this.pending = true; return; }
+    this.busy = true;
+    this.pending = false;
+    const { text, pair, pos, off, mode } = this.state;
+    this.requested = performance.now();
+    this.worker.postMessage({ type: 'view', seq: ++this.seq, text, pair, pos, off, rollout: mode === 'rollout' });
+  }
+
+  #message(data) {
+    if (data.type === 'progress') {
+      this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
+    } else if (data.type === 'loaded') {
+      this.config = data.config;
+      this.hasTokenizer = data.hasTokenizer;
+      this.#describe(data);
+      this.loading?.resolve(data.config);
+      this.loading = null;
+      this.ui.pairBox.hidden = data.config.causal;
+      this.ui.gen.hidden = !(data.config.causal && data.config.hasLmHead);
+      this.ui.grid.style.setProperty('--heads', data.config.heads);
+      this.ui.genStrips.style.setProperty('--heads', data.config.heads);
+      this.worker.postMessage({ type: 'roles' });
+      this.setState({ sel: [Math.min(this.state.sel[0], data.config.layers - 1), Math.min(this.state.sel[1], data.config.heads - 1)] });
+    } else if (data.type === 'view') {
+      this.busy = false;
+      if (this.pending) { this.#request(); return; }  // a newer input is waiting: skip drawing this one
+      this.#render(data);
+    } else if (data.type === 'rolesProgress') {
+      this.ui.rolesStatus.textContent = `Measuring each head’s role… ${data.done} of ${data.total} probe sequences`;
+    } else if (data.type === 'roles') {
+      this.roles = data.heads;
+      this.ui.rolesStatus.textContent = '';
+      this.#renderRoles();
+      if (this.shown) this.#renderGrid();
+    } else if (data.type === 'token') {
+      this.#addGenerated(data);
+    } else if (data.type === 'generated') {
+      this.ui.genStart.disabled = false;
+      this.ui.genStop.disabled = true;
+      this.ui.genText.append(el('span', { className: 'hint', textContent: data.stopped ? '  [stopped]' : '' }));
+    } else if (data.type === 'error') {
+      if (data.for === 'load') {
+        this.loading?.reject(new Error(data.message));
+        this.loading = null;
+        this.ui.info.textContent = '';
+        return;
+      }
+      if (data.for === 'view') this.busy = false;
+      if (data.for === 'generate') { this.ui.genStart.disabled = false; this.ui.genStop.disabled = true; }
+      this.#showError(data.message);
+      if (data.for === 'view' && this.pending) this.#request();
+      else this.onReady(true);
+    }
+  }
+
+  #describe({ config: c, loadMs, threads }) {
+    const kv = c.kvHeads !== c.heads ? ` (${c.kvHeads} key/value heads)` : '';
+    this.ui.info.textContent = `${this.label}: ${c.architecture}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
+      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory), ` +
+      `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
+      `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +
+      `Loaded in ${(loadMs / 1000).toFixed(2)} s; runs in a worker${threads > 1 ? ` on ${threads} threads` : ''}.` +
+      (this.hasTokenizer ? '' : ' No tokenizer files came with it: type token ids separated by spaces.');
+  }
+
+  #showError(message) {
+    this.ui.messages.textContent = message;
+  }
+
+  // ---- one view ----
+
+  #weightsOf(layer, head) {
+    const { n, attentions, valueNorms } = this.shown;
+    const { heads } = this.config;
+    if (this.state.mode === 'value') return valueWeighted(attentions, valueNorms, layer, head, heads, n);
+    const offset = (layer * heads + head) * n * n;
+    return attentions.subarray(offset, offset + n * n);
+  }
+
+  #render(data) {
+    const drawStart = performance.now();
+    if (data.empty) {
+      this.shown = null;
+      this.ui.grid.replaceChildren();
+      this.ui.tokens.replaceChildren();
+      this.ui.predictions.replaceChildren();
+      this.ui.messages.textContent = [...data.messages, 'Type some text to see every head at work.'].join('\n');
+      this.onReady(true);
+      return;
+    }
+    this.shown = data;
+    this.labels = data.tokens.map((t) => t.text);
+    const messages = [...data.messages];
+    if (this.state.mode === 'rollout' && data.ablated) messages.push('The rollout is of the model with the switched-off heads removed.');
+    this.ui.messages.textContent = messages.join('\n');
+    this.#renderTokens();
+    this.#renderGrid();
+    this.#renderHead();
+    this.#renderPredictions(data);
+    const drawMs = performance.now() - drawStart;
+    const { layers, heads } = this.config;
+    this.ui.timing.textContent = `${data.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · forward ${data.forwardMs.toFixed(1)} ms in the worker${data.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ${(performance.now() - this.requested).toFixed(0)} ms from input to picture`;
+    this.ui.timing.dataset.forwardMs = data.forwardMs.toFixed(2);
+    this.ui.timing.dataset.drawMs = drawMs.toFixed(2);
+    this.ui.timing.dataset.totalMs = (performance.now() - this.requested).toFixed(2);
+    this.onReady(true);
+  }
+
+  #renderTokens() {
+    const at = this.state.pos < 0 ? this.shown.n - 1 : this.state.pos;
+    this.ui.tokens.replaceChildren(...this.shown.tokens.map((t, i) => {
+      const b = el('button', { type: 'button', textContent: t.text.replace(/\n/g, '⏎').replace(/\t/g, '⇥') || '·' });
+      b.className = `${t.special ? 'special' : ''}${t.type === 1 ? ' type1' : ''}${i === at ? ' lit' : ''}`;
+      b.title = `token ${i}: id ${t.id}, “${t.token}”${t.type ? `, token type ${t.type}` : ''}`;
+      b.addEventListener('click', () => this.setState({ pos: i === this.shown.n - 1 ? -1 : i }));
+      return b;
+    }));
+  }
+
+  #roleOf(layer, head) {
+    return this.roles?.find((r) => r.layer === layer && r.head === head)?.role ?? '';
+  }
+
+  #renderGrid() {
+    const { layers, heads } = this.config;
+    const { n } = this.shown;
+    const [sl, sh] = this.state.sel;
+    const cells = [el('span', {})];
+    for (let h = 0; h < heads; h += 1) cells.push(el('span', { className: 'mv-label', textContent: `H${h + 1}` }));
+    for (let l = 0; l < layers; l += 1) {
+      cells.push(el('span', { className: 'mv-label', textContent: `L${l + 1}` }));
+      for (let h = 0; h < heads; h += 1) {
+        const role = this.#roleOf(l, h);
+        const off = this.state.off.some(([a, b]) => a === l && b === h);
+        const button = el('button', { type: 'button', className: `mv-thumb${off ? ' off' : ''}`, tabIndex: l === sl && h === sh ? 0 : -1 });
+        button.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}${role ? `: ${role}` : ''}${off ? ' (switched off)' : ''}`);
+        button.setAttribute('aria-pressed', String(l === sl && h === sh));
+        button.title = `${headName(l, h)}${role ? ` · ${role}` : ''}`;
+        button.dataset.layer = l;
+        button.dataset.head = h;
+        const canvas = el('canvas');
+        canvas.setAttribute('aria-hidden', 'true');
+        drawThumbnail(canvas, this.#weightsOf(l, h), n);
+        button.append(canvas);
+        cells.push(button);
+      }
+    }
+    this.ui.grid.replaceChildren(...cells);
+  }
+
+  #wireGrid() {
+    this.ui.grid.addEventListener('click', (e) => {
+      const b = e.target.closest('.mv-thumb');
+      if (b) this.#select(Number(b.dataset.layer), Number(b.dataset.head), true);
+    });
+    this.ui.grid.addEventListener('keydown', (e) => {
+      const b = e.target.closest('.mv-thumb');
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      if (!b || !moves[e.key]) return;
+      e.preventDefault();
+      const l = Math.max(0, Math.min(this.config.layers - 1, Number(b.dataset.layer) + moves[e.key][0]));
+      const h = Math.max(0, Math.min(this.config.heads - 1, Number(b.dataset.head) + moves[e.key][1]));
+      this.#select(l, h, true);
+    });
+  }
+
+  #select(layer, head, focus) {
+    this.state.sel = [layer, head];
+    this.onState(this.state);
+    for (const b of this.ui.grid.querySelectorAll('.mv-thumb')) {
+      const on = Number(b.dataset.layer) === layer && Number(b.dataset.head) === head;
+      b.setAttribute('aria-pressed', String(on));
+      b.tabIndex = on ? 0 : -1;
+      if (on && focus) b.focus({ preventScroll: true });
+    }
+    if (this.shown) this.#renderHead();
+  }
+
+  #headModel() {
+    const { n, rollout } = this.shown;
+    const [l, h] = this.state.sel;
+    const rolloutView = this.state.mode === 'rollout' && rollout;
+    return {
+      title: rolloutView ? 'Attention rollout' : headName(l, h),
+      model: { weights: rolloutView ? rollout : this.#weightsOf(l, h), nQ: n, nK: n, rows: this.labels, cols: this.labels },
+    };
+  }
+
+  #renderHead() {
+    const [l, h] = this.state.sel;
+    const { title, model } = this.#headModel();
+    const off = this.state.off.some(([a, b]) => a === l && b === h);
+    this.ui.headTitle.textContent = title === 'Attention rollout' ? 'Attention rollout (all layers, heads averaged, residual ½)' : `Layer ${l + 1}, head ${h + 1}`;
+    this.ui.headRole.textContent = title === 'Attention rollout' ? '' : this.#roleOf(l, h);
+    this.ui.toggle.textContent = off ? `Switch ${headName(l, h)} on` : `Switch ${headName(l, h)} off`;
+    this.ui.toggle.setAttribute('aria-pressed', String(off));
+    this.ui.headCanvas.setAttribute('aria-label', `${this.ui.headTitle.textContent}: attention of ${model.nQ} queries over ${model.nK} keys; arrow keys read the weights`);
+    drawHeatmap(this.ui.headCanvas, model, this.highlight ? { ...this.highlight, cell: true } : null);
+  }
+
+  #wireHead() {
+    const canvas = this.ui.headCanvas;
+    const show = (cell) => {
+      this.highlight = cell;
+      if (!this.shown) return;
+      this.#renderHead();
+      if (!cell) { this.ui.readout.textContent = '\u00a0'; return; }
+      const { title, model } = this.#headModel();
+      this.ui.readout.textContent = `${title}: “${this.labels[cell.row]}” (${cell.row}) → “${this.labels[cell.col]}” (${cell.col}): ${model.weights[cell.row * model.nK + cell.col].toFixed(4)}`;
+    };
+    canvas.addEventListener('pointermove', (e) => show(cellAt(canvas, e.clientX, e.clientY)));
+    canvas.addEventListener('pointerleave', (e) => { if (e.pointerType === 'mouse') show(null); });
+    canvas.addEventListener('focus', () => { if (!this.highlight && this.shown) show({ row: 0, col: 0 }); });
+    canvas.addEventListener('keydown', (e) => {
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      if (!moves[e.key] || !this.shown) return;
+      e.preventDefault();
+      const c = this.highlight ?? { row: 0, col: 0 }, n = this.shown.n;
+      show({ row: Math.max(0, Math.min(n - 1, c.row + moves[e.key][0])), col: Math.max(0, Math.min(n - 1, c.col + moves[e.key][1])) });
+    });
+  }
+
+  #toggleHead(layer, head) {
+    const off = this.state.off.some(([l, h]) => l === layer && h === head);
+    this.setState({ off: off ? this.state.off.filter(([l, h]) => l !== layer || h !== head) : [...this.state.off, [layer, head]] });
+  }
+
+  #renderPredictions(data) {
+    const causal = this.config.causal;
+    this.ui.offList.textContent = this.state.off.length
+      ? `Switched off: ${this.state.off.map(([l, h]) => headName(l, h)).join(', ')} (their output is removed from W_O).` : '';
+    if (!this.config.hasLmHead) {
+      this.ui.predictTitle.textContent = 'No predictions: this checkpoint has no language-model head (a BertModel encoder).';
+      this.ui.predictions.replaceChildren();
+      return;
+    }
+    const label = (row) => `“${this.labels[row]}” (token ${row})`;
+    this.ui.predictTitle.textContent = causal ? `What comes next after ${label(data.predictions[0]?.row ?? 0)}?`
+      : `What the model fills in at ${data.predictions.map((p) => label(p.row)).join(', ')}${data.predictions.length && /mask/i.test(this.shown.tokens[data.predictions[0].row].token) ? '' : ' (type [MASK] to ask for a word)'}`;
+    const list = (items, caption) => el('div', { className: 'prediction' }, el('h3', { textContent: caption }),
+      el('ol', {}, ...items.map(({ token, probability }) => {
+        const bar = el('span', { className: 'bar' });
+        bar.style.setProperty('--p', String(probability));
+        return el('li', {}, el('span', { className: 'word', textContent: JSON.stringify(token).slice(1, -1) }), bar, el('span', { className: 'num', textContent: pct(probability) }));
+      })));
+    const boxes = [];
+    for (const p of data.predictions) {
+      boxes.push(list(p.before, data.ablated ? `every head on · ${label(p.row)}` : label(p.row)));
+      if (p.after) {
+        const box = list(p.after, `without ${this.state.off.map(([l, h]) => headName(l, h)).join(', ')}`);
+        box.append(el('p', { className: 'actual', textContent: `logit of “${p.topToken}” changes by ${p.logitChange >= 0 ? '+' : ''}${p.logitChange.toFixed(3)}` }));
+        boxes.push(box);
+      }
+    }
+    this.ui.predictions.replaceChildren(...boxes);
+  }
+
+  #renderRoles() {
+    const { key, dir } = this.sort;
+    const rows = [...this.roles].sort((a, b) => {
+      const va = key === 'head' ? a.layer * 1000 + a.head : key === 'role' ? a.role : a.scores[key];
+      const vb = key === 'head' ? b.layer * 1000 + b.head : key === 'role' ? b.role : b.scores[key];
+      return (va < vb ? -1 : va > vb ? 1 : 0) * dir;
+    });
+    const head = el('tr');
+    for (const [k, label] of [['head', 'head'], ...ROLES.map((r) => [r, r]), ['role', 'measured role']]) {
+      const th = el('th', { scope: 'col' });
+      th.setAttribute('aria-sort', key === k ? (dir > 0 ? 'ascending' : 'descending') : 'none');
+      const b = el('button', { type: 'button', textContent: label });
+      b.addEventListener('click', () => { this.sort = { key: k, dir: key === k ? -dir : (k === 'head' || k === 'role' ? 1 : -1) }; this.#renderRoles(); });
+      th.append(b);
+      head.append(th);
+    }
+    const body = rows.map((r) => el('tr', {}, el('td', { textContent: headName(r.layer, r.head) }),
+      ...ROLES.map((role) => el('td', { className: 'num', textContent: r.scores[role].toFixed(2) })), el('td', { textContent: r.role })));
+    this.ui.roles.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
+  }
+
+  // ---- generation ----
+
+  #generate() {
+    const number = (input, fallback) => (Number.isFinite(Number(input.value)) ? Number(input.value) : fallback);
+    const options = { maxNewTokens: Math.max(1, Math.min(200, Math.round(number(this.ui.genMax, 20)))),
+      temperature: Math.max(0, number(this.ui.genTemp, 0)), topK: Math.max(0, Math.round(number(this.ui.genTopK, 0))),
+      seed: Math.max(0, Math.round(number(this.ui.genSeed, 1))) };
+    this.generated = [];
+    this.ui.genText.replaceChildren(el('span', { textContent: this.state.text }));
+    this.ui.genStart.disabled = true;
+    this.ui.genStop.disabled = false;
+    this.worker.postMessage({ type: 'generate', seq: ++this.seq, text: this.state.text, pair: '', options });
+  }
+
+  #addGenerated({ text, attentions, shape }) {
+    const [layers, heads, n] = shape;
+    this.generated.push({ attentions, n });
+    this.ui.genText.append(el('span', { className: 'new', textContent: text ?? '' }));
+    this.ui.genRows.hidden = false;
+    const [l, h] = this.state.sel;
+    drawRows(this.ui.genRows, this.generated.map((g) => g.attentions.subarray((l * heads + h) * g.n, (l * heads + h + 1) * g.n)));
+    this.ui.genRows.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}: the attention row of each of the ${this.generated.length} generated tokens`);
+    if (this.ui.genStrips.childElementCount !== layers * (heads + 1)) {
+      const cells = [];
+      for (let a = 0; a < layers; a += 1) {
+        cells.push(el('span', { className: 'mv-label', textContent: `L${a + 1}` }));
+        for (let b = 0; b < heads; b += 1) cells.push(el('canvas', { title: headName(a, b) }));
+      }
+      this.ui.genStrips.replaceChildren(...cells);
+    }
+    const canvases = this.ui.genStrips.querySelectorAll('canvas');
+    for (let i = 0; i < layers * heads; i += 1) drawStrip(canvases[i], attentions.subarray(i * n, (i + 1) * n));
+  }
+
+  // ---- exports ----
+
+  #export(what, kind) {
+    if (!this.shown) return;
+    const { layers, heads } = this.config;
+    const name = `${(this.label || 'model').replace(/[^\w.-]+/g, '_')}-${this.state.mode}`;
+    const all = what === 'grid' && this.state.mode !== 'rollout';
+    const list = [];
+    if (all) {
+      for (let l = 0; l < layers; l += 1) for (let h = 0; h < heads; h += 1) {
+        list.push({ index: l * heads + h, title: headName(l, h), model: { weights: this.#weightsOf(l, h), nQ: this.shown.n, nK: this.shown.n, rows: this.labels, cols: this.labels } });
+      }
+    } else {
+      const { title, model } = this.#headModel();
+      const [l, h] = this.state.sel;
+      list.push({ index: l * heads + h, title, model });
+    }
+    const file = `${name}-${all ? 'all-heads' : list[0].title.replace(/\s+/g, '')}`;
+    if (kind === 'png') exportPng(list, `${file}.png`);
+    else if (kind === 'svg') exportSvg(list, `${file}.svg`);
+    else if (kind === 'csv') exportCsv(list, `${file}.csv`);
+    else exportJson(list, { model: this.label, mode: this.state.mode, tokens: this.labels, heads_per_layer: heads }, `${file}.json`);
+  }
+
+  destroy() {
+    this.worker.terminate();
+    this.root.replaceChildren();
+  }
+}

@@ -1,0 +1,144 @@
+// The "Your model" page's worker: it owns the loaded checkpoint, so typing never waits on a
+// forward pass. Messages in (one at a time; the page sends the newest input only when the worker
+// is free, so stale inputs are skipped there):
+//   { type: 'load', files: File[] | Blob map, name }     → 'progress'…, then 'loaded' or 'error'
+//   { type: 'view', seq, text, pair, pos, off, rollout } → 'view' (tokens, every head, predictions)
+//   { type: 'roles' }                                    → 'rolesProgress'…, then 'roles'
+//   { type: 'generate', seq, text, pair, options }       → 'token'…, then 'generated'
+//   { type: 'stop' }                                     stops a generation between two tokens
+import { loadMultihead, loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
+import { measureHeadRoles } from './your-model-roles.mjs';
+
+let model = null;
+let stopRequested = false;
+let busy = Promise.resolve();
+
+const post = (message, transfer = []) => self.postMessage(message, transfer);
+
+// Tokens as the page shows them: the piece of the text each one covers (byte-level pieces become
+// readable text), or the token itself for special tokens.
+// Offsets of the second text of a pair (token type 1) point into the pair.
+function tokensOf(text, pair, enc) {
+  return enc.tokens.map((token, i) => {
+    const [s, e] = enc.offsets[i];
+    const source = enc.tokenTypeIds[i] === 1 ? pair : text;
+    const piece = enc.special[i] ? token : source.slice(s, e);
+    return { token, text: piece || token, special: enc.special[i], type: enc.tokenTypeIds[i], id: enc.ids[i] };
+  });
+}
+
+function softmaxTop(logits, vocab, row, k) {
+  const from = row * vocab;
+  let max = -Infinity;
+  for (let v = 0; v < vocab; v += 1) max = Math.max(max, logits[from + v]);
+  let sum = 0;
+  for (let v = 0; v < vocab; v += 1) sum += Math.exp(logits[from + v] - max);
+  const best = [];
+  for (let v = 0; v < vocab; v += 1) {
+    const logit = logits[from + v];
+    if (best.length < k || logit > best[best.length - 1].logit) {
+      best.push({ id: v, logit });
+      best.sort((a, b) => b.logit - a.logit);
+      if (best.length > k) best.pop();
+    }
+  }
+  return best.map((b) => ({ ...b, probability: Math.exp(b.logit - max) / sum, token: model.tokenizer ? model.decode([b.id]) : `#${b.id}` }));
+}
+
+function encode(text, pair) {
+  if (!model.tokenizer) {
+    // A checkpoint without tokenizer files: the text is token ids separated by spaces or commas.
+    const ids = text.split(/[\s,]+/).filter(Boolean).map(Number);
+    if (ids.some((id) => !Number.isInteger(id))) throw new Error('this checkpoint has no tokenizer files: type token ids (numbers) separated by spaces');
+    return { ids: Int32Array.from(ids), tokenTypeIds: new Int32Array(ids.length), tokens: ids.map(String),
+      offsets: ids.map(() => [0, 0]), special: ids.map(() => false) };
+  }
+  return model.tokenize(text, model.config.causal ? undefined : (pair || undefined));
+}
+
+async function view({ seq, text, pair, pos, off, rollout }) {
+  const started = performance.now();
+  const full = encode(text, pair);
+  const limit = Math.min(model.config.maxPositions, 1024);
+  const n = Math.min(full.ids.length, limit);
+  const messages = [];
+  if (full.ids.length > limit) {
+    messages.push(`The text has ${full.ids.length} tokens; ${n === model.config.maxPositions ? 'the model reads' : 'this page shows'} at most ${limit}, so the rest is left out.`);
+  }
+  if (n === 0) return post({ type: 'view', seq, empty: true, messages });
+  const cut = (a) => a.slice(0, n);
+  const enc = { ids: cut(full.ids), tokenTypeIds: cut(full.tokenTypeIds), tokens: cut(full.tokens), offsets: cut(full.offsets), special: cut(full.special) };
+  const run = model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, valueNorms: true, rollout: !!rollout && off.length === 0 });
+  const ablated = off.length ? model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, disabledHeads: off, rollout: !!rollout }) : null;
+  const forwardMs = performance.now() - started;
+  const vocab = model.config.vocabSize;
+  const at = pos < 0 || pos >= n ? n - 1 : pos;
+  const predictions = [];
+  if (run.logits) {
+    // Causal models: what comes after token `at`. BERT: what fills each [MASK] (or token `at`).
+    const rows = model.config.causal ? [at] : enc.tokens.map((t, i) => (/mask/i.test(t) && enc.special[i] === false ? i : -1)).filter((i) => i >= 0);
+    for (const row of rows.length ? rows : [at]) {
+      const before = softmaxTop(run.logits, vocab, row, 8);
+      const entry = { row, before };
+      if (ablated) {
+        entry.after = softmaxTop(ablated.logits, vocab, row, 8);
+        const top = before[0].id;
+        entry.logitChange = ablated.logits[row * vocab + top] - run.logits[row * vocab + top];
+        entry.topToken = before[0].token;
+      }
+      predictions.push(entry);
+    }
+  }
+  const shown = ablated ?? run;
+  const result = {
+    type: 'view', seq, n, messages, forwardMs, total: full.ids.length,
+    tokens: tokensOf(text, pair, enc), attentions: shown.attentions, valueNorms: shown.valueNorms ?? run.valueNorms,
+    rollout: shown.rollout ?? null, predictions, ablated: !!ablated,
+  };
+  post(result, [result.attentions.buffer]);
+}
+
+async function generate({ seq, text, pair, options }) {
+  stopRequested = false;
+  const enc = encode(text, pair);
+  if (enc.ids.length === 0) throw new Error('type a prompt first');
+  let count = 0;
+  for await (const step of model.generate(enc.ids, options)) {
+    count += 1;
+    post({ type: 'token', seq, id: step.id, text: step.text, position: step.position, attentions: step.attentions, shape: step.attentionShape },
+      [step.attentions.buffer]);
+    if (stopRequested) break;
+  }
+  post({ type: 'generated', seq, count, stopped: stopRequested });
+}
+
+async function handle(message) {
+  try {
+    if (message.type === 'load') {
+      model?.dispose();
+      model = null;
+      const started = performance.now();
+      await loadMultihead({ threads: 'auto' });
+      model = await loadPretrained(message.files, { onProgress: (p) => post({ type: 'progress', ...p }) });
+      const special = model.tokenizer ? { mask: model.tokenizer.id('[MASK]') ?? model.tokenizer.id('<mask>') ?? null } : {};
+      post({ type: 'loaded', config: { ...model.config }, hasTokenizer: !!model.tokenizer, special,
+        loadMs: performance.now() - started, threads: (await runtimeInfo()).threads });
+    } else if (!model) {
+      throw new Error('no model is loaded');
+    } else if (message.type === 'view') {
+      await view(message);
+    } else if (message.type === 'roles') {
+      const heads = await measureHeadRoles(model, (done, total) => post({ type: 'rolesProgress', done, total }));
+      post({ type: 'roles', heads });
+    } else if (message.type === 'generate') {
+      await generate(message);
+    }
+  } catch (error) {
+    post({ type: 'error', for: message.type, seq: message.seq, message: String(error?.message ?? error) });
+  }
+}
+
+self.onmessage = ({ data }) => {
+  if (data.type === 'stop') { stopRequested = true; return; }
+  busy = busy.then(() => handle(data));
+};

@@ -5,6 +5,9 @@
 //                        causal view="heatmaps" controls="minimal"></multihead-attention>
 //
 //   <multihead-attention view="playground" task="copy"></multihead-attention>   (train live)
+//   <multihead-attention view="model" src="gpt2" sentence="…"></multihead-attention>   (a real checkpoint:
+//     a Hugging Face model id or the URL of a checkpoint folder; a model from another site loads
+//     on the reader's click, with its size shown first, and is kept in the browser for next time)
 //
 // Attributes are the API and are reactive; each has a property of the same name in camelCase.
 // All widgets on a page share one wasm instance, loaded when the first widget scrolls into view.
@@ -18,7 +21,7 @@ import { roleOf } from './archetypes.mjs';
 import { viridisCss } from './colormap.mjs';
 import { D_MODELS, validHeads, validKvHeads } from './state.mjs';
 
-const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground'];
+const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model'];
 const CONTROLS = ['none', 'minimal', 'full'];
 
 // attribute → [property, kind, default]
@@ -41,6 +44,10 @@ const ATTRIBUTES = {
   layers: ['layers', 'int', 2],
   'learning-rate': ['learningRate', 'number', 0.003],
   step: ['step', 'int', 0],
+  // view="model" only (a Hugging Face checkpoint; see web/your-model.html):
+  src: ['src', 'text', ''],
+  mode: ['mode', 'text', 'attention'],
+  'model-head': ['modelHead', 'text', '1.1'],
 };
 // The playground attributes that map onto its URL state; unset ones take the task's preset.
 const PLAYGROUND_KEYS = { task: 'task', layers: 'layers', heads: 'heads', 'd-model': 'd', 'learning-rate': 'lr', seed: 'seed', step: 'step' };
@@ -140,6 +147,7 @@ export class MultiheadAttentionElement extends HTMLElement {
     this[session] = null;
     this._visible = false;
     if (this._playground) this._closePlayground();
+    if (this._model) this._closeModel();
   }
 
   attributeChangedCallback() { this._schedule(); }
@@ -220,6 +228,97 @@ export class MultiheadAttentionElement extends HTMLElement {
     this._playground.showMessage(messages.join('\n'));
   }
 
+  // view="model": a real checkpoint through the "Your model" view (loaded on first use).
+  async _updateModel() {
+    const [{ ModelView, modelViewCss }, hub, store, { parseYourModelHash }] = await Promise.all([
+      import('./your-model-view.mjs'), import('./your-model-hub.mjs'), import('./your-model-store.mjs'), import('./your-model-state.mjs')]);
+    if (!this.isConnected) return;
+    const params = new URLSearchParams({ mode: this.getAttribute('mode') ?? 'attention', head: this.getAttribute('model-head') ?? '1.1' });
+    if (this.hasAttribute('sentence')) params.set('text', this.getAttribute('sentence'));
+    const { state, warnings } = parseYourModelHash(params.toString());
+    const src = (this.getAttribute('src') ?? '').trim();
+    for (const part of Object.values(this._ui)) part.hidden = true;
+    this.shadowRoot.querySelector('.legend').hidden = true;
+    if (!this._model || this._modelSrc !== src) {
+      this._closeModel(true);
+      this._modelSheet ??= new CSSStyleSheet();
+      this._modelSheet.replaceSync(modelViewCss);
+      this.shadowRoot.adoptedStyleSheets = [sheet, this._modelSheet];
+      this._modelBox = document.createElement('div');
+      this._modelBox.setAttribute('part', 'model');
+      const status = document.createElement('p');
+      status.className = 'message';
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.hidden = true;
+      const view = document.createElement('div');
+      this._modelBox.append(status, button, view);
+      this.shadowRoot.append(this._modelBox);
+      this._model = new ModelView(view, { onReady: (ready) => { this.dataset.ready = String(ready); } });
+      this._modelSrc = src;
+      this._modelState = '';
+      const open = async (files, label) => {
+        button.hidden = true;
+        status.textContent = '';
+        try {
+          await this._model.open(files, label);
+        } catch (error) {
+          status.textContent = `multihead: ${label} could not be opened: ${error.message.replace(/^multihead: /, '')}`;
+          return;
+        }
+        this._model.setState(this._modelPending);
+      };
+      if (!src) {
+        status.textContent = 'multihead: view="model" needs src: a Hugging Face model id (like gpt2) or the URL of a checkpoint folder.';
+      } else {
+        let base;
+        try { base = hub.resolveSource(src); } catch (error) { status.textContent = `multihead: ${error.message}`; }
+        const stored = base && (await store.openStored(src));
+        if (stored) {
+          open(stored, src);
+        } else if (base && new URL(base, location.href).origin === location.origin) {
+          open(new URL(base, location.href).href, src);  // the page's own files: no one else is asked
+        } else if (base) {
+          // Another site: nothing is fetched before the reader's click, and the size comes first.
+          button.hidden = false;
+          button.textContent = `Load ${src} from ${new URL(base).host}`;
+          button.onclick = async () => {
+            button.disabled = true;
+            try {
+              const plan = await hub.planDownload(base);
+              button.disabled = false;
+              button.textContent = `Download ${src}: ${(plan.total / 1e6).toFixed(1)} MB`;
+              button.onclick = async () => {
+                button.disabled = true;
+                await hub.download(src, plan, { onProgress: ({ loaded, total }) => { status.textContent = `Downloading ${src}: ${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`; } });
+                open(await store.openStored(src), src);
+              };
+            } catch (error) {
+              button.disabled = false;
+              status.textContent = `multihead: ${error.message}`;
+            }
+          };
+        }
+      }
+    }
+    this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '' };
+    const key = JSON.stringify(this._modelPending);
+    if (this._model.config && key !== this._modelState) this._model.setState(this._modelPending);
+    this._modelState = key;
+    if (warnings.length) this._modelBox.firstChild.textContent = warnings.map((w) => w.replace('from the link', 'from the attributes')).join('\n');
+  }
+
+  _closeModel(keepParts = false) {
+    this._model?.destroy();
+    this._modelBox?.remove();
+    this._model = this._modelBox = null;
+    this._modelSrc = undefined;
+    if (keepParts) return;
+    this.shadowRoot.adoptedStyleSheets = [sheet];
+    for (const part of Object.values(this._ui)) part.hidden = false;
+    this.shadowRoot.querySelector('.legend').hidden = false;
+  }
+
   _closePlayground() {
     this._playground?.destroy();
     this._playgroundBox?.remove();
@@ -232,6 +331,8 @@ export class MultiheadAttentionElement extends HTMLElement {
   async _update() {
     if (this.getAttribute('view') === 'playground') return this._updatePlayground();
     if (this._playground) this._closePlayground();
+    if (this.getAttribute('view') === 'model') return this._updateModel();
+    if (this._model) this._closeModel();
     const { settings: s, problems } = this._settings();
     this._s = s;
     this[session] ??= new AttentionSession();

@@ -6,10 +6,11 @@ import { deleteStored, markComplete, storeFile } from './your-model-store.mjs';
 export const HUB = 'https://huggingface.co';
 const ID = /^[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/;
 
-/** "gpt2", "Qwen/Qwen2.5-0.5B" or a URL of a checkpoint folder → its base URL (ending in '/'). */
+/** "gpt2", "Qwen/Qwen2.5-0.5B", a URL of a checkpoint folder, or a path on this site → its base URL (ending in '/'). */
 export function resolveSource(text) {
   const input = String(text).trim();
   if (/^https?:\/\//i.test(input)) return input.endsWith('/') ? input : `${input}/`;
+  if (/^\.{0,2}\//.test(input)) return new URL(input.endsWith('/') ? input : `${input}/`, self.location.href).href;  // this site's own folder
   if (ID.test(input)) return `${HUB}/${input}/resolve/main/`;
   throw new Error(`“${input.slice(0, 60)}” is neither a Hugging Face model id (like gpt2 or Qwen/Qwen2.5-0.5B) nor a URL`);
 }

@@ -60,3 +60,14 @@ test('the page with threads (cross-origin isolated host) works under a strict CS
   await expect(page.locator('#heads canvas')).toHaveCount(4);
   expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
 });
+
+test('"Your model" works under a strict CSP (files from the input, the worker, the view)', async ({ page }) => {
+  const { join } = await import('node:path');
+  await page.goto('/web/your-model.html#text=Strict+policy+still+works&head=2.1');
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => join(process.cwd(), 'tests/fixtures/hf/gpt2', f)));
+  await expect(page.locator('.mv-thumb')).toHaveCount(8);
+  await page.waitForSelector('body[data-ready="true"]');
+  await expect(page.locator('.mv-roles tbody tr')).toHaveCount(8);
+  expect(await page.evaluate(() => window.cspViolations)).toEqual([]);
+});

@@ -173,3 +173,23 @@ test('keyboard only, and a phone-sized screen', async ({ page }) => {
   await expect(page.locator('.mv-head + .readout, .readout').first()).toContainText('→');
   await page.screenshot({ path: test.info().outputPath('phone.png'), fullPage: true });
 });
+
+test('the widget: <multihead-attention view="model" src="…"> from this site at once, from another on a click', async ({ page }) => {
+  await page.goto('/tests/browser/fixtures/widget-model.html');
+  const local = page.locator('#local');
+  await expect(local).toHaveAttribute('data-ready', 'true', { timeout: 30000 });
+  await expect(local.locator('.mv-thumb')).toHaveCount(8);
+  await expect(local.getByRole('button', { name: /^Layer 2, head 3/ })).toHaveAttribute('aria-pressed', 'true');
+  const { Tokenizer } = await import('../../bindings/tokenizers/tokenizer.mjs');
+  const { readFileSync } = await import('node:fs');
+  const tokenizer = new Tokenizer(JSON.parse(readFileSync(join(FIXTURES, 'llama', 'tokenizer.json'), 'utf8')));
+  await expect(local.locator('.mv-tokens button')).toHaveCount(tokenizer.encode('The cat sat on the mat.').ids.length);
+  const remote = page.locator('#remote');
+  await expect(remote.locator('.mv-thumb')).toHaveCount(0);
+  await remote.getByRole('button', { name: /^Load .* from 127\.0\.0\.1:4181/ }).click();
+  await remote.getByRole('button', { name: /^Download .* MB/ }).click();
+  await expect(remote).toHaveAttribute('data-ready', 'true', { timeout: 30000 });
+  await expect(remote.locator('.mv-thumb')).toHaveCount(8);
+  await page.evaluate(() => document.querySelector('#remote').setAttribute('sentence', 'A new sentence here'));
+  await expect(remote.locator('.mv-tokens')).toContainText('new');
+});

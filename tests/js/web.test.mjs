@@ -62,16 +62,18 @@ describe('offline support', () => {
   it('the service worker precaches every module of the page', () => {
     const sw = readFileSync('web/sw.js', 'utf8');
     const listed = [...sw.matchAll(/'\.\/([\w.-]+\.mjs)'/g)].map((m) => m[1]);
-    // Every module the three views (app.mjs, model-page.mjs, playground-page.mjs) import or start
-    // as a worker, followed transitively.
-    const pageModules = new Set(['app.mjs', 'model-page.mjs', 'playground-page.mjs']);
+    // Every module the four views (app.mjs, model-page.mjs, playground-page.mjs,
+    // your-model-page.mjs) import or start as a worker, followed transitively.
+    const pageModules = new Set(['app.mjs', 'model-page.mjs', 'playground-page.mjs', 'your-model-page.mjs']);
     for (const file of pageModules) {
       for (const [, dep] of readFileSync(`web/${file}`, 'utf8').matchAll(/(?:from |new URL\()'\.\/([\w.-]+\.mjs)'/g)) pageModules.add(dep);
     }
     expect(pageModules.size).toBeGreaterThan(8);
     expect(listed.sort()).toEqual([...pageModules].sort());
     for (const f of ['../bindings/multihead.mjs', '../bindings/language-model.mjs', '../dist/multihead_core.mjs',
-      '../dist/multihead_core.wasm', './index.html', './model.html', './playground.html', '../bindings/trainer.mjs', './style.css', './model/austen.mhlm', './model/austen.json']) {
+      '../dist/multihead_core.wasm', './index.html', './model.html', './playground.html', '../bindings/trainer.mjs', './style.css', './model/austen.mhlm', './model/austen.json',
+      './your-model.html', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs', '../bindings/tokenizers/tokenizer.mjs',
+      '../bindings/tokenizers/normalize.mjs', '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs']) {
       expect(sw).toContain(`'${f}'`);
     }
   });

@@ -42,7 +42,14 @@ function softmaxTop(logits, vocab, row, k) {
       if (best.length > k) best.pop();
     }
   }
-  return best.map((b) => ({ ...b, probability: Math.exp(b.logit - max) / sum, token: model.tokenizer ? model.decode([b.id]) : `#${b.id}` }));
+  return best.map((b) => ({ ...b, probability: Math.exp(b.logit - max) / sum, token: label(b.id) }));
+}
+
+// A token's text for a prediction list: padding ids past the tokenizer's vocabulary have none.
+function label(id) {
+  if (!model.tokenizer) return `#${id}`;
+  if (model.tokenizer.token(id) === undefined) return `[id ${id}: no token]`;
+  return model.tokenizer.decode([id], { skipSpecialTokens: false }) || model.tokenizer.token(id);
 }
 
 function encode(text, pair) {

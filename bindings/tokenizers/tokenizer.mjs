@@ -171,7 +171,10 @@ export class Tokenizer {
   #decode(ids, skipSpecialTokens) {
     const tokens = [];
     for (const id of ids) {
-      if (!Number.isInteger(id) || this.idToToken[id] === undefined) throw new Error(`multihead: token id ${id} is not in the vocabulary`);
+      if (!Number.isInteger(id) || id < 0) throw new Error(`multihead: token id ${id} is not a token id`);
+      // Ids past the tokenizer's vocabulary (models pad vocab_size, e.g. Qwen2.5 to 151,936 for
+      // 151,665 tokens) have no text: skipped, as the tokenizers library does.
+      if (this.idToToken[id] === undefined) continue;
       if (skipSpecialTokens && this.special.has(id)) continue;
       tokens.push(this.idToToken[id]);
     }

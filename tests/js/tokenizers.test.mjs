@@ -82,6 +82,13 @@ describe('tokenizers on text the fixtures do not cover', () => {
     expect(masked.ids[masked.tokens.indexOf('[MASK]')]).toBe(bert.id('[MASK]'));
   });
 
+  it('ids past the tokenizer\'s vocabulary (a padded vocab_size) decode to nothing, as in tokenizers', () => {
+    const gpt2 = new Tokenizer(spec('gpt2'));
+    const ids = Array.from(gpt2.encode('the cat').ids);
+    expect(gpt2.decode([...ids, 5000, 1e6])).toBe('the cat');
+    expect(() => gpt2.decode([1.5])).toThrow(/not a token id/);
+  });
+
   it('a sentence pair gets the template: [CLS] A [SEP] B [SEP], types 0 then 1', () => {
     const bert = new Tokenizer(spec('bert'));
     const enc = bert.encode('the cat', 'a mat');

@@ -1,0 +1,55 @@
+// Measures the "Your model" page in Chromium (a measurement, not a test): time to load a checkpoint
+// from the file input until its grid is drawn, and per keystroke the forward pass (in the worker)
+// and the drawing, as medians of 15 edits. Usage (after npm run build:wasm):
+//   node scripts/make-random-checkpoint.mjs && node bench/your-model-page.mjs
+import { chromium } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const port = 4189;
+const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
+await new Promise((resolve) => setTimeout(resolve, 600));
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] });
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const models = [['gpt2 fixture (2 × 4 heads)', 'tests/fixtures/hf/gpt2'], ['llama fixture (bf16, GQA)', 'tests/fixtures/hf/llama'],
+  ['bert fixture', 'tests/fixtures/hf/bert'], ['GPT-2 small shape, random F32 (498 MB)', 'build/gpt2-small-random']];
+const words = 'The animal did not cross the street because it was too tired and the road was long'.split(' ');
+const results = [];
+try {
+  for (const [label, dir] of models) {
+    if (!existsSync(join(dir, 'model.safetensors'))) { console.log(`${label}: missing (run scripts/make-random-checkpoint.mjs)`); continue; }
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${port}/web/your-model.html`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true');
+    const started = Date.now();
+    await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'].map((f) => join(dir, f)).filter(existsSync));
+    page.on('pageerror', (e) => console.log('page error:', e.message));
+    page.on('console', (m) => { if (m.type() === 'error') console.log('console:', m.text()); });
+    try {
+      await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('.mv-thumb'), null, { timeout: 120000 });
+    } catch (error) {
+      console.log(label, 'did not load:', await page.locator('#sourceMessage').textContent(), await page.locator('.mv-info').textContent());
+      throw error;
+    }
+    const loadMs = Date.now() - started;
+    const forward = [], draw = [], total = [];
+    for (const n of [32]) {
+      for (let i = 0; i < 15; i += 1) {
+        const text = Array.from({ length: n }, (_, k) => words[(k + i) % words.length]).join(' ');
+        await page.locator('#mvText').fill(text);
+        await page.waitForFunction(() => document.body.dataset.ready === 'true');
+        const t = await page.locator('.timing').last().evaluate((el) => [Number(el.dataset.forwardMs), Number(el.dataset.drawMs), Number(el.dataset.totalMs)]);
+        forward.push(t[0]); draw.push(t[1]); total.push(t[2]);
+      }
+    }
+    const heads = await page.locator('.mv-thumb').count();
+    const row = { model: label, heads, loadMs, forwardMs: median(forward), drawMs: median(draw), keystrokeMs: median(total) };
+    console.log(JSON.stringify(row));
+    results.push(row);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  server.kill();
+}

@@ -25,6 +25,7 @@ namespace {
 enum Slot {
   kStage = 0, kIds = 1, kTypes = 2, kAttentionLayers = 3, kHeadEnabled = 4,
   kLogits = 5, kAttentions = 6, kHiddenStates = 7, kLastHidden = 8, kValueNorms = 9, kRollout = 10,
+  kLogitRows = 11,
 };
 
 using bindings::view_of;
@@ -84,13 +85,19 @@ class PretrainedCore {
     types_.assign(static_cast<size_t>(std::max(n, 0)), 0);
     layers_.assign(static_cast<size_t>(c.layers), 0);
     enabled_.assign(static_cast<size_t>(c.layers) * c.heads, 1);
+    logit_rows_.clear();
   }
-  // flags: 1 logits, 2 last logits only, 4 token types, 8 hidden states, 16 value norms,
+  // Room for the row indices logits are asked for (JS fills view(kLogitRows); flag 2 uses them).
+  void logitRows(int count) { logit_rows_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
+  // flags: 1 logits, 2 logits only for the rows in view(kLogitRows), 4 token types, 8 hidden states, 16 value norms,
   // 32 head switches, 64 use the key/value cache
   std::string run(int n, int flags, int first_head, int heads) {
     mh::RunRequest r;
     r.logits = flags & 1;
-    r.last_logits_only = flags & 2;
+    if (flags & 2) {
+      r.logit_rows = logit_rows_.data();
+      r.logit_row_count = static_cast<int>(logit_rows_.size());
+    }
     r.token_types = (flags & 4) ? types_.data() : nullptr;
     r.hidden_states = flags & 8;
     r.value_norms = flags & 16;
@@ -137,6 +144,7 @@ class PretrainedCore {
       case kLastHidden: return view_of(result_.last_hidden);
       case kValueNorms: return view_of(result_.value_norms);
       case kRollout: return view_of(rollout_);
+      case kLogitRows: return view_of(logit_rows_);
     }
     return val::null();
   }
@@ -145,7 +153,7 @@ class PretrainedCore {
   std::unique_ptr<mh::CheckpointLoader> loader_ = std::make_unique<mh::CheckpointLoader>();
   std::unique_ptr<mh::Transformer> model_;
   std::vector<uint8_t> stage_, layers_, enabled_;
-  std::vector<int32_t> ids_, types_;
+  std::vector<int32_t> ids_, types_, logit_rows_;
   mh::RunResult result_;
   std::vector<float> rollout_;
   std::string error_;
@@ -172,6 +180,7 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("parameterCount", &PretrainedCore::parameterCount)
       .function("weightBytes", &PretrainedCore::weightBytes)
       .function("prepare", &PretrainedCore::prepare)
+      .function("logitRows", &PretrainedCore::logitRows)
       .function("run", &PretrainedCore::run)
       .function("resultKeys", &PretrainedCore::resultKeys)
       .function("rollout", &PretrainedCore::rollout)

@@ -343,16 +343,18 @@ export interface PretrainedRunOptions {
   valueNorms?: boolean;
   /** [layer, head] pairs switched off: their output is removed from the residual stream. */
   disabledHeads?: Array<[number, number]>;
-  /** Default true. */
-  logits?: boolean;
+  /** true (every row, the default), false, or the rows to compute logits for (the output head costs vocab × d per row). */
+  logits?: boolean | number[];
   /** Attention rollout across layers (needs attentions: true). */
   rollout?: boolean;
 }
 
 export interface PretrainedRun {
   n: number;
-  /** n × vocabSize, or null without an LM head. */
+  /** n × vocabSize (or rows × vocabSize for logits: [rows]), or null without an LM head. */
   logits: Float32Array | null;
+  /** The rows logits were computed for, when a list was asked. */
+  logitRows: number[] | null;
   /** attentionShape = [selected layers, selected heads, n, n], row-major. */
   attentions: Float32Array;
   attentionShape: [number, number, number, number];

@@ -8,8 +8,8 @@ import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 
 // Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
 const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
-  hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10 };
-const FLAG = { logits: 1, lastOnly: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64 };
+  hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10, logitRows: 11 };
+const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64 };
 
 function fail(message) {
   throw new Error(`multihead: ${message}`);
@@ -206,12 +206,21 @@ export class PretrainedModel {
     return { layers: pick(attentions.layers, layers, 'layers'), heads: pick(attentions.heads, heads, 'heads') };
   }
 
-  #run(core, ids, { tokenTypeIds, logits = true, lastOnly = false, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout }) {
+  // logits: true (every row), false, or a list of rows (only those are computed).
+  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout }) {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
     core.view(SLOT.ids).set(ids);
-    let flags = (logits ? FLAG.logits : 0) | (lastOnly ? FLAG.lastOnly : 0) | (hiddenStates ? FLAG.hidden : 0) |
+    let flags = (logits ? FLAG.logits : 0) | (hiddenStates ? FLAG.hidden : 0) |
       (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0);
+    if (Array.isArray(logits)) {
+      if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
+        fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
+      }
+      core.logitRows(logits.length);
+      core.view(SLOT.logitRows).set(logits);
+      flags |= FLAG.logitRows;
+    }
     if (tokenTypeIds !== undefined && tokenTypeIds !== null) {
       if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
         fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
@@ -251,6 +260,7 @@ export class PretrainedModel {
     const out = {
       n,
       logits: logits && this.config.hasLmHead ? core.view(SLOT.logits).slice() : null,
+      logitRows: Array.isArray(logits) ? [...logits] : null,
       attentions,
       attentionShape: [selection.layers.length, selection.heads.length, n, nk],
       attentionLayers: selection.layers,
@@ -271,7 +281,7 @@ export class PretrainedModel {
    * Runs the model over token ids (1 … config.maxPositions of them).
    * @returns {{ n: number, logits: Float32Array | null, attentions: Float32Array, attentionShape: number[],
    *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array }}
-   *   logits n × vocab (null without an LM head); attentions layers × heads × n × n (the selected ones);
+   *   logits n × vocab, or rows × vocab for logits: [rows] (null without an LM head); attentions layers × heads × n × n (the selected ones);
    *   lastHiddenState n × dModel; hiddenStates (layers + 1) × n × dModel, as transformers'
    *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention);
    *   rollout n × n: attention rollout across layers (Abnar & Zuidema 2020; heads averaged, residual ½).
@@ -310,7 +320,7 @@ export class PretrainedModel {
     let input = Array.from(ids), previousText = this.tokenizer ? this.tokenizer.decode(all) : '';
     for (let step = 0; step < steps; step += 1) {
       if (signal?.aborted) return;
-      const result = this.#run(core, Int32Array.from(input), { logits: true, lastOnly: true, selection, cache: true });
+      const result = this.#run(core, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true });
       const [L, H, n, nk] = result.attentionShape;
       // The last query's row of every head.
       const rows = new Float32Array(L * H * nk);

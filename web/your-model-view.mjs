@@ -14,6 +14,7 @@ export const MODES = ['attention', 'value', 'rollout'];
 export const modelViewCss = `
 [hidden] { display: none !important; }
 .mv-grid-wrap { overflow-x: auto; }
+#mvMode { max-width: min(16em, 70vw); }
 .mv-grid { display: grid; gap: 3px; grid-template-columns: 2.2em repeat(var(--heads, 4), minmax(14px, 1fr)); align-items: center; max-width: min(100%, calc(var(--heads, 4) * 72px + 3em)); }
 .mv-grid .mv-label { font-size: 0.72rem; color: var(--muted, #666); text-align: center; }
 .mv-thumb { padding: 0; border: 2px solid transparent; border-radius: 3px; background: none; cursor: pointer; line-height: 0; min-width: 0; }
@@ -267,6 +268,7 @@ export class ModelView {
     if (data.empty) {
       this.shown = null;
       this.ui.grid.replaceChildren();
+      this.thumbs = null;
       this.ui.tokens.replaceChildren();
       this.ui.predictions.replaceChildren();
       this.ui.messages.textContent = [...data.messages, 'Type some text to see every head at work.'].join('\n');
@@ -306,31 +308,43 @@ export class ModelView {
     return this.roles?.find((r) => r.layer === layer && r.head === head)?.role ?? '';
   }
 
-  #renderGrid() {
+  // The grid's buttons are made once per model shape; a new input only redraws the thumbnails and
+  // updates the labels (a 24 × 16 model would otherwise rebuild 384 buttons on every keystroke).
+  #buildGrid() {
     const { layers, heads } = this.config;
-    const { n } = this.shown;
-    const [sl, sh] = this.state.sel;
     const cells = [el('span', {})];
     for (let h = 0; h < heads; h += 1) cells.push(el('span', { className: 'mv-label', textContent: `H${h + 1}` }));
+    this.thumbs = [];
     for (let l = 0; l < layers; l += 1) {
       cells.push(el('span', { className: 'mv-label', textContent: `L${l + 1}` }));
       for (let h = 0; h < heads; h += 1) {
-        const role = this.#roleOf(l, h);
-        const off = this.state.off.some(([a, b]) => a === l && b === h);
-        const button = el('button', { type: 'button', className: `mv-thumb${off ? ' off' : ''}`, tabIndex: l === sl && h === sh ? 0 : -1 });
-        button.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}${role ? `: ${role}` : ''}${off ? ' (switched off)' : ''}`);
-        button.setAttribute('aria-pressed', String(l === sl && h === sh));
-        button.title = `${headName(l, h)}${role ? ` · ${role}` : ''}`;
-        button.dataset.layer = l;
-        button.dataset.head = h;
         const canvas = el('canvas');
         canvas.setAttribute('aria-hidden', 'true');
-        drawThumbnail(canvas, this.#weightsOf(l, h), n);
-        button.append(canvas);
+        const button = el('button', { type: 'button', className: 'mv-thumb' }, canvas);
+        button.dataset.layer = l;
+        button.dataset.head = h;
+        this.thumbs.push(button);
         cells.push(button);
       }
     }
     this.ui.grid.replaceChildren(...cells);
+  }
+
+  #renderGrid() {
+    const { layers, heads } = this.config;
+    if (this.thumbs?.length !== layers * heads || !this.ui.grid.contains(this.thumbs[0])) this.#buildGrid();
+    const [sl, sh] = this.state.sel;
+    for (const button of this.thumbs) {
+      const l = Number(button.dataset.layer), h = Number(button.dataset.head);
+      const role = this.#roleOf(l, h);
+      const off = this.state.off.some(([a, b]) => a === l && b === h);
+      button.classList.toggle('off', off);
+      button.tabIndex = l === sl && h === sh ? 0 : -1;
+      button.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}${role ? `: ${role}` : ''}${off ? ' (switched off)' : ''}`);
+      button.setAttribute('aria-pressed', String(l === sl && h === sh));
+      button.title = `${headName(l, h)}${role ? ` · ${role}` : ''}`;
+      drawThumbnail(button.firstChild, this.#weightsOf(l, h), this.shown.n);
+    }
   }
 
   #wireGrid() {
@@ -352,7 +366,7 @@ export class ModelView {
   #select(layer, head, focus) {
     this.state.sel = [layer, head];
     this.onState(this.state);
-    for (const b of this.ui.grid.querySelectorAll('.mv-thumb')) {
+    for (const b of this.thumbs ?? []) {
       const on = Number(b.dataset.layer) === layer && Number(b.dataset.head) === head;
       b.setAttribute('aria-pressed', String(on));
       b.tabIndex = on ? 0 : -1;

@@ -75,26 +75,27 @@ async function view({ seq, text, pair, pos, off, rollout }) {
   if (n === 0) return post({ type: 'view', seq, empty: true, messages });
   const cut = (a) => a.slice(0, n);
   const enc = { ids: cut(full.ids), tokenTypeIds: cut(full.tokenTypeIds), tokens: cut(full.tokens), offsets: cut(full.offsets), special: cut(full.special) };
-  const run = model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, valueNorms: true, rollout: !!rollout && off.length === 0 });
-  const ablated = off.length ? model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, disabledHeads: off, rollout: !!rollout }) : null;
+  // Logits only for the rows shown: after token `at` (causal), or at each [MASK] (BERT; else `at`).
+  const at = pos < 0 || pos >= n ? n - 1 : pos;
+  const masks = model.config.causal ? [] : enc.tokens.map((t, i) => (/mask/i.test(t) && !enc.special[i] ? i : -1)).filter((i) => i >= 0);
+  const rows = masks.length ? masks : [at];
+  const run = model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, valueNorms: true, logits: rows, rollout: !!rollout && off.length === 0 });
+  const ablated = off.length ? model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, disabledHeads: off, logits: rows, rollout: !!rollout }) : null;
   const forwardMs = performance.now() - started;
   const vocab = model.config.vocabSize;
-  const at = pos < 0 || pos >= n ? n - 1 : pos;
   const predictions = [];
   if (run.logits) {
-    // Causal models: what comes after token `at`. BERT: what fills each [MASK] (or token `at`).
-    const rows = model.config.causal ? [at] : enc.tokens.map((t, i) => (/mask/i.test(t) && enc.special[i] === false ? i : -1)).filter((i) => i >= 0);
-    for (const row of rows.length ? rows : [at]) {
-      const before = softmaxTop(run.logits, vocab, row, 8);
+    rows.forEach((row, i) => {  // logits row i is token `row`
+      const before = softmaxTop(run.logits, vocab, i, 8);
       const entry = { row, before };
       if (ablated) {
-        entry.after = softmaxTop(ablated.logits, vocab, row, 8);
+        entry.after = softmaxTop(ablated.logits, vocab, i, 8);
         const top = before[0].id;
-        entry.logitChange = ablated.logits[row * vocab + top] - run.logits[row * vocab + top];
+        entry.logitChange = ablated.logits[i * vocab + top] - run.logits[i * vocab + top];
         entry.topToken = before[0].token;
       }
       predictions.push(entry);
-    }
+    });
   }
   const shown = ablated ?? run;
   const result = {

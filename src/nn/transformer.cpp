@@ -41,7 +41,7 @@ double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
   double bytes = f * n * (4 * d + 2 * c.d_ff + 2 * d_q);  // activations and the attention workspace
   bytes += f * std::min(n, kQueryBlock) * double(n_total) * 2;  // a block of scores, packed keys
   bytes += f * (2 * d * d_q + 2 * d * c.kv_heads * c.head_dim + 3 * d * c.d_ff + 2048 * d);  // widened weights
-  if (r.logits && has_lm_head()) bytes += f * (r.last_logits_only ? 1 : n) * double(c.vocab);
+  if (r.logits && has_lm_head()) bytes += f * (r.logit_rows ? r.logit_row_count : n) * (double(c.vocab) + d);
   int layers_asked = 0;
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
@@ -73,6 +73,9 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
         return "token type " + std::to_string(r.token_types[t]) + " at position " + std::to_string(t) +
                " is not one of the model's " + std::to_string(types) + " token types";
   }
+  for (int i = 0; r.logit_rows && i < r.logit_row_count; ++i)
+    if (r.logit_rows[i] < 0 || r.logit_rows[i] >= n)
+      return "logits were asked for row " + std::to_string(r.logit_rows[i]) + ", but rows are 0 … " + std::to_string(n - 1);
   if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
     return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
   const double need = run_bytes(n, cached + n, r);
@@ -161,8 +164,17 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
 
 void Transformer::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
   if (!r.logits || !weights_.output) return;
-  const int rows = r.last_logits_only ? 1 : n;
-  const float* from = x + static_cast<int64_t>(n - rows) * config_.d_model;
+  const float* from = x;
+  int rows = n;
+  if (r.logit_rows) {  // gather the rows asked for, so the product runs over them only
+    const int d = config_.d_model;
+    rows = r.logit_row_count;
+    head_rows_.resize(static_cast<size_t>(rows) * d);
+    for (int i = 0; i < rows; ++i)
+      std::copy(x + static_cast<int64_t>(r.logit_rows[i]) * d, x + static_cast<int64_t>(r.logit_rows[i] + 1) * d,
+                head_rows_.begin() + static_cast<int64_t>(i) * d);
+    from = head_rows_.data();
+  }
   out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
   unembed(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
           rows, w_scratch_);

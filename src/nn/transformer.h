@@ -56,8 +56,11 @@ struct TransformerWeights {
 // What one forward call returns, beyond the final hidden state it always computes.
 struct RunRequest {
   const int32_t* token_types = nullptr;      // n, BERT only (null = all 0)
-  bool logits = true;                        // n × vocab (ignored without an LM head)
-  bool last_logits_only = false;             // only the last row (decoding)
+  bool logits = true;                        // rows × vocab (ignored without an LM head)
+  // Which rows get logits (each 0 … n−1, in the order given); null = every row. The output head is
+  // a vocab × d product per row, so a view that shows one prediction asks for one row.
+  const int32_t* logit_rows = nullptr;
+  int logit_row_count = 0;
   const uint8_t* attention_layers = nullptr; // layers flags: which layers' attention to return
   int first_head = 0, heads = 0;             // and which heads of them (heads = 0: none)
   bool hidden_states = false;                // (layers + 1) × n × d, as transformers' hidden_states
@@ -100,7 +103,7 @@ class Transformer {
   // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
   // written into out where the request asks. Returns false on a float32 overflow.
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
-  // The output head over rows [first, n) of x: logits as the request asks.
+  // The output head over the rows of x (n × d) the request asks logits for.
   void output_head(RunResult& out, const float* x, int n, const RunRequest& request);
   void record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& request);
 
@@ -111,7 +114,7 @@ class Transformer {
   Workspace ws_;
   bool overflow_ = false;
   // Scratch reused across calls: widened weights and activations.
-  std::vector<float> wq_, wk_, wv_, wo_, w_scratch_, x_, h_, a_, up_, gate_;
+  std::vector<float> wq_, wk_, wv_, wo_, w_scratch_, x_, h_, a_, up_, gate_, head_rows_;
 };
 
 // Picks a token from one row of logits: greedy when temperature is 0, else a sample from

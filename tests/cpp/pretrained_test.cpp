@@ -133,9 +133,14 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
     t->reset_cache(16);
     mh::RunRequest step = full;
     step.use_cache = true;
-    step.last_logits_only = true;
+    const int32_t last_of_prompt = 4, only = 0;
+    step.logit_rows = &last_of_prompt;
+    step.logit_row_count = 1;
     mh::RunResult prompt;
     ASSERT_EQ(t->run(prompt, ids.data(), 5, step), "");
+    ASSERT_EQ(prompt.logits.size(), size_t(vocab));
+    EXPECT_LT(max_diff(prompt.logits.data(), whole.logits.data() + int64_t{4} * vocab, vocab), 1e-4 * max_abs(whole.logits));
+    step.logit_rows = &only;
     for (int i = 5; i < n; ++i) {
       mh::RunResult one;
       ASSERT_EQ(t->run(one, ids.data() + i, 1, step), "");
@@ -151,6 +156,33 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
     }
     mh::RunResult over;
     EXPECT_NE(t->run(over, ids.data(), 9, step), "");  // past the cache's room: an error, not a crash
+  }
+}
+
+// Logits for chosen rows (what a view that shows one prediction asks for) are those rows of the
+// full output, in the order asked; a row that does not exist is an error.
+TEST(Pretrained, LogitsForChosenRowsAreThoseRows) {
+  for (const char* model : {"gpt2", "bert"}) {
+    std::unique_ptr<mh::Transformer> t;
+    ASSERT_EQ(load(model, t), "");
+    const int vocab = t->config().vocab;
+    const std::vector<int32_t> ids = {2, 17, 42, 9, 300, 7, 3};
+    mh::RunRequest all;
+    mh::RunResult whole, some;
+    ASSERT_EQ(t->run(whole, ids.data(), 7, all), "");
+    const std::vector<int32_t> rows = {5, 0, 5};
+    mh::RunRequest chosen;
+    chosen.logit_rows = rows.data();
+    chosen.logit_row_count = 3;
+    ASSERT_EQ(t->run(some, ids.data(), 7, chosen), "");
+    ASSERT_EQ(some.logits.size(), size_t(3) * vocab);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_LT(max_diff(some.logits.data() + int64_t{i} * vocab, whole.logits.data() + int64_t{rows[i]} * vocab, vocab),
+                1e-5 * max_abs(whole.logits)) << model << " row " << rows[i];
+    const int32_t bad = 7;
+    chosen.logit_rows = &bad;
+    chosen.logit_row_count = 1;
+    EXPECT_NE(t->run(some, ids.data(), 7, chosen).find("rows are 0 … 6"), std::string::npos);
   }
 }
 

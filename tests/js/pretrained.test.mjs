@@ -332,6 +332,7 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
     expect(() => model.run(ids, { attentions: { layers: [7] } })).toThrow(/attentions\.layers/);
     expect(() => model.run(ids, { disabledHeads: [[0, 9]] })).toThrow(/disabledHeads/);
     expect(() => model.run(ids, { tokenTypeIds: [1] })).toThrow(/tokenTypeIds/);
+    expect(() => model.run(ids, { logits: [ids.length] })).toThrow(/logits rows must be token positions/);
     expect(() => model.run('hello')).toThrow(/Int32Array/);
     const after = model.run(ids);
     expect(after.logits).toEqual(before.logits);
@@ -353,6 +354,18 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
 });
 
 describe('selections and extras', () => {
+  it('logits for chosen rows are exactly those rows of the full output', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'qwen2'));
+    const ids = model.tokenize('It is a truth universally acknowledged.').ids;
+    const whole = model.run(ids), V = model.config.vocabSize;
+    const some = model.run(ids, { logits: [ids.length - 1, 2] });
+    expect(some.logitRows).toEqual([ids.length - 1, 2]);
+    const want = Float32Array.from([...whole.logits.subarray((ids.length - 1) * V, ids.length * V), ...whole.logits.subarray(2 * V, 3 * V)]);
+    expect(some.logits.length).toBe(want.length);
+    expect(maxAbsDiff(some.logits, want)).toBeLessThan(1e-5 * maxAbs(want));  // a 2-row product may round differently
+    model.dispose();
+  });
+
   it('rollout is Π over layers of (½ mean-head attention + ½ I), computed here in float64', async () => {
     const model = await loadPretrained(join(FIXTURES, 'gpt2'));
     const ids = model.tokenize('The cat sat on the mat because it was tired.').ids;

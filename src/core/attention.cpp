@@ -72,24 +72,11 @@ int64_t parameter_count(const Config& config) {
   return weights + biases;
 }
 
-// A block of columns of linear_forward: out (n × cols) = in (n × d_in) · w (d_in × cols) + b, where
-// rows of out and w are `ld` floats apart (ld = cols for a whole product, the full width for a block).
-static void linear_columns(float* out, const float* in, const float* w, const float* b, int n,
-                           int d_in, int cols, int ld) {
-#if MH_SIMD_GEMM
-  gemm_rowmajor_simd(out, ld, in, d_in, w, ld, b, n, d_in, cols);
-#else
-  MatrixView y(out, n, cols, Eigen::OuterStride<>(ld));
-  ConstMatrixView x(in, n, d_in, Eigen::OuterStride<>(d_in));
-  ConstMatrixView weight(w, d_in, cols, Eigen::OuterStride<>(ld));
-  y.noalias() = x * weight;
-  if (b) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, cols);
-#endif
-}
-
+// One product of the projections, whatever the thread count: gemm (core/gemm.h) splits it over the
+// pool itself, by whole panels, so a threaded forward gives the same bits as one thread.
 void linear_forward(float* out, const float* in, const float* w, const float* b,
                     int n, int d_in, int d_out) {
-  linear_columns(out, in, w, b, n, d_in, d_out, d_out);
+  gemm(out, d_out, in, d_in, f32_matrix(w, d_out), b, n, d_in, d_out);
 }
 
 void linear_backward(float* d_in, float* d_w, float* d_b, const float* d_out, const float* in,
@@ -323,38 +310,6 @@ static bool all_finite(const std::vector<float>& v) {
 // call this small (n = 6, d_model = 64 is ~0.2 MFLOP, ~8 µs) would feel.
 constexpr double kParallelMinFlops = 1.5e6;
 
-namespace {
-// One matrix product of a parallel projection: out (n × cols) = in (n × d_in) · w + b.
-struct Projection {
-  float* out;
-  const float *in, *w, *b;
-  int n, d_in, cols;
-};
-
-// Splits each product's output columns into chunks of whole 8-column panels (the wasm GEMM
-// kernel's unit, so a chunked product gives the same bits as a whole one) and runs the chunks of
-// all of them over the thread pool together.
-void linear_forward_parallel(const Projection* products, int count) {
-  constexpr int kMaxProducts = 3;  // Q, K and V together
-  const int threads = thread_count();
-  int chunk[kMaxProducts], chunks[kMaxProducts], total = 0;
-  count = std::min(count, kMaxProducts);
-  for (int p = 0; p < count; ++p) {
-    // About two chunks per thread per product, so a slow thread is balanced by the others.
-    const int per = (products[p].cols + 2 * threads - 1) / (2 * threads);
-    chunk[p] = std::max(8, (per + 7) / 8 * 8);
-    chunks[p] = (products[p].cols + chunk[p] - 1) / chunk[p];
-    total += chunks[p];
-  }
-  parallel_for(total, [&](int task, int) {
-    int p = 0;
-    while (task >= chunks[p]) task -= chunks[p++];
-    const Projection& m = products[p];
-    const int c0 = task * chunk[p], width = std::min(chunk[p], m.cols - c0);
-    linear_columns(m.out + c0, m.in, m.w + c0, m.b ? m.b + c0 : nullptr, m.n, m.d_in, width, m.cols);
-  });
-}
-}  // namespace
 
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,
@@ -373,16 +328,9 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.concat.resize(static_cast<size_t>(n_q) * dm.d_q);
 
-  if (parallel) {
-    const Projection qkv[3] = {{ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d_q},
-                               {ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv},
-                               {ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv}};
-    linear_forward_parallel(qkv, 3);
-  } else {
-    linear_forward(ws.q.data(), xq, w.wq, w.bq, n_q, dm.d, dm.d_q);
-    linear_forward(ws.k.data(), xkv, w.wk, w.bk, n_k, dm.d, dm.d_kv);
-    linear_forward(ws.v.data(), xkv, w.wv, w.bv, n_k, dm.d, dm.d_kv);
-  }
+  gemm(ws.q.data(), dm.d_q, xq, dm.d, w.matrix(w.wq, dm.d_q), w.bq, n_q, dm.d, dm.d_q);
+  gemm(ws.k.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wk, dm.d_kv), w.bk, n_k, dm.d, dm.d_kv);
+  gemm(ws.v.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wv, dm.d_kv), w.bv, n_k, dm.d, dm.d_kv);
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
   if (config.rope_dims > 0) {
     rotary_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, mask.query_offset, config.rope_dims,
@@ -459,12 +407,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     for (int head = 0; head < dm.h; ++head) run_head(head, 0);
   }
 
-  if (parallel) {
-    const Projection out = {y, ws.concat.data(), w.wo, w.bo, n_q, dm.d_q, dm.d};
-    linear_forward_parallel(&out, 1);
-  } else {
-    linear_forward(y, ws.concat.data(), w.wo, w.bo, n_q, dm.d_q, dm.d);
-  }
+  gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d), w.bo, n_q, dm.d_q, dm.d);
   return finite.load() && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
 }
 

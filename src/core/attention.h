@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/gemm.h"
+
 namespace mh {
 
 struct Config {
@@ -51,10 +53,14 @@ std::string validate_config(const Config& config);
 
 // Weights and biases in the X·W convention: W_Q is d × d_q, W_K, W_V are d × d_kv, W_O is d_q × d,
 // all [in][out].
-// Bias pointers are null when config.bias is false.
+// Bias pointers are null when config.bias is false. A checkpoint's fp16/bf16 matrices are used as
+// they are stored: with `type` F16 or BF16 the four matrix pointers point at 2-byte elements (cast
+// to const float*), which only multihead_attention_forward reads (through gemm, core/gemm.h).
 struct WeightsView {
   const float *wq, *wk, *wv, *wo;
   const float *bq, *bk, *bv, *bo;
+  WeightType type = WeightType::kF32;
+  MatrixRef matrix(const float* w, int64_t ld) const { return {w, type, ld}; }
 };
 
 // 4·d² + 4·d for plain MHA with biases; K and V shrink to d × d_kv with grouped/multi-query heads.

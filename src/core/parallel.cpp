@@ -16,6 +16,20 @@
 
 namespace mh {
 
+namespace {
+thread_local bool running_task = false;
+// Runs one task with running_task set (restored after: the caller of a serial loop may itself be
+// running a task).
+inline void run_one(ParallelTask task, void* context, int i, int slot) {
+  const bool outer = running_task;
+  running_task = true;
+  task(context, i, slot);
+  running_task = outer;
+}
+}  // namespace
+
+bool in_parallel_task() { return running_task; }
+
 #if MH_HAVE_THREADS
 namespace {
 
@@ -57,7 +71,7 @@ void run_tasks(uint32_t generation, int slot) {
     const int index = index_of(ticket);
     if (index >= count_of(ticket)) return;
     if (pool.ticket.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) {
-      pool.task(pool.context, index, slot);
+      run_one(pool.task, pool.context, index, slot);
       pool.done.fetch_add(1, std::memory_order_release);
       ticket = pool.ticket.load(std::memory_order_acquire);
     }
@@ -114,7 +128,7 @@ int thread_count() { return pool.threads_in_use.load(std::memory_order_relaxed);
 
 void parallel_for(int count, ParallelTask task, void* context) {
   if (thread_count() == 1 || count <= 1) {
-    for (int i = 0; i < count; ++i) task(context, i, 0);
+    for (int i = 0; i < count; ++i) run_one(task, context, i, 0);
     return;
   }
   for (int first = 0; first < count; first += kMaxTasksPerJob) {  // jobs of at most 65,535 tasks
@@ -153,7 +167,7 @@ void parallel_for(int count, ParallelTask task, void* context) {
 int set_thread_count(int) { return 1; }
 int thread_count() { return 1; }
 void parallel_for(int count, ParallelTask task, void* context) {
-  for (int i = 0; i < count; ++i) task(context, i, 0);
+  for (int i = 0; i < count; ++i) run_one(task, context, i, 0);
 }
 
 #endif

@@ -23,6 +23,10 @@ constexpr int kMaxThreads = 16;
 int set_thread_count(int threads);
 int thread_count();
 
+// True on a thread while it runs a parallel_for task: code that may be called from a task (such as
+// gemm) then stays on that thread instead of starting a parallel_for of its own.
+bool in_parallel_task();
+
 // Runs task(context, i, slot) for every i in [0, count) and returns when all have finished.
 // slot ∈ [0, thread_count()) names the thread running the task, so a task can use that thread's
 // scratch memory. Tasks must write disjoint memory, must not allocate, and must not call

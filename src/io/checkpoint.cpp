@@ -123,7 +123,20 @@ std::string CheckpointLoader::plan(double available_bytes) {
       return "tensor \"" + source->info->name + "\" has shape " + shape_text(source->info->shape) + " but config.json implies " +
              shape_text(want) + ": the weights do not match the config";
     planned.push_back({spec, *source});
-    bytes += double(spec.rows) * spec.cols * (spec.matrix ? weight_type_bytes(type) : 4);
+  }
+  // Matrices keep their stored type, unless the checkpoint mixes types: the attention reads a
+  // layer's four projections as one type (WeightsView), so a mixed checkpoint is widened whole.
+  bool mixed = false;
+  const Planned* first_matrix = nullptr;
+  for (const Planned& p : planned) {
+    if (!p.spec.matrix) continue;
+    if (!first_matrix) first_matrix = &p;
+    mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
+  }
+  for (const Planned& p : planned) {
+    WeightType type = WeightType::kF32;
+    weight_type_of(p.source.info->dtype, type);
+    bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix && !mixed ? weight_type_bytes(type) : 4);
   }
   bytes_needed_ = bytes;
   if (bytes > available_bytes)
@@ -135,7 +148,7 @@ std::string CheckpointLoader::plan(double available_bytes) {
     WeightType source_type = WeightType::kF32;
     weight_type_of(p.source.info->dtype, source_type);
     Tensor& t = tensors_[p.spec.name];
-    t.type = p.spec.matrix ? source_type : WeightType::kF32;
+    t.type = p.spec.matrix && !mixed ? source_type : WeightType::kF32;
     t.rows = p.spec.rows;
     t.cols = p.spec.cols;
     t.bytes.assign(static_cast<size_t>(t.elements() * weight_type_bytes(t.type)), 0);

@@ -20,25 +20,6 @@ uint16_t float_to_half(float value) {
   return static_cast<uint16_t>(sign | ((mantissa_rounded - 0x38000000u) >> 13));
 }
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
-  uint32_t f;
-  if (exponent == 31) {
-    f = sign | 0x7F800000u | (mantissa << 13);  // inf, NaN
-  } else if (exponent == 0) {
-    // Zero or subnormal: mantissa · 2^-24, exact in float32.
-    const float magnitude = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
-    std::memcpy(&f, &magnitude, 4);
-    f |= sign;
-  } else {
-    f = sign | ((exponent + 112u) << 23) | (mantissa << 13);  // rebias 15 → 127
-  }
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
-
 namespace {
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));

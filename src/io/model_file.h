@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"
 #include "nn/decoder.h"
 #include "io/tokenizer.h"
 
 namespace mh {
 
 // IEEE 754 binary16 ↔ binary32, round to nearest even; overflow → ±inf, NaN stays NaN.
-uint16_t float_to_half(float value);
-float half_to_float(uint16_t half);
+uint16_t float_to_half(float value);  // half_to_float is in core/half.h
 
 std::vector<uint8_t> save_model(const Decoder& model, const Tokenizer& tokenizer);
 

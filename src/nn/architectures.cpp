@@ -31,6 +31,13 @@ ParamSpec mat(std::string name, std::vector<std::string> sources, int64_t rows, 
   p.layout = layout;
   return p;
 }
+// The token embedding [vocab][d]. Tied to the output head, it is stored transposed (d × vocab):
+// the head's product then reads it as a plain K × N matrix (gemm streams its rows contiguously,
+// which decoding's memory bandwidth needs), and a lookup gathers a column instead of a row.
+ParamSpec token_embedding(const TransformerConfig& c, const char* source) {
+  return c.tied ? mat("embed", {source}, c.d_model, c.vocab, Layout::kTranspose)
+                : mat("embed", {source}, c.vocab, c.d_model);
+}
 // A LayerNorm's weight and bias; old BERT checkpoints call them gamma and beta.
 void norm(std::vector<ParamSpec>& out, const std::string& name, const std::string& source, int64_t d, bool bias = true) {
   out.push_back(vec(name + "_w", {source + ".weight", source + ".gamma"}, d));
@@ -62,7 +69,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
                 d_kv = int64_t{c.kv_heads} * c.head_dim, V = c.vocab;
   if (c.family == Family::kGpt2) {
     // Conv1D weights are stored [in][out] already; c_attn holds Q, K and V side by side.
-    p.push_back(mat("embed", {"wte.weight"}, V, d));
+    p.push_back(token_embedding(c, "wte.weight"));
     p.push_back(mat("positions", {"wpe.weight"}, c.max_positions, d));
     for (int l = 0; l < c.layers; ++l) {
       const std::string h = "h." + std::to_string(l) + ".";
@@ -91,7 +98,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
     norm(p, "final_norm", "ln_f", d);
   } else if (c.family == Family::kBert) {
     const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
-    p.push_back(mat("embed", {"embeddings.word_embeddings.weight"}, V, d));
+    p.push_back(token_embedding(c, "embeddings.word_embeddings.weight"));
     p.push_back(mat("positions", {"embeddings.position_embeddings.weight"}, c.max_positions, d));
     p.push_back(mat("types", {"embeddings.token_type_embeddings.weight"}, c.type_vocab, d));
     norm(p, "embed_norm", "embeddings.LayerNorm", d);
@@ -119,7 +126,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
     head.push_back(vec("head_dense_b", {"cls.predictions.transform.dense.bias"}, d));
     norm(head, "head_norm", "cls.predictions.transform.LayerNorm", d);
     head.push_back(vec("output_bias", {"cls.predictions.bias", "cls.predictions.decoder.bias"}, V));
-    if (!c.tied) head.push_back(mat("output", {"cls.predictions.decoder.weight"}, V, d));
+    if (!c.tied) head.push_back(mat("output", {"cls.predictions.decoder.weight"}, d, V, Layout::kTranspose));
     for (ParamSpec& s : head) {
       s.optional = true;
       s.unprefixed = true;
@@ -127,7 +134,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
     }
   } else {
     const Layout T = Layout::kTranspose;
-    p.push_back(mat("embed", {"embed_tokens.weight"}, V, d));
+    p.push_back(token_embedding(c, "embed_tokens.weight"));
     for (int l = 0; l < c.layers; ++l) {
       const std::string h = "layers." + std::to_string(l) + ".";
       norm(p, layer_name(l, "norm1"), h + "input_layernorm", d, false);
@@ -154,7 +161,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
     norm(p, "final_norm", "norm", d, false);
   }
   if (c.family != Family::kBert && !c.tied) {
-    ParamSpec head = mat("output", {"lm_head.weight"}, V, d);
+    ParamSpec head = mat("output", {"lm_head.weight"}, d, V, Layout::kTranspose);
     head.unprefixed = true;
     p.push_back(head);
   }
@@ -168,6 +175,7 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
   };
   TransformerWeights w;
   w.token_embedding = get("embed");
+  w.embedding_transposed = c.tied;
   w.position_embedding = get("positions");
   w.type_embedding = get("types");
   w.embedding_norm_w = get("embed_norm_w");
@@ -197,9 +205,7 @@ static void activate(Activation a, float* x, int64_t count) {
     case Activation::kGeluTanh: gelu_tanh(x, count); break;
     case Activation::kGeluErf: gelu_erf(x, count); break;
     case Activation::kRelu: relu(x, count); break;
-    case Activation::kSilu:
-      for (int64_t i = 0; i < count; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
-      break;
+    case Activation::kSilu: silu(x, count); break;
   }
 }
 
@@ -213,7 +219,7 @@ void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const 
   const TransformerWeights& W = weights_;
   x_.resize(nd); h_.resize(nd); a_.resize(nd); up_.resize(int64_t{n} * c.d_ff);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
-  embedding_rows(x_.data(), ids, *W.token_embedding, n, d, false);
+  embed_tokens(x_.data(), ids, n);
   add_table_rows(x_.data(), *W.position_embedding, first, n, d);
   record_hidden(out, x_.data(), n, 0, r);
   for (int l = 0; l < c.layers; ++l) {
@@ -222,9 +228,9 @@ void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const 
     overflow_ |= !attention(a_.data(), h_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
     layer_norm(h_.data(), x_.data(), f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
-    matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n, w_scratch_);
+    matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n);
     activate(c.activation, up_.data(), int64_t{n} * c.d_ff);
-    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n, w_scratch_);
+    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n);
     add_in_place(x_.data(), a_.data(), nd);
     if (l + 1 < c.layers) record_hidden(out, x_.data(), n, l + 1, r);
   }
@@ -245,7 +251,7 @@ void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const 
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
   std::vector<int32_t> types(static_cast<size_t>(n), 0);
   if (r.token_types) types.assign(r.token_types, r.token_types + n);
-  embedding_rows(x_.data(), ids, *W.token_embedding, n, d, false);
+  embed_tokens(x_.data(), ids, n);
   add_table_rows(x_.data(), *W.position_embedding, 0, n, d);
   embedding_rows(x_.data(), types.data(), *W.type_embedding, n, d, true);
   layer_norm(x_.data(), x_.data(), f32(W.embedding_norm_w), f32(W.embedding_norm_b), n, d, c.norm_eps);
@@ -255,16 +261,16 @@ void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const 
     overflow_ |= !attention(a_.data(), x_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
     layer_norm(x_.data(), x_.data(), f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    matmul(up_.data(), x_.data(), *L.w_up, f32(L.b_up), n, w_scratch_);
+    matmul(up_.data(), x_.data(), *L.w_up, f32(L.b_up), n);
     activate(c.activation, up_.data(), int64_t{n} * c.d_ff);
-    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n, w_scratch_);
+    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n);
     add_in_place(x_.data(), a_.data(), nd);
     layer_norm(x_.data(), x_.data(), f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
     record_hidden(out, x_.data(), n, l + 1, r);
   }
   out.last_hidden.assign(x_.begin(), x_.end());
   if (!W.output || !r.logits) return;
-  matmul(h_.data(), x_.data(), *W.head_dense_w, f32(W.head_dense_b), n, w_scratch_);
+  matmul(h_.data(), x_.data(), *W.head_dense_w, f32(W.head_dense_b), n);
   activate(c.activation, h_.data(), nd);
   layer_norm(h_.data(), h_.data(), f32(W.head_norm_w), f32(W.head_norm_b), n, d, c.norm_eps);
   output_head(out, h_.data(), n, r);
@@ -279,7 +285,7 @@ void Transformer::forward_llama(RunResult& out, const int32_t* ids, int n, const
   const TransformerWeights& W = weights_;
   x_.resize(nd); h_.resize(nd); a_.resize(nd); up_.resize(nff); gate_.resize(nff);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
-  embedding_rows(x_.data(), ids, *W.token_embedding, n, d, false);
+  embed_tokens(x_.data(), ids, n);
   record_hidden(out, x_.data(), n, 0, r);
   for (int l = 0; l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
@@ -287,10 +293,10 @@ void Transformer::forward_llama(RunResult& out, const int32_t* ids, int n, const
     overflow_ |= !attention(a_.data(), h_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
     rms_norm(h_.data(), x_.data(), f32(L.norm2_w), n, d, c.norm_eps);
-    matmul(gate_.data(), h_.data(), *L.w_gate, f32(L.b_gate), n, w_scratch_);
-    matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n, w_scratch_);
+    matmul(gate_.data(), h_.data(), *L.w_gate, f32(L.b_gate), n);
+    matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n);
     silu_times(up_.data(), gate_.data(), up_.data(), nff);
-    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n, w_scratch_);
+    matmul(a_.data(), up_.data(), *L.w_down, f32(L.b_down), n);
     add_in_place(x_.data(), a_.data(), nd);
     if (l + 1 < c.layers) record_hidden(out, x_.data(), n, l + 1, r);
   }

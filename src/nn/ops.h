@@ -13,6 +13,9 @@ namespace mh {
 
 // x (n × d) = table[ids[t]] (vocab × d), or += when add is true.
 void embedding_rows(float* x, const int32_t* ids, const Tensor& table, int n, int d, bool add);
+// x (n × d) = columns ids[t] of table (d × vocab): a token embedding tied to the output head, which
+// is stored transposed (architectures.cpp).
+void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n, int d);
 // x (n × d) += table rows first_row … first_row + n − 1 (learned positions).
 void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d);
 
@@ -21,20 +24,17 @@ void layer_norm(float* out, const float* x, const float* gamma, const float* bet
 // out (n × d) = x / sqrt(mean(x²) + eps) · weight, per row (Llama's RMSNorm; may alias x).
 void rms_norm(float* out, const float* x, const float* weight, int n, int d, float eps);
 
-// out (n × d_out) = in (n × d_in) · w (d_in × d_out, [in][out]) + bias (d_out; null for none).
-// A 2-byte w is widened into scratch first.
-void matmul(float* out, const float* in, const Tensor& w, const float* bias, int n,
-            std::vector<float>& scratch);
-// logits (n × vocab) = x (n × d) · tableᵀ (table: vocab × d, an embedding's layout) + bias (vocab;
-// null for none). A 2-byte table is widened a block of rows at a time.
-void unembed(float* logits, const float* x, const Tensor& table, const float* bias, int n,
-             std::vector<float>& scratch);
+// out (n × d_out) = in (n × d_in) · w (d_in × d_out, [in][out]) + bias (d_out; null for none), by
+// gemm (core/gemm.h): a 2-byte w is widened a panel at a time, and the product is split over the
+// thread pool. The output head is the same product with w = the head (d × vocab).
+void matmul(float* out, const float* in, const Tensor& w, const float* bias, int n);
 
 // In place, count elements: GELU with tanh (GPT-2's gelu_new), GELU with erf (BERT's gelu),
-// ReLU; out = silu(gate) ⊙ up (SwiGLU's gate, may alias gate).
+// ReLU, SiLU; out = silu(gate) ⊙ up (SwiGLU's gate, may alias gate or up).
 void gelu_tanh(float* x, int64_t count);
 void gelu_erf(float* x, int64_t count);
 void relu(float* x, int64_t count);
+void silu(float* x, int64_t count);
 void silu_times(float* out, const float* gate, const float* up, int64_t count);
 
 // x += y (count elements): a residual connection.

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/gemm.h"
+
 namespace mh {
 
-enum class WeightType { kF32, kF16, kBF16 };
-int weight_type_bytes(WeightType t);
 
 struct Tensor {
   WeightType type = WeightType::kF32;
@@ -21,12 +21,13 @@ struct Tensor {
   const float* f32() const {
     return type == WeightType::kF32 ? reinterpret_cast<const float*>(bytes.data()) : nullptr;
   }
+  // The matrix as gemm's operand (rows × cols, row-major, in its stored type).
+  MatrixRef matrix() const { return {bytes.data(), type, cols}; }
+  // The first element, for a WeightsView (core/attention.h): float32 data, or (2-byte types) the
+  // raw elements, which only gemm reads, through the view's type.
+  const float* f32_or_raw() const { return reinterpret_cast<const float*>(bytes.data()); }
   // out[0 … count) = elements [first, first + count) as float32.
   void widen(float* out, int64_t first, int64_t count) const;
-  // The whole tensor as float32: its own data when it is float32, else widened into scratch.
-  const float* as_f32(std::vector<float>& scratch) const;
 };
-
-float bf16_to_float(uint16_t bits);
 
 }  // namespace mh

@@ -40,7 +40,7 @@ double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
   const double f = 4, d = c.d_model, heads = c.heads, d_q = double(c.heads) * c.head_dim;
   double bytes = f * n * (4 * d + 2 * c.d_ff + 2 * d_q);  // activations and the attention workspace
   bytes += f * std::min(n, kQueryBlock) * double(n_total) * 2;  // a block of scores, packed keys
-  bytes += f * (2 * d * d_q + 2 * d * c.kv_heads * c.head_dim + 3 * d * c.d_ff + 2048 * d);  // widened weights
+  bytes += f * d * d_q;  // W_O with heads switched off
   if (r.logits && has_lm_head()) bytes += f * (r.logit_rows ? r.logit_row_count : n) * (double(c.vocab) + d);
   int layers_asked = 0;
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
@@ -117,19 +117,19 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
     mha.rope_dims = static_cast<int>(c.rope_inv_freq.size()) * 2;
     mha.rope_inv_freq = c.rope_inv_freq.data();
   }
-  WeightsView view{w.wq->as_f32(wq_), w.wk->as_f32(wk_), w.wv->as_f32(wv_), w.wo->as_f32(wo_),
+  // The matrices as stored (fp16/bf16 included): gemm widens them a panel at a time.
+  WeightsView view{w.wq->f32_or_raw(), w.wk->f32_or_raw(), w.wv->f32_or_raw(), w.wo->f32_or_raw(),
                    w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
-                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr};
+                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type};
   const int d_k = c.head_dim;
-  if (r.head_enabled) {  // a switched-off head reaches the residual only through its rows of W_O
-    const uint8_t* enabled = r.head_enabled + static_cast<int64_t>(layer) * c.heads;
-    if (std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {
-      if (view.wo != wo_.data()) wo_.assign(view.wo, view.wo + w.wo->elements());
-      for (int h = 0; h < c.heads; ++h)
-        if (!enabled[h])
-          std::fill(wo_.begin() + int64_t{h} * d_k * c.d_model, wo_.begin() + int64_t{h + 1} * d_k * c.d_model, 0.0f);
-      view.wo = wo_.data();
-    }
+  const uint8_t* enabled = r.head_enabled ? r.head_enabled + static_cast<int64_t>(layer) * c.heads : nullptr;
+  if (enabled && std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {
+    // A switched-off head reaches the residual only through its rows of W_O: zero them in a copy.
+    const int64_t row_bytes = int64_t{d_k} * c.d_model * weight_type_bytes(w.wo->type);
+    wo_ablated_.assign(w.wo->bytes.begin(), w.wo->bytes.end());
+    for (int h = 0; h < c.heads; ++h)
+      if (!enabled[h]) std::fill_n(wo_ablated_.begin() + h * row_bytes, row_bytes, uint8_t{0});
+    view.wo = reinterpret_cast<const float*>(wo_ablated_.data());
   }
   MaskSpec mask;
   mask.causal = c.causal;
@@ -151,11 +151,16 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
     const int d_kv = c.kv_heads * d_k, group = c.heads / c.kv_heads;
     const float* values = cache ? cache->v.data() : ws_.v.data();
     for (int h = 0; h < c.heads; ++h) {
-      ConstMatrixView v(values + (h / group) * d_k, n_k, d_k, Eigen::OuterStride<>(d_kv));
-      ConstMatrixView wo(view.wo + static_cast<int64_t>(h) * d_k * c.d_model, d_k, c.d_model,
-                         Eigen::OuterStride<>(c.d_model));
-      const Eigen::MatrixXf moved = v * wo;
       float* norms = out.value_norms.data() + (static_cast<int64_t>(layer) * c.heads + h) * n_k;
+      if (enabled && !enabled[h]) {
+        std::fill(norms, norms + n_k, 0.0f);
+        continue;
+      }
+      wo_head_.resize(static_cast<size_t>(d_k) * c.d_model);
+      w.wo->widen(wo_head_.data(), int64_t{h} * d_k * c.d_model, int64_t{d_k} * c.d_model);
+      ConstMatrixView v(values + (h / group) * d_k, n_k, d_k, Eigen::OuterStride<>(d_kv));
+      ConstMatrixView wo(wo_head_.data(), d_k, c.d_model, Eigen::OuterStride<>(c.d_model));
+      const Eigen::MatrixXf moved = v * wo;
       for (int j = 0; j < n_k; ++j) norms[j] = moved.row(j).norm();
     }
   }
@@ -176,8 +181,16 @@ void Transformer::output_head(RunResult& out, const float* x, int n, const RunRe
     from = head_rows_.data();
   }
   out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
-  unembed(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
-          rows, w_scratch_);
+  matmul(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
+         rows);
+}
+
+void Transformer::embed_tokens(float* x, const int32_t* ids, int n) {
+  if (weights_.embedding_transposed) {
+    embedding_columns(x, ids, *weights_.token_embedding, n, config_.d_model);
+  } else {
+    embedding_rows(x, ids, *weights_.token_embedding, n, config_.d_model, false);
+  }
 }
 
 void Transformer::record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& r) {

@@ -37,11 +37,14 @@ struct TransformerConfig {
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
-// (X·W); embeddings and the output head are [vocab][d]. Vectors (norms, biases) are float32.
+// (X·W); embeddings are [vocab][d] and the output head is [d][vocab] (X·W again), so a token
+// embedding tied to it is stored [d][vocab] too (embedding_transposed). Vectors (norms, biases)
+// are float32.
 // Null where the architecture or the checkpoint has none.
 struct TransformerWeights {
   const Tensor *token_embedding = nullptr, *position_embedding = nullptr, *type_embedding = nullptr;
   const Tensor *embedding_norm_w = nullptr, *embedding_norm_b = nullptr;
+  bool embedding_transposed = false;
   struct Layer {
     const Tensor *norm1_w, *norm1_b, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
     const Tensor *norm2_w, *norm2_b, *w_up, *b_up, *w_gate, *b_gate, *w_down, *b_down;
@@ -106,6 +109,8 @@ class Transformer {
   // The output head over the rows of x (n × d) the request asks logits for.
   void output_head(RunResult& out, const float* x, int n, const RunRequest& request);
   void record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& request);
+  // x_ (n × d) = the token embeddings of ids.
+  void embed_tokens(float* x, const int32_t* ids, int n);
 
   TransformerConfig config_;
   std::map<std::string, Tensor> tensors_;
@@ -113,8 +118,10 @@ class Transformer {
   std::vector<KvCache> caches_;
   Workspace ws_;
   bool overflow_ = false;
-  // Scratch reused across calls: widened weights and activations.
-  std::vector<float> wq_, wk_, wv_, wo_, w_scratch_, x_, h_, a_, up_, gate_, head_rows_;
+  // Scratch reused across calls: activations, W_O with switched-off heads' rows zeroed (in its
+  // stored type), one head's rows of W_O widened for value norms.
+  std::vector<float> x_, h_, a_, up_, gate_, head_rows_, wo_head_;
+  std::vector<uint8_t> wo_ablated_;
 };
 
 // Picks a token from one row of logits: greedy when temperature is 0, else a sample from

@@ -1,0 +1,307 @@
+// out = a · B + bias: a packed-panel GEMM (GotoBLAS's loop order, BLIS's micro-kernel idea) over
+// 4-lane SIMD vectors.
+//
+// Why this shape:
+// - B is never read in place by the micro-kernel. Rows of a weight matrix are 768, 2304 or 3072
+//   floats apart: walking down a column then touches only 2–4 of L1's 64 sets, so the 8 columns a
+//   tile needs were evicted before the next row tile came back for them (the old kernel lost half
+//   its speed this way on Zen 3, whose L2 is half Zen 4's). Each block of kDepth rows × 8 columns
+//   is copied first into a contiguous 8 KB panel on the stack — widening fp16/bf16 on the way, so
+//   a 2-byte matrix is never widened whole — and every row tile of `a` then streams over it in L1.
+// - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, 120 KB) stays in L2
+//   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB).
+// - The micro-kernel keeps a kTileRows × 8 tile of `out` in 2·kTileRows vector registers and, per
+//   k, loads 8 floats of the panel and splats one float of each row of `a`. V8 gives wasm 15 of
+//   x64's 16 vector registers: a 6 × 8 tile (12 accumulators + 2 panel vectors + 1 splat) fits only
+//   with fused multiply-add (mul + add needs a 16th for the product), so the plain SIMD build uses
+//   4 × 8 and the relaxed one 6 × 8 — see the benchmark's kernel table.
+// - Fewer rows than a tile (decoding: one token) skip the panels: a strip of 8/rows vectors of B's
+//   row k is read in place, contiguous, and B streams from memory once — that product is bound by
+//   memory bandwidth, not arithmetic.
+#include "core/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/parallel.h"
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace mh {
+
+namespace {
+
+#if defined(__wasm_simd128__)
+using v4 = v128_t;
+inline v4 load(const float* p) { return wasm_v128_load(p); }
+inline void store(float* p, v4 v) { wasm_v128_store(p, v); }
+inline v4 splat(const float* p) { return wasm_v128_load32_splat(p); }
+inline v4 zero() { return wasm_f32x4_splat(0.0f); }
+#if defined(__wasm_relaxed_simd__)
+constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
+constexpr int kTileRows = 6;
+// clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
+// README "Relaxed SIMD").
+inline v4 madd(v4 acc, v4 x, v4 y) { return __builtin_wasm_fma_f32x4(x, y, acc); }
+inline float scalar_madd(float acc, float x, float y) { return std::fma(x, y, acc); }
+#else
+constexpr const char* kKernelName = "wasm SIMD";
+constexpr int kTileRows = 4;
+inline v4 madd(v4 acc, v4 x, v4 y) { return wasm_f32x4_add(acc, wasm_f32x4_mul(x, y)); }
+inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
+#endif
+
+// Four binary16 values (in the low half of each 32-bit lane) → float32.
+inline v4 half4(v128_t h) {
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
+  const v128_t bits = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7fff)), 13);
+  // Rebias the exponent (15 → 127) by multiplying with 2^112: exact, subnormals included.
+  v128_t f = wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
+  // Exponent 31 (inf, NaN) would come out finite: give it float32's all-ones exponent.
+  const v128_t special = wasm_i32x4_gt(bits, wasm_i32x4_splat(0x0f7fffff));
+  f = wasm_v128_or(f, wasm_v128_and(special, wasm_i32x4_splat(0x7f800000)));
+  return wasm_v128_or(f, sign);
+}
+
+template <WeightType T>
+inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
+  const v128_t h = wasm_v128_load(p);
+  const v128_t low = wasm_u32x4_extend_low_u16x8(h), high = wasm_u32x4_extend_high_u16x8(h);
+  if (T == WeightType::kBF16) {
+    lo = wasm_i32x4_shl(low, 16);
+    hi = wasm_i32x4_shl(high, 16);
+  } else {
+    lo = half4(low);
+    hi = half4(high);
+  }
+}
+#else
+// Natively (tests, sanitizers, fuzzers) the same code runs on GCC/Clang vector extensions, which
+// compile to SSE2; -ffp-contract=off keeps the multiply and the add separate.
+typedef float v4 __attribute__((vector_size(16)));
+constexpr const char* kKernelName = "portable (native)";
+constexpr int kTileRows = 4;
+inline v4 load(const float* p) {
+  v4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, v4 v) { std::memcpy(p, &v, sizeof v); }
+inline v4 splat(const float* p) {
+  const float x = *p;
+  return v4{x, x, x, x};
+}
+inline v4 zero() { return v4{0, 0, 0, 0}; }
+inline v4 madd(v4 acc, v4 x, v4 y) { return acc + x * y; }
+inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
+template <WeightType T>
+inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
+  float f[8];
+  for (int i = 0; i < 8; ++i) f[i] = T == WeightType::kBF16 ? bf16_to_float(p[i]) : half_to_float(p[i]);
+  lo = load(f);
+  hi = load(f + 4);
+}
+#endif
+
+constexpr int kDepth = 256;     // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's rows
+constexpr int kRowBlock = 120;  // rows of `a` per pass over B (a multiple of 4, 5 and 6)
+
+// Element `offset` of b as float32, and 8 consecutive elements as two vectors.
+template <WeightType T>
+inline float element(const MatrixRef& b, int64_t offset) {
+  if (T == WeightType::kF32) return static_cast<const float*>(b.data)[offset];
+  const uint16_t bits = static_cast<const uint16_t*>(b.data)[offset];
+  return T == WeightType::kBF16 ? bf16_to_float(bits) : half_to_float(bits);
+}
+template <WeightType T>
+inline void load8(const MatrixRef& b, int64_t offset, v4& lo, v4& hi) {
+  if (T == WeightType::kF32) {
+    const float* p = static_cast<const float*>(b.data) + offset;
+    lo = load(p);
+    hi = load(p + 4);
+  } else {
+    widen8<T>(static_cast<const uint16_t*>(b.data) + offset, lo, hi);
+  }
+}
+
+// panel (depth × 8, contiguous) = rows [k0, k0 + depth) × columns [j, j + width) of b as float32,
+// zero-padded to 8 columns.
+template <WeightType T>
+void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int width) {
+  if (width == 8) {
+    for (int k = 0; k < depth; ++k) {
+      v4 lo, hi;
+      load8<T>(b, (k0 + k) * b.ld + j, lo, hi);
+      store(panel + 8 * k, lo);
+      store(panel + 8 * k + 4, hi);
+    }
+    return;
+  }
+  for (int k = 0; k < depth; ++k)
+    for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
+}
+
+// The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a (R × depth, rows
+// lda apart) · panel (depth × 8).
+template <int R>
+void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float* panel, int depth, bool accumulate,
+          const float* bias) {
+  v4 acc[R][2];
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
+    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
+  }
+  for (int k = 0; k < depth; ++k) {
+    const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
+    for (int r = 0; r < R; ++r) {
+      const v4 s = splat(a + r * lda + k);
+      acc[r][0] = madd(acc[r][0], s, b0);
+      acc[r][1] = madd(acc[r][1], s, b1);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    store(c + r * ldc, acc[r][0]);
+    store(c + r * ldc + 4, acc[r][1]);
+  }
+}
+
+void tile_rows(int rows, float* c, int64_t ldc, const float* a, int64_t lda, const float* panel, int depth,
+               bool accumulate, const float* bias) {
+  switch (rows) {
+    case 6: tile<6>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    case 5: tile<5>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    case 4: tile<4>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    case 3: tile<3>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    case 2: tile<2>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    default: tile<1>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+  }
+}
+
+// out (rows × width, width ≤ 8) (+)= a (rows × depth) · panel, a tile of kTileRows rows at a time.
+// A panel narrower than 8 (the last columns) goes through a scratch tile.
+void panel_rows(float* out, int64_t ldo, const float* a, int64_t lda, const float* panel, int depth, int rows,
+                int width, bool accumulate, const float* bias) {
+  for (int i = 0; i < rows; i += kTileRows) {
+    const int r = std::min(kTileRows, rows - i);
+    float* c = out + i * ldo;
+    if (width == 8) {
+      tile_rows(r, c, ldo, a + i * lda, lda, panel, depth, accumulate, bias);
+      continue;
+    }
+    alignas(16) float scratch[kTileRows * 8], bias8[8] = {};
+    for (int rr = 0; rr < r; ++rr)
+      for (int cc = 0; cc < 8; ++cc) scratch[rr * 8 + cc] = accumulate && cc < width ? c[rr * ldo + cc] : 0.0f;
+    if (bias) std::copy(bias, bias + width, bias8);
+    tile_rows(r, scratch, 8, a + i * lda, lda, panel, depth, accumulate, bias ? bias8 : nullptr);
+    for (int rr = 0; rr < r; ++rr) std::copy(scratch + rr * 8, scratch + rr * 8 + width, c + rr * ldo);
+  }
+}
+
+// Fewer rows than a tile: out (R × 4W columns from j) = bias + a · b, B's rows read in place.
+template <WeightType T, int R, int W>
+void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
+           int j) {
+  static_assert(W % 2 == 0, "whole groups of 8 columns");
+  v4 acc[R][W];
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < W; ++w) acc[r][w] = bias ? load(bias + j + 4 * w) : zero();
+  for (int k = 0; k < K; ++k) {
+    v4 row[W];
+    for (int w = 0; w < W; w += 2) load8<T>(b, k * b.ld + j + 4 * w, row[w], row[w + 1]);
+    for (int r = 0; r < R; ++r) {
+      const v4 s = splat(a + r * lda + k);
+      for (int w = 0; w < W; ++w) acc[r][w] = madd(acc[r][w], s, row[w]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < W; ++w) store(out + r * ldo + j + 4 * w, acc[r][w]);
+}
+
+template <WeightType T, int R>
+void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
+              int c0, int c1) {
+  constexpr int kWide = R == 1 ? 8 : 4;  // 8 accumulators
+  int j = c0;
+  for (; j + 4 * kWide <= c1; j += 4 * kWide) strip<T, R, kWide>(out, ldo, a, lda, b, bias, K, j);
+  for (; j + 8 <= c1; j += 8) strip<T, R, 2>(out, ldo, a, lda, b, bias, K, j);
+  for (; j < c1; ++j) {  // the last < 8 columns
+    for (int r = 0; r < R; ++r) {
+      float sum = bias ? bias[j] : 0.0f;
+      for (int k = 0; k < K; ++k) sum = scalar_madd(sum, a[r * lda + k], element<T>(b, k * b.ld + j));
+      out[r * ldo + j] = sum;
+    }
+  }
+}
+
+template <WeightType T>
+void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
+             int K, int c0, int c1) {
+  if (n < kTileRows && n <= 3) {
+    for (int i = 0; i < n;) {
+      const int r = std::min(n - i, 3);
+      float* o = out + i * ldo;
+      const float* ai = a + i * lda;
+      if (r == 3) few_rows<T, 3>(o, ldo, ai, lda, b, bias, K, c0, c1);
+      else if (r == 2) few_rows<T, 2>(o, ldo, ai, lda, b, bias, K, c0, c1);
+      else few_rows<T, 1>(o, ldo, ai, lda, b, bias, K, c0, c1);
+      i += r;
+    }
+    return;
+  }
+  if (K == 0) {
+    for (int i = 0; i < n; ++i)
+      for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
+    return;
+  }
+  alignas(16) float panel[kDepth * 8];
+  for (int i0 = 0; i0 < n; i0 += kRowBlock) {
+    const int rows = std::min(kRowBlock, n - i0);
+    for (int k0 = 0; k0 < K; k0 += kDepth) {
+      const int depth = std::min(kDepth, K - k0);
+      for (int j = c0; j < c1; j += 8) {
+        const int width = std::min(8, c1 - j);
+        pack_panel<T>(panel, b, k0, depth, j, width);
+        panel_rows(out + i0 * ldo + j, ldo, a + i0 * lda + k0, lda, panel, depth, rows, width, k0 > 0,
+                   bias ? bias + j : nullptr);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
+                  int n, int K, int col_begin, int col_end) {
+  if (n <= 0 || col_end <= col_begin) return;
+  switch (b.type) {
+    case WeightType::kF32: columns<WeightType::kF32>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end); break;
+    case WeightType::kF16: columns<WeightType::kF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end); break;
+    case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end); break;
+  }
+}
+
+void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
+          int K, int N) {
+  const int threads = thread_count();
+  // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
+  // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
+  if (threads == 1 || static_cast<double>(n) * K * N < 262144.0 || N < 16 || in_parallel_task()) {
+    gemm_columns(out, ldo, a, lda, b, bias, n, K, 0, N);
+    return;
+  }
+  // About two chunks per thread, so a thread that starts late is balanced by the others; whole
+  // panels of 8 columns, so every element is computed exactly as in one thread.
+  const int chunk = ((N + 2 * threads - 1) / (2 * threads) + 7) / 8 * 8;
+  const int chunks = (N + chunk - 1) / chunk;
+  parallel_for(chunks, [&](int t, int) {
+    const int c0 = t * chunk;
+    gemm_columns(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk));
+  });
+}
+
+const char* gemm_kernel_name() { return kKernelName; }
+
+}  // namespace mh

@@ -1,0 +1,39 @@
+// The product every weight matrix goes through: out = a · B (+ bias), with B read in place in the
+// type it is stored in (float32, or a checkpoint's fp16/bf16 at 2 bytes, widened while packing).
+//
+// Why our own kernel: see gemm.cpp. Results are the same bits whatever the thread count and
+// whichever rows are computed together: every output element is bias + Σ_k a_ik·b_kj summed in
+// k order (fused multiply-adds in the relaxed-SIMD build, so that build differs in the last bits).
+#pragma once
+
+#include <cstdint>
+
+#include "core/half.h"
+
+namespace mh {
+
+// A K × N operand, row-major like an Eigen::Map over caller memory: element (k, j) is at
+// data[k · ld + j] (ld ≥ N), stored as `type`.
+struct MatrixRef {
+  const void* data = nullptr;
+  WeightType type = WeightType::kF32;
+  int64_t ld = 0;
+};
+
+inline MatrixRef f32_matrix(const float* data, int64_t ld) { return {data, WeightType::kF32, ld}; }
+
+// out (n × N, rows ldo apart) = a (n × K, rows lda apart) · b (K × N) + bias (N floats; may be null).
+// Split by columns over the thread pool (core/parallel.h) when it has several threads and the
+// product is big enough; never from inside a parallel_for task.
+void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
+          int n, int K, int N);
+
+// The same for columns [col_begin, col_end) only, on the calling thread (col_begin a multiple of 8).
+void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b,
+                  const float* bias, int n, int K, int col_begin, int col_end);
+
+// Which kernel this build runs, for the benchmark's report: "wasm SIMD (fused multiply-add)",
+// "wasm SIMD" or "portable (native)".
+const char* gemm_kernel_name();
+
+}  // namespace mh

@@ -1,0 +1,138 @@
+// gemm (core/gemm.h) against a float64 product of the same (widened) numbers, over shapes that
+// cross every edge of the kernel: row tiles and their tails, the few-rows path, panels of 8 and a
+// narrower last one, k blocks of 256, a row stride wider than the matrix, fp16/bf16 storage.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/gemm.h"
+#include "core/parallel.h"
+
+namespace mh {
+namespace {
+
+uint16_t to_bf16(float x) {  // truncation is fine: the reference widens the same bits
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// A random K × N matrix stored with row stride ld in `type`, and the same numbers as float64.
+struct Operand {
+  std::vector<uint8_t> bytes;
+  std::vector<double> exact;  // K × N
+  MatrixRef ref;
+};
+
+Operand make_operand(WeightType type, int K, int N, int ld, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Operand op;
+  const int size = weight_type_bytes(type);
+  op.bytes.assign(static_cast<size_t>(K) * ld * size + 16, 0xAB);  // padding columns hold garbage
+  op.exact.resize(static_cast<size_t>(K) * N);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) {
+      const float x = normal(rng);
+      uint8_t* at = op.bytes.data() + (static_cast<size_t>(k) * ld + j) * size;
+      double value;
+      if (type == WeightType::kF32) {
+        std::memcpy(at, &x, 4);
+        value = x;
+      } else if (type == WeightType::kBF16) {
+        const uint16_t h = to_bf16(x);
+        std::memcpy(at, &h, 2);
+        value = bf16_to_float(h);
+      } else {
+        // Every binary16 pattern class: normals, subnormals (tiny x) and signed zeros.
+        const uint16_t h = static_cast<uint16_t>(rng() & 0x7bff) | static_cast<uint16_t>(rng() & 0x8000);
+        std::memcpy(at, &h, 2);
+        value = half_to_float(h);
+      }
+      op.exact[static_cast<size_t>(k) * N + j] = value;
+    }
+  op.ref = {op.bytes.data(), type, ld};
+  return op;
+}
+
+void check_product(WeightType type, int n, int K, int N, bool with_bias, std::mt19937& rng) {
+  const int ld = N + (rng() % 3) * 5, lda = K + 3, ldo = N + 2;
+  Operand b = make_operand(type, K, N, ld, rng);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(n) * lda), bias(N);
+  for (float& x : a) x = normal(rng);
+  for (float& x : bias) x = normal(rng);
+  std::vector<float> out(static_cast<size_t>(n) * ldo, -7.0f);
+  gemm(out.data(), ldo, a.data(), lda, b.ref, with_bias ? bias.data() : nullptr, n, K, N);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double sum = with_bias ? bias[j] : 0.0, magnitude = std::fabs(sum);
+      for (int k = 0; k < K; ++k) {
+        const double term = static_cast<double>(a[static_cast<size_t>(i) * lda + k]) * b.exact[static_cast<size_t>(k) * N + j];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      // The standard bound for a float32 sum of K + 1 terms: (K + 1) · 2⁻²⁴ · Σ|term|.
+      ASSERT_NEAR(out[static_cast<size_t>(i) * ldo + j], sum, (K + 1) * 6e-8 * magnitude + 1e-30)
+          << "n " << n << " K " << K << " N " << N << " at (" << i << ", " << j << ")";
+    }
+    for (int j = N; j < ldo; ++j) ASSERT_EQ(out[static_cast<size_t>(i) * ldo + j], -7.0f) << "wrote past N";
+  }
+}
+
+TEST(Gemm, MatchesFloat64OnEdgeShapes) {
+  std::mt19937 rng(7);
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 13, 130})
+      for (int K : {0, 1, 7, 256, 300, 513})
+        for (int N : {1, 5, 8, 9, 31, 40, 77}) {
+          if (n * K * N > 3'000'000) continue;
+          check_product(type, n, K, N, (n + K + N) % 2 == 0, rng);
+        }
+}
+
+TEST(Gemm, Fp16SpecialValuesWidenExactly) {
+  // inf, -inf, NaN, the largest normal, the smallest subnormal: a 1 × 1 product with a = 1 gives
+  // the widened value back.
+  const uint16_t halves[] = {0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x0001, 0x8000, 0x3c00};
+  for (uint16_t h : halves) {
+    std::vector<uint16_t> b(8, h);  // one full panel, so the SIMD widening runs
+    std::vector<float> a(4, 1.0f), out(4 * 8);
+    gemm(out.data(), 8, a.data(), 1, {b.data(), WeightType::kF16, 8}, nullptr, 4, 1, 8);
+    gemm(out.data(), 8, a.data(), 1, {b.data(), WeightType::kF16, 8}, nullptr, 1, 1, 8);  // few rows
+    const float want = half_to_float(h);
+    for (float x : out) {
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(x));
+      } else {
+        EXPECT_EQ(x, want) << std::hex << h;
+      }
+    }
+  }
+}
+
+TEST(Gemm, SameBitsWhateverTheThreadsAndRowGrouping) {
+  std::mt19937 rng(11);
+  const int n = 37, K = 300, N = 203;
+  Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
+  for (float& x : a) x = normal(rng);
+  for (float& x : bias) x = normal(rng);
+  std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size());
+  set_thread_count(1);
+  gemm(one.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
+  set_thread_count(3);
+  gemm(three.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
+  set_thread_count(1);
+  for (int i = 0; i < n; ++i)  // each row alone (the few-rows path, as a decoding step runs it)
+    gemm(by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, b.ref, bias.data(),
+         1, K, N);
+  EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4));
+  EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
+}
+
+}  // namespace
+}  // namespace mh

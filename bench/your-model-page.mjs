@@ -1,23 +1,40 @@
 // Measures the "Your model" page in Chromium (a measurement, not a test): time to load a checkpoint
 // from the file input until its grid is drawn, and per keystroke the forward pass (in the worker)
-// and the drawing, as medians of 15 edits. Usage (after npm run build:wasm):
-//   node scripts/make-random-checkpoint.mjs && node bench/your-model-page.mjs
+// and the drawing, as medians of 15 edits; once on a plain host (one thread) and once on a
+// cross-origin isolated one (the worker loads the threaded build: one thread per core). Usage
+// (after npm run build:wasm):
+//   node scripts/make-random-checkpoint.mjs && node bench/your-model-page.mjs [--isolated-only]
 import { chromium } from '@playwright/test';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { loadTokenizer } from '../bindings/tokenizers/tokenizer.mjs';
 import { join } from 'node:path';
 
-const port = 4189;
-const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
+const hosts = [['one thread', 4189, []], ['cross-origin isolated (threads)', 4190, ['--isolated']]]
+  .filter(([, , flags]) => flags.length || !process.argv.includes('--isolated-only'));
+const servers = hosts.map(([, port, flags]) => spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port), ...flags], { stdio: 'ignore' }));
 await new Promise((resolve) => setTimeout(resolve, 600));
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] });
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 const models = [['gpt2 fixture (2 × 4 heads)', 'tests/fixtures/hf/gpt2'], ['llama fixture (bf16, GQA)', 'tests/fixtures/hf/llama'],
   ['bert fixture', 'tests/fixtures/hf/bert'], ['GPT-2 small shape, random F32 (498 MB)', 'build/gpt2-small-random']];
 const words = 'The animal did not cross the street because it was too tired and the road was long'.split(' ');
+const TOKENS = 32;
+// 15 different texts that the model's own tokenizer makes exactly TOKENS tokens of (a keystroke
+// "at 32 tokens"; 32 words are ~50 GPT-2 tokens).
+function texts(dir) {
+  const tokenizer = loadTokenizer({ tokenizerJson: readFileSync(join(dir, 'tokenizer.json'), 'utf8') });
+  const out = [];
+  for (let start = 0; out.length < 15 && start < 200; start += 1) {
+    let text = '';
+    for (let k = 0; tokenizer.encode(text).ids.length < TOKENS; k += 1) text += (k ? ' ' : '') + words[(start + k) % words.length];
+    if (tokenizer.encode(text).ids.length === TOKENS) out.push(text);
+  }
+  return out;
+}
 const results = [];
 try {
-  for (const [label, dir] of models) {
+  for (const [host, port] of hosts) for (const [label, dir] of models) {
     if (!existsSync(join(dir, 'model.safetensors'))) { console.log(`${label}: missing (run scripts/make-random-checkpoint.mjs)`); continue; }
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${port}/web/your-model.html`);
@@ -34,9 +51,8 @@ try {
     }
     const loadMs = Date.now() - started;
     const forward = [], draw = [], total = [];
-    for (const n of [32]) {
-      for (let i = 0; i < 15; i += 1) {
-        const text = Array.from({ length: n }, (_, k) => words[(k + i) % words.length]).join(' ');
+    {
+      for (const text of texts(dir)) {
         await page.locator('#mvText').fill(text);
         await page.waitForFunction(() => document.body.dataset.ready === 'true');
         const t = await page.locator('.timing').last().evaluate((el) => [Number(el.dataset.forwardMs), Number(el.dataset.drawMs), Number(el.dataset.totalMs)]);
@@ -44,12 +60,13 @@ try {
       }
     }
     const heads = await page.locator('.mv-thumb').count();
-    const row = { model: label, heads, loadMs, forwardMs: median(forward), drawMs: median(draw), keystrokeMs: median(total) };
+    const threads = await page.evaluate(async () => (await import('/bindings/multihead.mjs')).threadsAvailable() ? navigator.hardwareConcurrency : 1);
+    const row = { host, threads, tokens: TOKENS, model: label, heads, loadMs, forwardMs: median(forward), drawMs: median(draw), keystrokeMs: median(total) };
     console.log(JSON.stringify(row));
     results.push(row);
     await page.close();
   }
 } finally {
   await browser.close();
-  server.kill();
+  for (const server of servers) server.kill();
 }

@@ -19,6 +19,7 @@
 #include "core/eigen_include.h"
 #include "core/init.h"
 #include "core/model.h"
+#include "core/gemm.h"
 #include "core/parallel.h"
 
 using emscripten::val;
@@ -183,6 +184,7 @@ double heapBytes() { return static_cast<double>(emscripten_get_heap_size()); }
 double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
 // Threads (parallel.h): 1 in the single-thread build whatever is asked.
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
+std::string gemmKernel() { return mh::gemm_kernel_name(); }
 int threadCount() { return mh::thread_count(); }
 
 }  // namespace
@@ -207,6 +209,7 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("heapBytes", &heapBytes);
   emscripten::function("allocatedBytes", &allocatedBytes);
   emscripten::function("setThreadCount", &setThreadCount);
+  emscripten::function("gemmKernel", &gemmKernel);
   emscripten::function("threadCount", &threadCount);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

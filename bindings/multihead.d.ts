@@ -137,14 +137,21 @@ export declare function createMultiHeadAttention(options?: MultiHeadAttentionOpt
 export interface LoadOptions {
   /**
    * 1 (the default): the single-thread build, which runs everywhere. 'auto': the threaded build
-   * where the page is cross-origin isolated (one thread per core, up to 4), else one thread.
+   * where the page is cross-origin isolated (one thread per core, up to 16), else one thread.
    * A number > 1 asks for the threaded build and throws where it cannot run. The first call decides
    * the build.
    */
   threads?: 'auto' | number;
+  /**
+   * 'auto' (the default): the build with fused multiply-add (relaxed SIMD) where the engine has
+   * it, plain SIMD elsewhere. false: always plain SIMD (the same bits on every engine).
+   */
+  relaxedSimd?: 'auto' | false;
 }
 /** Loads the wasm module once (every layer shares it); the first call's options decide the build. */
 export declare function loadMultihead(options?: LoadOptions): Promise<unknown>;
+/** True where the engine validates relaxed SIMD (Chromium ≥ 114, Firefox ≥ 120, Node ≥ 21 or 20 with a flag). */
+export declare function relaxedSimdAvailable(): boolean;
 /** True where the threaded build can run: a cross-origin isolated page or worker, not Node. */
 export declare function threadsAvailable(): boolean;
 /** Sets the threaded build's thread count (capped at its workers); resolves to the count in effect. */
@@ -158,6 +165,10 @@ export interface RuntimeInfo {
   threads: number;
   /** True when the threaded build (dist/multihead_core_mt) is loaded. */
   threadedBuild: boolean;
+  /** True when a relaxed-SIMD build (fused multiply-add) is loaded. */
+  relaxedSimd: boolean;
+  /** The GEMM kernel in that build, e.g. "wasm SIMD (fused multiply-add)". */
+  gemmKernel: string;
 }
 export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;

@@ -12,10 +12,30 @@ const SLOT = {
 const MASK_NONE = 0, MASK_BLOCKED = 1, MASK_ADDITIVE = 2;
 const WEIGHT_NAMES = ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo'];
 const TRACE_NAMES = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'attention', 'headOutput'];
-const WASM_FILE = 'multihead_core.wasm';
-
 let corePromise = null;
-let loadedThreaded = null;  // which build corePromise holds: true = dist/multihead_core_mt
+let loadedThreaded = null;  // which build corePromise holds: true = dist/multihead_core_mt…
+let loadedRelaxed = null;   // true = a …_relaxed build (fused multiply-add)
+
+// The smallest module that uses f32x4.relaxed_madd (0xfd 0x85 0x02): a function returning
+// relaxed_madd of three zero v128.const. Engines without relaxed SIMD (Safari; Node 20 without
+// --experimental-wasm-relaxed-simd) fail to validate it.
+const RELAXED_PROBE = (() => {
+  const constZero = [0xfd, 0x0c, ...new Array(16).fill(0)];
+  const body = [0x00, ...constZero, ...constZero, ...constZero, 0xfd, 0x85, 0x02, 0x0b];
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,  // type: () -> v128
+    0x03, 0x02, 0x01, 0x00,                    // one function of that type
+    0x0a, body.length + 2, 0x01, body.length, ...body]);
+})();
+
+/** True where the engine runs relaxed SIMD, so that the fused multiply-add build is loaded. */
+export function relaxedSimdAvailable() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(RELAXED_PROBE);
+  } catch {
+    return false;
+  }
+}
 
 function inNode() {
   return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
@@ -31,13 +51,13 @@ const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with t
   "(see the README's Threads section), or use threads: 'auto', which falls back to one thread";
 
 // The most threads the threaded build can use: the caller plus the Web Workers it loads at
-// start-up, one per extra core, at most 3 (keep in sync with PTHREAD_POOL_SIZE in CMakeLists.txt).
+// start-up, one per extra core, at most 15 (keep in sync with PTHREAD_POOL_SIZE in CMakeLists.txt).
 // More would need workers started later, which only begin once the page's event loop runs.
 function maxThreads() {
-  return 1 + Math.max(1, Math.min(3, (globalThis.navigator?.hardwareConcurrency || 2) - 1));
+  return 1 + Math.max(1, Math.min(15, (globalThis.navigator?.hardwareConcurrency || 2) - 1));
 }
 
-// How many threads a request means here: 'auto' = all the pool has (one per core, at most 4)
+// How many threads a request means here: 'auto' = all the pool has (one per core, at most 16)
 // where threads can run and there is more than one core.
 function threadsWanted(threads) {
   if (threads === undefined || threads === 'auto') {
@@ -57,8 +77,12 @@ function threadsWanted(threads) {
  *
  * options.threads: 1 (the default) loads the single-thread build, which runs everywhere.
  * 'auto' loads the threaded build when the page is cross-origin isolated (one thread per core,
- * up to 4) and the single-thread build otherwise. The first call decides the build; later calls
+ * up to 16) and the single-thread build otherwise. The first call decides the build; later calls
  * may change the thread count within the threaded build (setThreads).
+ *
+ * options.relaxedSimd: 'auto' (the default) loads the build with fused multiply-add where the
+ * engine validates relaxed SIMD, the plain SIMD build elsewhere; false always loads plain SIMD
+ * (its results are the same bits on every engine; fused ones may differ in the last bits).
  */
 export function loadMultihead(options = {}) {
   let requested, threads;
@@ -66,6 +90,9 @@ export function loadMultihead(options = {}) {
     if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
     requested = options.threads;
     threads = threadsWanted(requested);
+    if (options.relaxedSimd !== undefined && options.relaxedSimd !== 'auto' && options.relaxedSimd !== false) {
+      fail(`relaxedSimd must be 'auto' or false, got ${describe(options.relaxedSimd)}`);
+    }
   } catch (error) {
     return Promise.reject(error);
   }
@@ -81,7 +108,10 @@ export function loadMultihead(options = {}) {
     });
   }
   const threaded = threads > 1;
+  const relaxed = options.relaxedSimd !== false && relaxedSimdAvailable();
   loadedThreaded = threaded;
+  loadedRelaxed = relaxed;
+  const suffix = relaxed ? '_relaxed' : '';
   corePromise = (async () => {
     const moduleOptions = {};
     if (inNode()) {
@@ -90,24 +120,26 @@ export function loadMultihead(options = {}) {
       // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
       const fsModule = 'node:fs/promises';
       const { readFile } = await import(/* @vite-ignore */ fsModule);
-      const wasmUrl = new URL(`../dist/${WASM_FILE}`, import.meta.url);
+      const wasmUrl = new URL(`../dist/multihead_core${suffix}.wasm`, import.meta.url);
       moduleOptions.wasmBinary = await readFile(wasmUrl);
     }
     // Imported here, not at the top, so that importing the API costs nothing until first use.
     // The threaded module also starts its Web Workers (one per extra core) before it resolves.
-    const core = threaded
-      ? await (await import('../dist/multihead_core_mt.mjs')).default(moduleOptions)
-      : await (await import('../dist/multihead_core.mjs')).default(moduleOptions);
+    // Literal specifiers, so that bundlers see (and copy) all four builds.
+    const load = threaded
+      ? relaxed ? () => import('../dist/multihead_core_mt_relaxed.mjs') : () => import('../dist/multihead_core_mt.mjs')
+      : relaxed ? () => import('../dist/multihead_core_relaxed.mjs') : () => import('../dist/multihead_core.mjs');
+    const core = await (await load()).default(moduleOptions);
     if (threaded) core.setThreadCount(threads);
     return core;
   })();
-  corePromise.catch(() => { corePromise = null; loadedThreaded = null; });  // a failed load may be retried
+  corePromise.catch(() => { corePromise = null; loadedThreaded = null; loadedRelaxed = null; });  // a failed load may be retried
   return corePromise;
 }
 
 /**
  * Changes how many threads the threaded build uses: 1 … 16 asked, capped at the caller plus the
- * workers loaded at start-up (one per extra core, at most 4 threads in all). Resolves to the count
+ * workers loaded at start-up (one per extra core, at most 16 threads in all). Resolves to the count
  * in effect, which is always 1 in the single-thread build.
  */
 export async function setThreads(threads) {
@@ -133,6 +165,8 @@ export async function runtimeInfo() {
     maxTokens: core.maxTokens,
     threads: core.threadCount(),
     threadedBuild: loadedThreaded === true,
+    relaxedSimd: loadedRelaxed === true,
+    gemmKernel: core.gemmKernel(),
   };
 }
 

@@ -1,6 +1,6 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v6';
+const CACHE = 'multihead-v7';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
@@ -13,26 +13,43 @@ const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', '
   './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
   '../bindings/trainer.mjs', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs',
   '../bindings/tokenizers/tokenizer.mjs', '../bindings/tokenizers/normalize.mjs',
-  '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs',
-  '../dist/multihead_core.mjs', '../dist/multihead_core.wasm'];
-// The threaded build, only where the host makes the page (and this worker) cross-origin isolated:
-// elsewhere it can never run, so it is not worth the download.
-const THREADED = ['../dist/multihead_core_mt.mjs', '../dist/multihead_core_mt.wasm',
-  '../dist/multihead_core_mt.worker.js'];
+  '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs'];
+// The builds this browser will load (bindings/multihead.mjs picks the same way): relaxed SIMD where
+// the engine validates it, and the threaded one only where the host makes the page (and this
+// worker) cross-origin isolated — elsewhere it can never run, so it is not worth the download.
+function builds() {
+  const zero = [0xfd, 0x0c, ...new Array(16).fill(0)];
+  const body = [0, ...zero, ...zero, ...zero, 0xfd, 0x85, 0x02, 0x0b];
+  let relaxed = false;
+  try {
+    relaxed = WebAssembly.validate(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b,
+      3, 2, 1, 0, 0x0a, body.length + 2, 1, body.length, ...body]));
+  } catch { /* no relaxed SIMD */ }
+  const suffix = relaxed ? '_relaxed' : '';
+  const files = [`../dist/multihead_core${suffix}.mjs`, `../dist/multihead_core${suffix}.wasm`];
+  if (self.crossOriginIsolated) {
+    files.push(`../dist/multihead_core_mt${suffix}.mjs`, `../dist/multihead_core_mt${suffix}.wasm`,
+      `../dist/multihead_core_mt${suffix}.worker.js`);
+  }
+  return files;
+}
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(self.crossOriginIsolated ? [...APP, ...THREADED] : APP)).then(() => self.skipWaiting()));
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll([...APP, ...builds()])).then(() => self.skipWaiting()));
 });
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) return;
+  // Byte ranges (a checkpoint's header, read before its size is shown) go to the network untouched:
+  // Cache Storage cannot hold a partial response, and a model's weights have a store of their own.
+  if (request.headers.has('range') || /\.(safetensors|bin|gguf|onnx)$/.test(new URL(request.url).pathname)) return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {
       const response = await fetch(request);
-      if (response.ok) await cache.put(request, response.clone());
+      if (response.status === 200) await cache.put(request, response.clone()).catch(() => {});
       return response;
     } catch (error) {
       const cached = await cache.match(request, { ignoreSearch: true });

@@ -10,11 +10,12 @@
 //   a 2-byte matrix is never widened whole — and every row tile of `a` then streams over it in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, 120 KB) stays in L2
 //   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB).
-// - The micro-kernel keeps a kTileRows × 8 tile of `out` in 2·kTileRows vector registers and, per
-//   k, loads 8 floats of the panel and splats one float of each row of `a`. V8 gives wasm 15 of
-//   x64's 16 vector registers: a 6 × 8 tile (12 accumulators + 2 panel vectors + 1 splat) fits only
-//   with fused multiply-add (mul + add needs a 16th for the product), so the plain SIMD build uses
-//   4 × 8 and the relaxed one 6 × 8 — see the benchmark's kernel table.
+// - The micro-kernel keeps a 4 × 8 tile of `out` in 8 vector registers and, per k, loads 8 floats
+//   of the panel and splats one float of each of 4 rows of `a`, which is packed too (k-major, one
+//   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
+//   the kernel from ~72% to ~88% of the peak on Zen 5). Bigger tiles should amortize loads
+//   better, but V8 gives wasm only 15 vector registers and its allocator spilled accumulators at
+//   5 × 8 and 6 × 8 (measured: half the speed, in both builds), so 4 × 8 it is.
 // - Fewer rows than a tile (decoding: one token) skip the panels: a strip of 8/rows vectors of B's
 //   row k is read in place, contiguous, and B streams from memory once — that product is bound by
 //   memory bandwidth, not arithmetic.
@@ -42,14 +43,12 @@ inline v4 splat(const float* p) { return wasm_v128_load32_splat(p); }
 inline v4 zero() { return wasm_f32x4_splat(0.0f); }
 #if defined(__wasm_relaxed_simd__)
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
-constexpr int kTileRows = 6;
 // clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
 // README "Relaxed SIMD").
 inline v4 madd(v4 acc, v4 x, v4 y) { return __builtin_wasm_fma_f32x4(x, y, acc); }
 inline float scalar_madd(float acc, float x, float y) { return std::fma(x, y, acc); }
 #else
 constexpr const char* kKernelName = "wasm SIMD";
-constexpr int kTileRows = 4;
 inline v4 madd(v4 acc, v4 x, v4 y) { return wasm_f32x4_add(acc, wasm_f32x4_mul(x, y)); }
 inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
 #endif
@@ -83,7 +82,6 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 // compile to SSE2; -ffp-contract=off keeps the multiply and the add separate.
 typedef float v4 __attribute__((vector_size(16)));
 constexpr const char* kKernelName = "portable (native)";
-constexpr int kTileRows = 4;
 inline v4 load(const float* p) {
   v4 v;
   std::memcpy(&v, p, sizeof v);
@@ -106,8 +104,13 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 }
 #endif
 
-constexpr int kDepth = 256;     // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's rows
-constexpr int kRowBlock = 120;  // rows of `a` per pass over B (a multiple of 4, 5 and 6)
+// 4 rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS tries others in the benchmark.)
+#ifndef MH_GEMM_TILE_ROWS
+#define MH_GEMM_TILE_ROWS 4
+#endif
+constexpr int kTileRows = MH_GEMM_TILE_ROWS;
+constexpr int kDepth = 256;    // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's tile
+constexpr int kRowBlock = 96;  // rows of `a` per pass over B (a multiple of 4 and 6): 96 KB packed
 
 // Element `offset` of b as float32, and 8 consecutive elements as two vectors.
 template <WeightType T>
@@ -144,10 +147,12 @@ void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int 
     for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
 }
 
-// The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a (R × depth, rows
-// lda apart) · panel (depth × 8).
+// The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
+// where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
+// every load's address is a register plus a constant, and V8 keeps the loop's counters in
+// registers (with a row pointer each it spilled them).
 template <int R>
-void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float* panel, int depth, bool accumulate,
+void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
           const float* bias) {
   v4 acc[R][2];
   for (int r = 0; r < R; ++r) {
@@ -157,7 +162,7 @@ void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float* panel
   for (int k = 0; k < depth; ++k) {
     const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
     for (int r = 0; r < R; ++r) {
-      const v4 s = splat(a + r * lda + k);
+      const v4 s = splat(a + k * R + r);
       acc[r][0] = madd(acc[r][0], s, b0);
       acc[r][1] = madd(acc[r][1], s, b1);
     }
@@ -168,34 +173,48 @@ void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float* panel
   }
 }
 
-void tile_rows(int rows, float* c, int64_t ldc, const float* a, int64_t lda, const float* panel, int depth,
-               bool accumulate, const float* bias) {
+void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
+               const float* bias) {
   switch (rows) {
-    case 6: tile<6>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
-    case 5: tile<5>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
-    case 4: tile<4>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
-    case 3: tile<3>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
-    case 2: tile<2>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
-    default: tile<1>(c, ldc, a, lda, panel, depth, accumulate, bias); break;
+    case 6: tile<6>(c, ldc, a, panel, depth, accumulate, bias); break;
+    case 5: tile<5>(c, ldc, a, panel, depth, accumulate, bias); break;
+    case 4: tile<4>(c, ldc, a, panel, depth, accumulate, bias); break;
+    case 3: tile<3>(c, ldc, a, panel, depth, accumulate, bias); break;
+    case 2: tile<2>(c, ldc, a, panel, depth, accumulate, bias); break;
+    default: tile<1>(c, ldc, a, panel, depth, accumulate, bias); break;
   }
 }
 
-// out (rows × width, width ≤ 8) (+)= a (rows × depth) · panel, a tile of kTileRows rows at a time.
-// A panel narrower than 8 (the last columns) goes through a scratch tile.
-void panel_rows(float* out, int64_t ldo, const float* a, int64_t lda, const float* panel, int depth, int rows,
-                int width, bool accumulate, const float* bias) {
+// packed = rows × depth of a (rows lda apart) in tiles of kTileRows rows, each k-major (the last
+// tile has the rows that are left): what tile() reads, tile t at t · kTileRows · depth.
+void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) {
+  for (int i = 0; i < rows; i += kTileRows) {
+    const int r = std::min(kTileRows, rows - i);
+    float* tile_start = packed + static_cast<int64_t>(i) * depth;
+    for (int rr = 0; rr < r; ++rr) {
+      const float* row = a + (i + rr) * lda;
+      for (int k = 0; k < depth; ++k) tile_start[k * r + rr] = row[k];
+    }
+  }
+}
+
+// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows, a tile at a time. A
+// panel narrower than 8 (the last columns) goes through a scratch tile.
+void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
+                bool accumulate, const float* bias) {
   for (int i = 0; i < rows; i += kTileRows) {
     const int r = std::min(kTileRows, rows - i);
     float* c = out + i * ldo;
+    const float* a_tile = a + static_cast<int64_t>(i) * depth;
     if (width == 8) {
-      tile_rows(r, c, ldo, a + i * lda, lda, panel, depth, accumulate, bias);
+      tile_rows(r, c, ldo, a_tile, panel, depth, accumulate, bias);
       continue;
     }
     alignas(16) float scratch[kTileRows * 8], bias8[8] = {};
     for (int rr = 0; rr < r; ++rr)
       for (int cc = 0; cc < 8; ++cc) scratch[rr * 8 + cc] = accumulate && cc < width ? c[rr * ldo + cc] : 0.0f;
     if (bias) std::copy(bias, bias + width, bias8);
-    tile_rows(r, scratch, 8, a + i * lda, lda, panel, depth, accumulate, bias ? bias8 : nullptr);
+    tile_rows(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr);
     for (int rr = 0; rr < r; ++rr) std::copy(scratch + rr * 8, scratch + rr * 8 + width, c + rr * ldo);
   }
 }
@@ -256,16 +275,18 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
+  // On the stack (104 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
+  alignas(16) float packed_a[kRowBlock * kDepth];
   for (int i0 = 0; i0 < n; i0 += kRowBlock) {
     const int rows = std::min(kRowBlock, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
       const int depth = std::min(kDepth, K - k0);
+      pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
         pack_panel<T>(panel, b, k0, depth, j, width);
-        panel_rows(out + i0 * ldo + j, ldo, a + i0 * lda + k0, lda, panel, depth, rows, width, k0 > 0,
-                   bias ? bias + j : nullptr);
+        panel_rows(out + i0 * ldo + j, ldo, packed_a, panel, depth, rows, width, k0 > 0, bias ? bias + j : nullptr);
       }
     }
   }

@@ -41,7 +41,7 @@ test('three differently configured widgets and an iframe render the right heads 
 
   // Every widget below, scrolled into view, still shares the one module.
   for (const id of ['ex-walkthrough', 'ex-stats', 'ex-theme', 'ex-events']) await rendered(page, `#${id} multihead-attention`);
-  const moduleWasm = wasmRequests.filter((u) => u.includes('/dist/multihead_core.wasm'));
+  const moduleWasm = wasmRequests.filter((u) => /\/dist\/multihead_core(_relaxed)?\.wasm/.test(u));
   // the page once, the iframe (another document) once, the playground example's training worker
   // (another realm) once
   expect(moduleWasm.length, wasmRequests.join('\n')).toBeLessThanOrEqual(3);

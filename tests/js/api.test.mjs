@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMultiHeadAttention, runtimeInfo } from '../../bindings/multihead.mjs';
+import { createMultiHeadAttention, relaxedSimdAvailable, runtimeInfo } from '../../bindings/multihead.mjs';
 import { maxAbsDiff, randomNormal, referenceAttention, seededRandom } from './reference.mjs';
 
 async function randomLayer({ dModel, numHeads, numKvHeads = numHeads, bias = true, seed = 1, ...rest }) {
@@ -28,6 +28,16 @@ async function randomLayer({ dModel, numHeads, numKvHeads = numHeads, bias = tru
 describe('the wasm build', () => {
   it('runs Eigen vectorized (4 floats per SIMD packet, not the scalar fallback)', async () => {
     expect((await runtimeInfo()).simdFloatsPerPacket).toBe(4);
+  });
+
+  // vitest.config.mjs runs the suite once per build; this checks that each run has the build it
+  // names, picked by feature detection (Node 20 validates relaxed SIMD only with its flag).
+  it('is the build this run of the suite is for (plain SIMD, or relaxed SIMD with fused multiply-add)', async () => {
+    const info = await runtimeInfo();
+    const expected = process.env.MULTIHEAD_EXPECT_BUILD;
+    if (expected) expect(info.relaxedSimd).toBe(expected === 'relaxed');
+    expect(info.gemmKernel).toBe(info.relaxedSimd ? 'wasm SIMD (fused multiply-add)' : 'wasm SIMD');
+    expect(relaxedSimdAvailable()).toBe(info.relaxedSimd);
   });
 });
 

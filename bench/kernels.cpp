@@ -1,0 +1,132 @@
+// The kernel benchmark, in wasm (run by Node; bench/run.sh builds it twice: plain SIMD and
+// relaxed SIMD with fused multiply-add). In one process, so that every ratio is of numbers taken
+// on the same CPU minutes apart:
+//   peak       one core's 4-lane multiply-add rate on registers only (12 independent accumulators,
+//              so neither latency nor loads limit it): the ceiling for any kernel in this build
+//   gemm       core/gemm.h at GPT-2 small's shapes (and a square one), float32 and bf16 weights,
+//              GFLOP/s and fraction of the peak
+//   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
+//              once, can at best stream
+// Prints one JSON object per line.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <wasm_simd128.h>
+
+#include "core/gemm.h"
+
+using Clock = std::chrono::steady_clock;
+using v4 = v128_t;
+
+static inline v4 madd(v4 acc, v4 x, v4 y) {
+#if defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_fma_f32x4(x, y, acc);
+#else
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(x, y));
+#endif
+}
+
+// acc = acc · a + b on 12 accumulators; returns their sum so that nothing is optimized away.
+__attribute__((noinline)) float spin(long iterations, float seed) {
+  constexpr int kAccumulators = 12;
+  v4 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = wasm_f32x4_splat(seed * static_cast<float>(i));
+  const v4 a = wasm_f32x4_splat(0.999f), b = wasm_f32x4_splat(1e-4f);
+  for (long it = 0; it < iterations; ++it) {
+#pragma clang loop unroll(full)
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = madd(b, acc[i], a);
+  }
+  v4 total = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) total = wasm_f32x4_add(total, acc[i]);
+  return wasm_f32x4_extract_lane(total, 0);
+}
+
+double peak_gflops() {
+  const long iterations = 20'000'000;  // 12 × 4 × 2 flops each: 1.9 GFLOP per run
+  spin(iterations / 10, 1.0f);
+  double best = 0;
+  float sink = 0;
+  for (int run = 0; run < 5; ++run) {
+    const auto t0 = Clock::now();
+    sink += spin(iterations, 1.0f + run);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, iterations * 12.0 * 4 * 2 / s / 1e9);
+  }
+  if (sink == 12345.0f) std::printf("#");
+  return best;
+}
+
+// Median seconds of `calls` runs of fn, after one warm-up run.
+template <class Fn>
+double median_seconds(int calls, Fn fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double read_bandwidth_gbs() {
+  const size_t count = size_t{64} << 20;  // 256 MiB of floats
+  std::vector<float> data(count, 1.0f);
+  float sink = 0;
+  const double s = median_seconds(5, [&] {
+    v4 a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < count; i += 16) {
+      a0 = wasm_f32x4_add(a0, wasm_v128_load(&data[i]));
+      a1 = wasm_f32x4_add(a1, wasm_v128_load(&data[i + 4]));
+      a2 = wasm_f32x4_add(a2, wasm_v128_load(&data[i + 8]));
+      a3 = wasm_f32x4_add(a3, wasm_v128_load(&data[i + 12]));
+    }
+    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
+  });
+  if (sink == 12345.0f) std::printf("#");
+  return count * 4.0 / s / 1e9;
+}
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const double peak = peak_gflops();
+  std::printf("{\"kernel\": \"%s\", \"peakGflops\": %.2f}\n", mh::gemm_kernel_name(), peak);
+  std::fflush(stdout);
+  struct Shape { const char* what; int n, K, N; };
+  const Shape shapes[] = {
+      {"GPT-2 small QKV, 64 tokens", 64, 768, 2304},  {"GPT-2 small MLP up, 64 tokens", 64, 768, 3072},
+      {"GPT-2 small MLP down, 64 tokens", 64, 3072, 768}, {"GPT-2 small W_O, 16 tokens", 16, 768, 768},
+      {"GPT-2 small MLP up, 256 tokens", 256, 768, 3072}, {"square 512", 512, 512, 512},
+      {"GPT-2 small MLP up, 1 token (decoding)", 1, 768, 3072}};
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const Shape& s : shapes) {
+    std::vector<float> a(static_cast<size_t>(s.n) * s.K), b(static_cast<size_t>(s.K) * s.N), out(static_cast<size_t>(s.n) * s.N);
+    std::vector<uint16_t> b16(b.size());
+    for (float& x : a) x = normal(rng);
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] = normal(rng);
+      uint32_t bits;
+      std::memcpy(&bits, &b[i], 4);
+      b16[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    const double flops = 2.0 * s.n * s.K * s.N;
+    const int calls = std::max(5, std::min(200, static_cast<int>((quick ? 0.2e9 : 1e9) / flops)));
+    for (int bf16 = 0; bf16 < 2; ++bf16) {
+      const mh::MatrixRef ref = bf16 ? mh::MatrixRef{b16.data(), mh::WeightType::kBF16, s.N} : mh::f32_matrix(b.data(), s.N);
+      const double sec = median_seconds(calls, [&] { mh::gemm(out.data(), s.N, a.data(), s.K, ref, nullptr, s.n, s.K, s.N); });
+      const double gflops = flops / sec / 1e9;
+      std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
+                  "\"ofPeak\": %.3f, \"weightGBs\": %.2f}\n",
+                  s.what, bf16 ? "bf16" : "f32", s.n, s.K, s.N, sec * 1e3, gflops, gflops / peak,
+                  double(s.K) * s.N * (bf16 ? 2 : 4) / sec / 1e9);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("{\"readGBs\": %.2f}\n", read_bandwidth_gbs());
+}

@@ -328,9 +328,9 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.concat.resize(static_cast<size_t>(n_q) * dm.d_q);
 
-  gemm(ws.q.data(), dm.d_q, xq, dm.d, w.matrix(w.wq, dm.d_q), w.bq, n_q, dm.d, dm.d_q);
-  gemm(ws.k.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wk, dm.d_kv), w.bk, n_k, dm.d, dm.d_kv);
-  gemm(ws.v.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wv, dm.d_kv), w.bv, n_k, dm.d, dm.d_kv);
+  gemm(ws.q.data(), dm.d_q, xq, dm.d, w.matrix(w.wq, dm.d, dm.d_q), w.bq, n_q, dm.d, dm.d_q);
+  gemm(ws.k.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wk, dm.d, dm.d_kv), w.bk, n_k, dm.d, dm.d_kv);
+  gemm(ws.v.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wv, dm.d, dm.d_kv), w.bv, n_k, dm.d, dm.d_kv);
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
   if (config.rope_dims > 0) {
     rotary_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, mask.query_offset, config.rope_dims,
@@ -407,7 +407,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     for (int head = 0; head < dm.h; ++head) run_head(head, 0);
   }
 
-  gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d), w.bo, n_q, dm.d_q, dm.d);
+  gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
   return finite.load() && Eigen::Map<const Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n_q) * dm.d).allFinite();
 }
 

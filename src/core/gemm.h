@@ -12,13 +12,19 @@
 
 namespace mh {
 
-// A K × N operand, row-major like an Eigen::Map over caller memory: element (k, j) is at
-// data[k · ld + j] (ld ≥ N), stored as `type`.
+// A K × N operand over caller memory (like an Eigen::Map), stored as `type`, either
+//   row-major: element (k, j) at data[k · ld + j] (ld ≥ N), or
+//   panels:    ⌈N/8⌉ panels of 8 columns, each K × 8 contiguous (the last zero-padded): element
+//              (k, j) at data[panel_index(k, j, K)], with ld = K. The layout the kernel reads, so a
+//              matrix stored this way (a checkpoint's weights, nn/tensor.h) is streamed, not packed.
 struct MatrixRef {
   const void* data = nullptr;
   WeightType type = WeightType::kF32;
   int64_t ld = 0;
+  bool panels = false;
 };
+
+inline int64_t panel_index(int64_t k, int64_t j, int64_t K) { return (j / 8) * 8 * K + k * 8 + j % 8; }
 
 inline MatrixRef f32_matrix(const float* data, int64_t ld) { return {data, WeightType::kF32, ld}; }
 

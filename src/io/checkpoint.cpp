@@ -52,6 +52,11 @@ int64_t destination_index(const ParamSpec& p, int64_t rows, int64_t cols, int64_
   return -1;
 }
 
+// A destination's row-major element index → where the tensor stores it (its panel layout), or -1.
+int64_t stored_index(const Tensor& t, int64_t flat) {
+  return flat < 0 ? -1 : t.index(flat / t.cols, flat % t.cols);
+}
+
 void source_rows_cols(const safetensors::TensorInfo& t, int64_t& rows, int64_t& cols) {
   cols = t.shape.empty() ? 1 : t.shape.back();
   rows = cols > 0 ? t.elements() / cols : 0;
@@ -151,7 +156,8 @@ std::string CheckpointLoader::plan(double available_bytes) {
     t.type = p.spec.matrix && !mixed ? source_type : WeightType::kF32;
     t.rows = p.spec.rows;
     t.cols = p.spec.cols;
-    t.bytes.assign(static_cast<size_t>(t.elements() * weight_type_bytes(t.type)), 0);
+    t.panels = p.spec.matrix && p.spec.panels;
+    t.bytes.assign(static_cast<size_t>(t.stored_elements() * weight_type_bytes(t.type)), 0);
     std::vector<uint8_t>* staged = nullptr;
     if (t.type != source_type) {
       staged = &staged_[p.source.info];
@@ -171,7 +177,7 @@ void CheckpointLoader::scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi,
     return;
   }
   uint8_t* out = s.dest->bytes.data();
-  if (s.spec.layout == Layout::kCopy) {
+  if (s.spec.layout == Layout::kCopy && !s.dest->panels) {
     std::memcpy(out + lo, in, hi - lo);
     return;
   }
@@ -183,7 +189,7 @@ void CheckpointLoader::scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi,
     const int64_t e = static_cast<int64_t>(at / es);
     const int64_t r = e / cols, c0 = e % cols;
     if (at % es != 0 || at + es > hi) {  // an element split across chunks: byte by byte
-      const int64_t dest = destination_index(s.spec, rows, cols, r, c0);
+      const int64_t dest = stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0));
       if (dest >= 0) out[dest * es + at % es] = *in;
       ++at;
       ++in;
@@ -192,7 +198,7 @@ void CheckpointLoader::scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi,
     // Whole elements along the rest of this source row.
     const int64_t run = std::min<int64_t>((hi - at) / es, cols - c0);
     for (int64_t i = 0; i < run; ++i) {
-      const int64_t dest = destination_index(s.spec, rows, cols, r, c0 + i);
+      const int64_t dest = stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0 + i));
       if (dest >= 0) std::memcpy(out + dest * es, in + i * es, es);
     }
     at += run * es;
@@ -230,7 +236,7 @@ std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
       float* dest = reinterpret_cast<float*>(s.dest->bytes.data());
       const uint16_t* half = reinterpret_cast<const uint16_t*>(s.staged->data());
       for (int64_t e = 0; e < rows * cols; ++e) {
-        const int64_t at = destination_index(s.spec, rows, cols, e / cols, e % cols);
+        const int64_t at = stored_index(*s.dest, destination_index(s.spec, rows, cols, e / cols, e % cols));
         if (at < 0) continue;
         dest[at] = s.source->dtype == DType::kBF16 ? bf16_to_float(half[e]) : half_to_float(half[e]);
       }

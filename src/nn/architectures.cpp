@@ -31,12 +31,17 @@ ParamSpec mat(std::string name, std::vector<std::string> sources, int64_t rows, 
   p.layout = layout;
   return p;
 }
+// A table read a row at a time (embeddings), kept row-major rather than in panels.
+ParamSpec rows_table(ParamSpec p) {
+  p.panels = false;
+  return p;
+}
 // The token embedding [vocab][d]. Tied to the output head, it is stored transposed (d × vocab):
 // the head's product then reads it as a plain K × N matrix (gemm streams its rows contiguously,
 // which decoding's memory bandwidth needs), and a lookup gathers a column instead of a row.
 ParamSpec token_embedding(const TransformerConfig& c, const char* source) {
-  return c.tied ? mat("embed", {source}, c.d_model, c.vocab, Layout::kTranspose)
-                : mat("embed", {source}, c.vocab, c.d_model);
+  if (c.tied) return mat("embed", {source}, c.d_model, c.vocab, Layout::kTranspose);
+  return rows_table(mat("embed", {source}, c.vocab, c.d_model));
 }
 // A LayerNorm's weight and bias; old BERT checkpoints call them gamma and beta.
 void norm(std::vector<ParamSpec>& out, const std::string& name, const std::string& source, int64_t d, bool bias = true) {
@@ -70,7 +75,7 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
   if (c.family == Family::kGpt2) {
     // Conv1D weights are stored [in][out] already; c_attn holds Q, K and V side by side.
     p.push_back(token_embedding(c, "wte.weight"));
-    p.push_back(mat("positions", {"wpe.weight"}, c.max_positions, d));
+    p.push_back(rows_table(mat("positions", {"wpe.weight"}, c.max_positions, d)));
     for (int l = 0; l < c.layers; ++l) {
       const std::string h = "h." + std::to_string(l) + ".";
       norm(p, layer_name(l, "norm1"), h + "ln_1", d);
@@ -99,8 +104,8 @@ std::vector<ParamSpec> architecture_params(const TransformerConfig& c) {
   } else if (c.family == Family::kBert) {
     const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
     p.push_back(token_embedding(c, "embeddings.word_embeddings.weight"));
-    p.push_back(mat("positions", {"embeddings.position_embeddings.weight"}, c.max_positions, d));
-    p.push_back(mat("types", {"embeddings.token_type_embeddings.weight"}, c.type_vocab, d));
+    p.push_back(rows_table(mat("positions", {"embeddings.position_embeddings.weight"}, c.max_positions, d)));
+    p.push_back(rows_table(mat("types", {"embeddings.token_type_embeddings.weight"}, c.type_vocab, d)));
     norm(p, "embed_norm", "embeddings.LayerNorm", d);
     for (int l = 0; l < c.layers; ++l) {
       const std::string h = "encoder.layer." + std::to_string(l) + ".";

@@ -25,6 +25,7 @@ struct ParamSpec {
   Layout layout = Layout::kCopy;
   int part = 0, parts = 1;
   bool matrix = true;     // matrices keep their stored dtype; vectors become float32
+  bool panels = true;     // a matrix products read: stored in gemm's panel layout (nn/tensor.h)
   bool optional = false;  // absent in the checkpoint: left out (e.g. BERT without its MLM head)
   bool unprefixed = false;  // looked up without the prefix (lm_head.weight, cls.predictions.*)
 };

@@ -13,21 +13,20 @@ void embedding_rows(float* x, const int32_t* ids, const Tensor& table, int n, in
   std::vector<float> row(static_cast<size_t>(d));
   for (int t = 0; t < n; ++t) {
     float* out = x + static_cast<int64_t>(t) * d;
-    table.widen(add ? row.data() : out, static_cast<int64_t>(ids[t]) * d, d);
+    table.widen_rows(add ? row.data() : out, ids[t], 1);
     if (add) Eigen::Map<Eigen::ArrayXf>(out, d) += Eigen::Map<const Eigen::ArrayXf>(row.data(), d);
   }
 }
 
 void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n, int d) {
-  const int64_t vocab = table.cols;
   for (int t = 0; t < n; ++t)
-    for (int k = 0; k < d; ++k) table.widen(x + static_cast<int64_t>(t) * d + k, k * vocab + ids[t], 1);
+    for (int k = 0; k < d; ++k) x[static_cast<int64_t>(t) * d + k] = table.at(k, ids[t]);
 }
 
 void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d) {
   std::vector<float> row(static_cast<size_t>(d));
   for (int t = 0; t < n; ++t) {
-    table.widen(row.data(), static_cast<int64_t>(first_row + t) * d, d);
+    table.widen_rows(row.data(), first_row + t, 1);
     Eigen::Map<Eigen::ArrayXf>(x + static_cast<int64_t>(t) * d, d) += Eigen::Map<const Eigen::ArrayXf>(row.data(), d);
   }
 }

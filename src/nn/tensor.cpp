@@ -5,17 +5,35 @@
 
 namespace mh {
 
-void Tensor::widen(float* out, int64_t first, int64_t count) const {
+float Tensor::at(int64_t r, int64_t c) const {
+  const int64_t i = index(r, c);
   if (type == WeightType::kF32) {
-    std::memcpy(out, bytes.data() + first * 4, static_cast<size_t>(count) * 4);
+    float value;
+    std::memcpy(&value, bytes.data() + i * 4, 4);
+    return value;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, bytes.data() + i * 2, 2);
+  return type == WeightType::kBF16 ? bf16_to_float(bits) : half_to_float(bits);
+}
+
+void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
+  if (!panels && type == WeightType::kF32) {
+    std::memcpy(out, bytes.data() + first * cols * 4, static_cast<size_t>(count * cols) * 4);
     return;
   }
-  const uint16_t* in = reinterpret_cast<const uint16_t*>(bytes.data()) + first;
-  if (type == WeightType::kBF16) {
-    for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_float(in[i]);
-  } else {
-    for (int64_t i = 0; i < count; ++i) out[i] = half_to_float(in[i]);
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = at(first + r, c);
+}
+
+void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {
+  const int64_t size = weight_type_bytes(type);
+  if (!panels) {
+    std::fill_n(stored.begin() + first * cols * size, count * cols * size, uint8_t{0});
+    return;
   }
+  for (int64_t c = 0; c < cols; c += 8)  // in each panel, the rows are 8 elements each, contiguous
+    std::fill_n(stored.begin() + index(first, c) * size, count * 8 * size, uint8_t{0});
 }
 
 }  // namespace mh

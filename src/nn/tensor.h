@@ -13,21 +13,33 @@ namespace mh {
 
 struct Tensor {
   WeightType type = WeightType::kF32;
-  int64_t rows = 1, cols = 1;  // a vector is 1 × cols; matrices are row-major
-  std::vector<uint8_t> bytes;  // rows · cols · weight_type_bytes(type)
+  int64_t rows = 1, cols = 1;  // a vector is 1 × cols
+  // Matrices that products read (every projection and the output head) are stored in gemm's panel
+  // layout (core/gemm.h: panels of 8 columns, each rows × 8 contiguous, the last zero-padded), so
+  // that a product streams them from memory in order instead of re-packing them on every call.
+  // Other matrices (embedding tables read by rows) are row-major.
+  bool panels = false;
+  std::vector<uint8_t> bytes;  // stored_elements() · weight_type_bytes(type)
 
   int64_t elements() const { return rows * cols; }
+  int64_t stored_elements() const { return panels ? rows * ((cols + 7) / 8 * 8) : rows * cols; }
+  // Where element (r, c) is stored, in elements.
+  int64_t index(int64_t r, int64_t c) const { return panels ? panel_index(r, c, rows) : r * cols + c; }
   // The float32 data when the tensor is float32 (zero-copy use), else null.
   const float* f32() const {
     return type == WeightType::kF32 ? reinterpret_cast<const float*>(bytes.data()) : nullptr;
   }
-  // The matrix as gemm's operand (rows × cols, row-major, in its stored type).
-  MatrixRef matrix() const { return {bytes.data(), type, cols}; }
+  // The matrix as gemm's operand (rows × cols, in its stored type and layout).
+  MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels}; }
   // The first element, for a WeightsView (core/attention.h): float32 data, or (2-byte types) the
   // raw elements, which only gemm reads, through the view's type.
   const float* f32_or_raw() const { return reinterpret_cast<const float*>(bytes.data()); }
-  // out[0 … count) = elements [first, first + count) as float32.
-  void widen(float* out, int64_t first, int64_t count) const;
+  // Element (r, c) as float32.
+  float at(int64_t r, int64_t c) const;
+  // out (count × cols, row-major) = rows [first, first + count) as float32.
+  void widen_rows(float* out, int64_t first, int64_t count) const;
+  // Sets rows [first, first + count) to 0 in `stored`, a copy of this tensor's bytes.
+  void zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const;
 };
 
 }  // namespace mh

@@ -120,15 +120,14 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   // The matrices as stored (fp16/bf16 included): gemm widens them a panel at a time.
   WeightsView view{w.wq->f32_or_raw(), w.wk->f32_or_raw(), w.wv->f32_or_raw(), w.wo->f32_or_raw(),
                    w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
-                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type};
+                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type, w.wq->panels};
   const int d_k = c.head_dim;
   const uint8_t* enabled = r.head_enabled ? r.head_enabled + static_cast<int64_t>(layer) * c.heads : nullptr;
   if (enabled && std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {
     // A switched-off head reaches the residual only through its rows of W_O: zero them in a copy.
-    const int64_t row_bytes = int64_t{d_k} * c.d_model * weight_type_bytes(w.wo->type);
     wo_ablated_.assign(w.wo->bytes.begin(), w.wo->bytes.end());
     for (int h = 0; h < c.heads; ++h)
-      if (!enabled[h]) std::fill_n(wo_ablated_.begin() + h * row_bytes, row_bytes, uint8_t{0});
+      if (!enabled[h]) w.wo->zero_rows(wo_ablated_, int64_t{h} * d_k, d_k);
     view.wo = reinterpret_cast<const float*>(wo_ablated_.data());
   }
   MaskSpec mask;
@@ -157,7 +156,7 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
         continue;
       }
       wo_head_.resize(static_cast<size_t>(d_k) * c.d_model);
-      w.wo->widen(wo_head_.data(), int64_t{h} * d_k * c.d_model, int64_t{d_k} * c.d_model);
+      w.wo->widen_rows(wo_head_.data(), int64_t{h} * d_k, d_k);
       ConstMatrixView v(values + (h / group) * d_k, n_k, d_k, Eigen::OuterStride<>(d_kv));
       ConstMatrixView wo(wo_head_.data(), d_k, c.d_model, Eigen::OuterStride<>(c.d_model));
       const Eigen::MatrixXf moved = v * wo;

@@ -57,9 +57,22 @@ Operand make_operand(WeightType type, int K, int N, int ld, std::mt19937& rng) {
   return op;
 }
 
-void check_product(WeightType type, int n, int K, int N, bool with_bias, std::mt19937& rng) {
+// The same matrix in gemm's panel layout (panels of 8 columns, K × 8 each); the padding of the
+// last panel is garbage, which must never reach the result.
+void to_panels(Operand& op, int K, int N) {
+  const int size = weight_type_bytes(op.ref.type);
+  std::vector<uint8_t> panels(static_cast<size_t>(K) * ((N + 7) / 8 * 8) * size + 16, 0xCD);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j)
+      std::memcpy(panels.data() + panel_index(k, j, K) * size, op.bytes.data() + (static_cast<size_t>(k) * op.ref.ld + j) * size, size);
+  op.bytes = std::move(panels);
+  op.ref = {op.bytes.data(), op.ref.type, K, true};
+}
+
+void check_product(WeightType type, int n, int K, int N, bool with_bias, bool panels, std::mt19937& rng) {
   const int ld = N + (rng() % 3) * 5, lda = K + 3, ldo = N + 2;
   Operand b = make_operand(type, K, N, ld, rng);
+  if (panels) to_panels(b, K, N);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> a(static_cast<size_t>(n) * lda), bias(N);
   for (float& x : a) x = normal(rng);
@@ -89,7 +102,7 @@ TEST(Gemm, MatchesFloat64OnEdgeShapes) {
       for (int K : {0, 1, 7, 256, 300, 513})
         for (int N : {1, 5, 8, 9, 31, 40, 77}) {
           if (n * K * N > 3'000'000) continue;
-          check_product(type, n, K, N, (n + K + N) % 2 == 0, rng);
+          for (bool panels : {false, true}) check_product(type, n, K, N, (n + K + N) % 2 == 0, panels, rng);
         }
 }
 
@@ -113,15 +126,18 @@ TEST(Gemm, Fp16SpecialValuesWidenExactly) {
   }
 }
 
-TEST(Gemm, SameBitsWhateverTheThreadsAndRowGrouping) {
+TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   std::mt19937 rng(11);
   const int n = 37, K = 300, N = 203;
   Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
+  Operand in_panels = b;
+  to_panels(in_panels, K, N);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
   for (float& x : a) x = normal(rng);
   for (float& x : bias) x = normal(rng);
-  std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size());
+  std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size()), panels(one.size()),
+      panels_by_row(one.size());
   set_thread_count(1);
   gemm(one.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
   set_thread_count(3);
@@ -130,7 +146,13 @@ TEST(Gemm, SameBitsWhateverTheThreadsAndRowGrouping) {
   for (int i = 0; i < n; ++i)  // each row alone (the few-rows path, as a decoding step runs it)
     gemm(by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, b.ref, bias.data(),
          1, K, N);
+  gemm(panels.data(), N, a.data(), K, in_panels.ref, bias.data(), n, K, N);
+  for (int i = 0; i < n; ++i)
+    gemm(panels_by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, in_panels.ref,
+         bias.data(), 1, K, N);
   EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4));
+  EXPECT_EQ(0, std::memcmp(one.data(), panels.data(), one.size() * 4));
+  EXPECT_EQ(0, std::memcmp(one.data(), panels_by_row.data(), one.size() * 4));
   EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
 }
 

@@ -70,11 +70,14 @@ describe('offline support', () => {
     }
     expect(pageModules.size).toBeGreaterThan(8);
     expect(listed.sort()).toEqual([...pageModules].sort());
-    for (const f of ['../bindings/multihead.mjs', '../bindings/language-model.mjs', '../dist/multihead_core.mjs',
-      '../dist/multihead_core.wasm', './index.html', './model.html', './playground.html', '../bindings/trainer.mjs', './style.css', './model/austen.mhlm', './model/austen.json',
+    for (const f of ['../bindings/multihead.mjs', '../bindings/language-model.mjs', './index.html', './model.html', './playground.html', '../bindings/trainer.mjs', './style.css', './model/austen.mhlm', './model/austen.json',
       './your-model.html', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs', '../bindings/tokenizers/tokenizer.mjs',
       '../bindings/tokenizers/normalize.mjs', '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs']) {
       expect(sw).toContain(`'${f}'`);
     }
+    // The wasm builds, named by the build the browser will load (relaxed SIMD or not, threads or not).
+    for (const f of ['../dist/multihead_core${suffix}.mjs', '../dist/multihead_core${suffix}.wasm',
+      '../dist/multihead_core_mt${suffix}.worker.js']) expect(sw).toContain(`\`${f}\``);
+    expect(sw).toContain("relaxed ? '_relaxed' : ''");
   });
 });

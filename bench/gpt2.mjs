@@ -1,0 +1,155 @@
+// The real-model benchmark: GPT-2 small (random weights in the hub's layout, F32 and a BF16 copy)
+// through multihead's JS API in Node, against onnxruntime-web 1.30 (wasm, SIMD, 1 thread) running
+// the graphs torch exports for GPT-2 small (bench/peers/gpt2-small: gpt2s.onnx without attentions,
+// gpt2s-attn.onnx with them). Single thread, in one process, interleaved (one call of each per
+// round), medians. Also: decoding with the key/value cache against the bandwidth bound, and the
+// kernel table (bench/kernels.cpp: one core's peak, GEMM as a fraction of it, read bandwidth), run
+// in this same invocation. bench/run.sh runs this twice: plain SIMD, and relaxed SIMD (Node 20's
+// flag), which is the build a browser with relaxed SIMD loads.
+// Usage: node bench/gpt2.mjs [--quick] [--relaxed]   (writes bench/gpt2-results[-relaxed].json)
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
+import { machine } from './machine.mjs';
+
+const quick = process.argv.includes('--quick');
+const relaxed = process.argv.includes('--relaxed');
+const F32_DIR = 'build/gpt2-small-random', BF16_DIR = 'build/gpt2-small-random-bf16';
+const PEER_DIR = new URL('./peers/gpt2-small/', import.meta.url);
+const LENGTHS = [16, 64, 256];
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+for (const [dir, flags] of [[F32_DIR, []], [BF16_DIR, ['--bf16']]]) {
+  if (!existsSync(`${dir}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', dir, ...flags], { stdio: 'inherit' });
+}
+
+// The kernel table, from the wasm build of bench/kernels.cpp that matches this process's build.
+function kernels() {
+  const file = `build/bench/kernels_${relaxed ? 'relaxed' : 'simd'}.cjs`;
+  if (!existsSync(file)) return null;
+  const args = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : []), file, ...(quick ? ['--quick'] : [])];
+  const lines = execFileSync(process.execPath, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), readGBs: lines.find((l) => l.readGBs)?.readGBs };
+}
+
+async function ortSessions() {
+  let ort;
+  try {
+    ort = await import('onnxruntime-web');
+  } catch {
+    console.warn('onnxruntime-web is not installed (npm --prefix bench ci): no peer columns');
+    return null;
+  }
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.simd = true;
+  ort.env.logLevel = 'error';
+  const sessions = {};
+  for (const name of ['gpt2s', 'gpt2s-attn']) {
+    // The graphs keep their weights as external data (bench/peers/gpt2-small/README.md): random
+    // N(0, 0.02)-sized values, ones for the layer norms' scales. Timing does not depend on them.
+    const external = JSON.parse(readFileSync(new URL(`${name}.external.json`, PEER_DIR), 'utf8'));
+    const data = new Uint8Array(external.size);
+    const floats = new Float32Array(data.buffer);
+    for (const init of external.initializers) {
+      const first = init.offset / 4, count = init.length / 4, ones = /ln_\d\.weight|ln_f\.weight/.test(init.name);
+      for (let i = 0; i < count; i += 1) floats[first + i] = ones ? 1 : (Math.random() - 0.5) * 0.07;
+    }
+    sessions[name] = await ort.InferenceSession.create(readFileSync(new URL(`${name}.onnx`, PEER_DIR)), {
+      externalData: [{ path: external.data_file, data }],
+    });
+  }
+  return { ort, sessions };
+}
+
+// Median ms of each function, measured interleaved, after a warm-up call of each.
+async function timeAll(fns, rounds) {
+  const names = Object.keys(fns), times = Object.fromEntries(names.map((n) => [n, []]));
+  for (const name of names) await fns[name]();
+  for (let r = 0; r < rounds; r += 1) {
+    for (const name of names) {
+      const t0 = performance.now();
+      await fns[name]();
+      times[name].push(performance.now() - t0);
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
+}
+
+const kernelTable = kernels();
+const f32 = await loadPretrained(F32_DIR);
+const bf16 = await loadPretrained(BF16_DIR);
+const peer = await ortSessions();
+const info = await runtimeInfo();
+const ids = (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 50257);
+
+const prefill = [];
+for (const n of LENGTHS) {
+  const x = ids(n);
+  const fns = {
+    'ours, all attentions, last row logits': () => f32.run(x, { logits: [n - 1] }),
+    'ours, all attentions, all logits': () => f32.run(x, { logits: true }),
+    'ours bf16, all attentions, last row logits': () => bf16.run(x, { logits: [n - 1] }),
+  };
+  if (peer) {
+    const input = new peer.ort.Tensor('int64', BigInt64Array.from(x, BigInt), [1, n]);
+    fns['ORT gpt2s (no attentions)'] = () => peer.sessions.gpt2s.run({ ids: input });
+    fns['ORT gpt2s-attn (all attentions)'] = () => peer.sessions['gpt2s-attn'].run({ ids: input });
+  }
+  const rounds = quick ? 3 : n >= 256 ? 5 : 9;
+  const ms = await timeAll(fns, rounds);
+  const row = { n, ms };
+  if (peer) {
+    row.vsOrtAttn = ms['ORT gpt2s-attn (all attentions)'] / ms['ours, all attentions, last row logits'];
+    row.vsOrtAttnAllLogits = ms['ORT gpt2s-attn (all attentions)'] / ms['ours, all attentions, all logits'];
+    row.vsOrtPlainAllLogits = ms['ORT gpt2s (no attentions)'] / ms['ours, all attentions, all logits'];
+  }
+  prefill.push(row);
+  console.log(JSON.stringify(row));
+}
+
+// Decoding: a 16-token prompt, then 32 greedy tokens from the key/value cache; ms per token is the
+// median gap between tokens after the first. Every step reads every weight matrix once (the
+// output head included), so bytes ÷ bandwidth is the bound.
+async function decode(model) {
+  const gaps = [];
+  let last = null;
+  for await (const step of model.generate(ids(16), { maxNewTokens: quick ? 12 : 32, temperature: 0, stopAtEos: false })) {
+    const now = performance.now();
+    if (last !== null) gaps.push(now - last);
+    last = now;
+    void step;
+  }
+  return median(gaps);
+}
+const c = f32.config;
+const matrixElements = c.layers * (4 * c.dModel * c.dModel + 2 * c.dModel * 4 * c.dModel) + c.dModel * c.vocabSize;  // GPT-2: d_ff = 4·d
+const decodeRows = [];
+for (const [label, model, bytes] of [['f32', f32, 4], ['bf16', bf16, 2]]) {
+  await decode(model);
+  const ms = await decode(model);
+  const weightBytes = matrixElements * bytes;
+  const boundMs = kernelTable?.readGBs ? weightBytes / (kernelTable.readGBs * 1e9) * 1e3 : null;
+  const row = { weights: label, msPerToken: ms, weightMB: weightBytes / 1e6, readGBs: kernelTable?.readGBs, boundMs, ofBound: boundMs ? ms / boundMs : null };
+  decodeRows.push(row);
+  console.log(JSON.stringify(row));
+}
+
+const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel }, kernels: kernelTable, prefill, decode: decodeRows };
+writeFileSync(new URL(`./gpt2-results${relaxed ? '-relaxed' : ''}.json`, import.meta.url), JSON.stringify(results, null, 1));
+
+const m = results.machine;
+console.log(`\n## ${info.gemmKernel} — ${m.cpu} (family ${m.family}, model ${m.model}; ${m.simdFlags}), ${m.cores} cores, Node ${m.node}`);
+if (kernelTable) {
+  console.log(`\nOne core's peak in this build: ${kernelTable.peak.peakGflops.toFixed(1)} GFLOP/s; read bandwidth ${kernelTable.readGBs.toFixed(1)} GB/s\n`);
+  console.log('| GEMM (n × K · K × N) | weights | ms | GFLOP/s | of peak |\n|---|---|---|---|---|');
+  for (const g of kernelTable.gemm) console.log(`| ${g.gemm} (${g.n}×${g.K}·${g.K}×${g.N}) | ${g.weights} | ${g.ms.toFixed(3)} | ${g.gflops.toFixed(1)} | ${(100 * g.ofPeak).toFixed(0)}% |`);
+}
+console.log('\n| GPT-2 small prefill, 1 thread | ours (attentions, last-row logits) | ours (attentions, all logits) | ours bf16 | ORT gpt2s | ORT gpt2s-attn | ORT-attn ÷ ours | ORT-attn ÷ ours (all logits) |\n|---|---|---|---|---|---|---|---|');
+for (const r of prefill) {
+  const v = (k) => (r.ms[k] === undefined ? '–' : r.ms[k].toFixed(1));
+  console.log(`| ${r.n} tokens | ${v('ours, all attentions, last row logits')} | ${v('ours, all attentions, all logits')} | ${v('ours bf16, all attentions, last row logits')} | ${v('ORT gpt2s (no attentions)')} | ${v('ORT gpt2s-attn (all attentions)')} | ${r.vsOrtAttn?.toFixed(2) ?? '–'}× | ${r.vsOrtAttnAllLogits?.toFixed(2) ?? '–'}× |`);
+}
+console.log('\n| decoding, 1 thread | ms / token | weights read | bound (bytes ÷ read bandwidth) | ÷ bound |\n|---|---|---|---|---|');
+for (const r of decodeRows) console.log(`| ${r.weights} | ${r.msPerToken.toFixed(1)} | ${r.weightMB.toFixed(0)} MB | ${r.boundMs?.toFixed(1) ?? '–'} ms | ${r.ofBound?.toFixed(2) ?? '–'}× |`);
+f32.dispose();
+bf16.dispose();

@@ -19,46 +19,10 @@
 
 #include "core/gemm.h"
 
+#include "peak.h"
+
 using Clock = std::chrono::steady_clock;
 using v4 = v128_t;
-
-static inline v4 madd(v4 acc, v4 x, v4 y) {
-#if defined(__wasm_relaxed_simd__)
-  return __builtin_wasm_fma_f32x4(x, y, acc);
-#else
-  return wasm_f32x4_add(acc, wasm_f32x4_mul(x, y));
-#endif
-}
-
-// acc = acc · a + b on 12 accumulators; returns their sum so that nothing is optimized away.
-__attribute__((noinline)) float spin(long iterations, float seed) {
-  constexpr int kAccumulators = 12;
-  v4 acc[kAccumulators];
-  for (int i = 0; i < kAccumulators; ++i) acc[i] = wasm_f32x4_splat(seed * static_cast<float>(i));
-  const v4 a = wasm_f32x4_splat(0.999f), b = wasm_f32x4_splat(1e-4f);
-  for (long it = 0; it < iterations; ++it) {
-#pragma clang loop unroll(full)
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = madd(b, acc[i], a);
-  }
-  v4 total = acc[0];
-  for (int i = 1; i < kAccumulators; ++i) total = wasm_f32x4_add(total, acc[i]);
-  return wasm_f32x4_extract_lane(total, 0);
-}
-
-double peak_gflops() {
-  const long iterations = 20'000'000;  // 12 × 4 × 2 flops each: 1.9 GFLOP per run
-  spin(iterations / 10, 1.0f);
-  double best = 0;
-  float sink = 0;
-  for (int run = 0; run < 5; ++run) {
-    const auto t0 = Clock::now();
-    sink += spin(iterations, 1.0f + run);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, iterations * 12.0 * 4 * 2 / s / 1e9);
-  }
-  if (sink == 12345.0f) std::printf("#");
-  return best;
-}
 
 // Median seconds of `calls` runs of fn, after one warm-up run.
 template <class Fn>
@@ -94,7 +58,7 @@ double read_bandwidth_gbs() {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const double peak = peak_gflops();
+  const double peak = peak_gflops(20'000'000);
   std::printf("{\"kernel\": \"%s\", \"peakGflops\": %.2f}\n", mh::gemm_kernel_name(), peak);
   std::fflush(stdout);
   struct Shape { const char* what; int n, K, N; };

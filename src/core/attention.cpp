@@ -7,7 +7,6 @@
 #include "core/eigen_include.h"
 #include "core/parallel.h"
 #include "core/simd_exp.h"
-#include "core/simd_gemm.h"
 
 namespace mh {
 
@@ -252,8 +251,8 @@ void softmax_backward(float* d_scores, const float* d_a, const float* a, int row
 
 void attention_values_forward(float* out, int ldo, const float* a, const float* v, int ldv,
                               int rows, int n_k, int d_k) {
-#if MH_SIMD_GEMM
-  gemm_rowmajor_simd(out, ldo, a, n_k, v, ldv, nullptr, rows, n_k, d_k);
+#if defined(__wasm_simd128__)
+  gemm_columns(out, ldo, a, n_k, f32_matrix(v, ldv), nullptr, rows, n_k, 0, d_k);
 #else
   MatrixView o(out, rows, d_k, Eigen::OuterStride<>(ldo));
   ConstMatrixView weights(a, rows, n_k, Eigen::OuterStride<>(n_k));
@@ -355,7 +354,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   const size_t scores_per_slot = static_cast<size_t>(block) * n_k;
   const size_t kt_per_slot = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
   ws.scores.resize(scores_per_slot * slots);
-#if MH_SIMD_GEMM
+#if defined(__wasm_simd128__)
   ws.kt.resize(kt_per_slot * slots);
 #endif
   std::atomic<bool> finite{true};
@@ -365,10 +364,10 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     const float* v_head = values + (head / group) * dm.d_k;
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
     float* scores = ws.scores.data() + scores_per_slot * slot;
-#if MH_SIMD_GEMM
-    // The wasm GEMM kernel (simd_gemm.h) reads this head's scale · Kᵀ (d_k × n_k) packed in
-    // panels of 8 keys, made once per head and shared by its query blocks. Same scores as
-    // attention_scores_forward.
+#if defined(__wasm_simd128__)
+    // In wasm the scores go through gemm (core/gemm.h): this head's scale · Kᵀ (d_k × n_k) in
+    // gemm's panel layout, made once per head and shared by its query blocks. Same scores as
+    // attention_scores_forward. (A head's product runs on the thread that has the head.)
     float* kt = ws.kt.data() + kt_per_slot * slot;
     pack_panels_transposed(kt, k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
 #else
@@ -379,9 +378,9 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       const int rows = std::min(block, n_q - q0);
       // Causal blocks skip keys that every one of their queries must ignore anyway.
       const int cols = mask.causal ? std::min(n_k, mask.query_offset + q0 + rows) : n_k;
-#if MH_SIMD_GEMM
-      gemm_packed_simd(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, kt, rows,
-                       dm.d_k, cols);
+#if defined(__wasm_simd128__)
+      gemm_columns(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q,
+                   MatrixRef{kt, WeightType::kF32, dm.d_k, true}, nullptr, rows, dm.d_k, 0, cols);
 #else
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);

@@ -100,7 +100,7 @@ struct KvCache {
 
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
-  std::vector<float> kt;  // a head's scale · Kᵀ for the GEMM kernel (simd_gemm.h), where it is used
+  std::vector<float> kt;  // wasm: a head's scale · Kᵀ in gemm's panel layout (core/gemm.h)
 };
 
 // ---- the operations, in the order the forward pass runs them ----

@@ -239,29 +239,9 @@ void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int
   }
 }
 
-// Fewer rows than a tile: out (R × 4W columns from j) = bias + a · b, B's rows read in place.
-template <WeightType T, int R, int W>
-void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
-           int j) {
-  static_assert(W % 2 == 0, "whole groups of 8 columns");
-  v4 acc[R][W];
-  for (int r = 0; r < R; ++r)
-    for (int w = 0; w < W; ++w) acc[r][w] = bias ? load(bias + j + 4 * w) : zero();
-  for (int k = 0; k < K; ++k) {
-    v4 row[W];
-    for (int w = 0; w < W; w += 2) load8<T>(b, k * b.ld + j + 4 * w, row[w], row[w + 1]);
-    for (int r = 0; r < R; ++r) {
-      const v4 s = splat(a + r * lda + k);
-      for (int w = 0; w < W; ++w) acc[r][w] = madd(acc[r][w], s, row[w]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int w = 0; w < W; ++w) store(out + r * ldo + j + 4 * w, acc[r][w]);
-}
-
 // Decoding reads every weight once per token, so widening bf16 must cost next to nothing: in wasm,
 // 8 bf16 values become their even columns (shifted up) and their odd columns (masked), 2
-// operations instead of 4 with extends; panel_strip keeps its accumulators in that order.
+// operations instead of 4 with extends; strip() keeps its accumulators in that order.
 #if defined(__wasm_simd128__)
 constexpr bool kEvenOddBf16 = true;
 inline void load8_even_odd(const uint16_t* p, v4& even, v4& odd) {
@@ -274,39 +254,44 @@ constexpr bool kEvenOddBf16 = false;
 inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
 #endif
 
-// The same for b in panel layout: P panels side by side (each read contiguously, P streams), into
-// a scratch tile of which `width` columns are stored. Columns past N are the panels' zero padding.
-template <WeightType T, int R, int P>
-void panel_strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
-                 int j, int width) {
+// Fewer rows than a tile (decoding): out (R rows × `width` columns from j, width ≤ 8G) = bias +
+// a · b, B read in place, G groups of 8 columns side by side. Eight columns from a multiple of 8
+// are contiguous in either layout (a row's run, or a panel's row), so each group is one stream.
+// In panel layout the last group may be partial (its zero padding is computed, not stored);
+// row-major callers pass whole groups only.
+template <WeightType T, int R, int G>
+void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K, int j,
+           int width) {
   constexpr bool even_odd = kEvenOddBf16 && T == WeightType::kBF16;
-  // Lane order of the accumulators within each panel: 0 … 7, or 0 2 4 6 1 3 5 7.
+  // Lane order of the accumulators within each group: 0 … 7, or 0 2 4 6 1 3 5 7.
   auto column = [](int lane) { return even_odd ? (lane & ~7) + (lane % 8 < 4 ? 2 * (lane % 8) : 2 * (lane % 8 - 4) + 1) : lane; };
-  alignas(16) float tile[8 * P] = {}, lanes[8 * P];
+  alignas(16) float tile[8 * G] = {}, lanes[8 * G];
   if (bias) std::copy(bias + j, bias + j + width, tile);
-  for (int l = 0; l < 8 * P; ++l) lanes[l] = tile[column(l)];
-  v4 acc[R][2 * P];
+  for (int l = 0; l < 8 * G; ++l) lanes[l] = tile[column(l)];
+  v4 acc[R][2 * G];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < 2 * P; ++v) acc[r][v] = load(lanes + 4 * v);
-  const int64_t first = panel_index(0, j, b.ld), stride = 8 * b.ld;
+    for (int v = 0; v < 2 * G; ++v) acc[r][v] = load(lanes + 4 * v);
+  // Element (k, j + 8g) is at first + g · group_step + k · k_step.
+  const int64_t first = b.panels ? panel_index(0, j, b.ld) : j;
+  const int64_t group_step = b.panels ? 8 * b.ld : 8, k_step = b.panels ? 8 : b.ld;
   for (int k = 0; k < K; ++k) {
-    v4 col[2 * P];
-    for (int p = 0; p < P; ++p) {
-      const int64_t at = first + p * stride + 8 * k;
+    v4 col[2 * G];
+    for (int g = 0; g < G; ++g) {
+      const int64_t at = first + g * group_step + k * k_step;
       if (even_odd) {
-        load8_even_odd(static_cast<const uint16_t*>(b.data) + at, col[2 * p], col[2 * p + 1]);
+        load8_even_odd(static_cast<const uint16_t*>(b.data) + at, col[2 * g], col[2 * g + 1]);
       } else {
-        load8<T>(b, at, col[2 * p], col[2 * p + 1]);
+        load8<T>(b, at, col[2 * g], col[2 * g + 1]);
       }
     }
     for (int r = 0; r < R; ++r) {
       const v4 s = splat(a + r * lda + k);
-      for (int v = 0; v < 2 * P; ++v) acc[r][v] = madd(acc[r][v], s, col[v]);
+      for (int v = 0; v < 2 * G; ++v) acc[r][v] = madd(acc[r][v], s, col[v]);
     }
   }
   for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < 2 * P; ++v) store(lanes + 4 * v, acc[r][v]);
-    for (int l = 0; l < 8 * P; ++l) tile[column(l)] = lanes[l];
+    for (int v = 0; v < 2 * G; ++v) store(lanes + 4 * v, acc[r][v]);
+    for (int l = 0; l < 8 * G; ++l) tile[column(l)] = lanes[l];
     std::copy(tile, tile + width, out + r * ldo + j);
   }
 }
@@ -314,19 +299,15 @@ void panel_strip(float* out, int64_t ldo, const float* a, int64_t lda, const Mat
 template <WeightType T, int R>
 void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
               int c0, int c1) {
-  if (b.panels) {
-    constexpr int kPanels = R == 1 ? 4 : R == 2 ? 2 : 1;  // 8 accumulators (6 for 3 rows)
-    int j = c0;
-    for (; c1 - j > 8 * (kPanels - 1); j += 8 * kPanels)
-      panel_strip<T, R, kPanels>(out, ldo, a, lda, b, bias, K, j, std::min(8 * kPanels, c1 - j));
-    for (; j < c1; j += 8) panel_strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, std::min(8, c1 - j));
-    return;
-  }
-  constexpr int kWide = R == 1 ? 8 : 4;  // 8 accumulators
+  constexpr int kGroups = R == 1 ? 4 : R == 2 ? 2 : 1;  // 8 accumulators (6 for 3 rows)
+  // Panels are padded to whole groups of 8; a row-major matrix is not, so its last < 8 columns
+  // are summed one by one (in the same order).
+  const int end = b.panels ? c1 : c0 + (c1 - c0) / 8 * 8;
   int j = c0;
-  for (; j + 4 * kWide <= c1; j += 4 * kWide) strip<T, R, kWide>(out, ldo, a, lda, b, bias, K, j);
-  for (; j + 8 <= c1; j += 8) strip<T, R, 2>(out, ldo, a, lda, b, bias, K, j);
-  for (; j < c1; ++j) {  // the last < 8 columns
+  for (; end - j > 8 * (kGroups - 1); j += 8 * kGroups)
+    strip<T, R, kGroups>(out, ldo, a, lda, b, bias, K, j, std::min(8 * kGroups, end - j));
+  for (; j < end; j += 8) strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, std::min(8, end - j));
+  for (; j < c1; ++j) {
     for (int r = 0; r < R; ++r) {
       float sum = bias ? bias[j] : 0.0f;
       for (int k = 0; k < K; ++k) sum = scalar_madd(sum, a[r * lda + k], element<T>(b, k * b.ld + j));
@@ -338,7 +319,7 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1) {
-  if (n < kTileRows && n <= 3) {
+  if (n < kTileRows) {
     for (int i = 0; i < n;) {
       const int r = std::min(n - i, 3);
       float* o = out + i * ldo;
@@ -401,6 +382,13 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
     const int c0 = t * chunk;
     gemm_columns(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk));
   });
+}
+
+void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale) {
+  for (int j = 0; j < (cols + 7) / 8 * 8; ++j) {
+    float* dst = packed + panel_index(0, j, K);
+    for (int k = 0; k < K; ++k) dst[k * 8] = j < cols ? scale * src[j * ld + k] : 0.0f;
+  }
 }
 
 const char* gemm_kernel_name() { return kKernelName; }

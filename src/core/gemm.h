@@ -38,6 +38,11 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
 void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b,
                   const float* bias, int n, int K, int col_begin, int col_end);
 
+// packed (gemm's panel layout: ⌈cols/8⌉ panels of K × 8, zero-padded) = scale · the K × cols
+// matrix whose element (k, j) is src[j · ld + k], i.e. scale · srcᵀ for src cols × K, such as a
+// head's keys; gemm reads it as MatrixRef{packed, kF32, K, true}.
+void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale);
+
 // Which kernel this build runs, for the benchmark's report: "wasm SIMD (fused multiply-add)",
 // "wasm SIMD" or "portable (native)".
 const char* gemm_kernel_name();

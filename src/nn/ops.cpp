@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "core/gemm.h"
 #include "core/simd_exp.h"
@@ -100,9 +101,8 @@ template <class Vector, class Scalar>
 void map_in_place(float* x, int64_t count, Vector, Scalar scalar) {
   for (int64_t i = 0; i < count; ++i) x[i] = scalar(x[i]);
 }
-#define gelu_tanh4 nullptr
-#define gelu_erf4 nullptr
-#define silu4 nullptr
+// No vector forms natively: map_in_place ignores these.
+constexpr std::nullptr_t gelu_tanh4 = nullptr, gelu_erf4 = nullptr, silu4 = nullptr;
 #endif
 }  // namespace
 

@@ -1,0 +1,62 @@
+// One core's 4-lane multiply-add peak: the ceiling for any float32 kernel in a build. Multiply-adds
+// on registers only (no loads, no stores), acc = acc · a + b on 12 independent accumulators, so that
+// neither the multiply's nor the add's latency limits throughput (12 + 2 constants fit x86's 16
+// vector registers; a loop-invariant product would let the compiler drop the multiplies). Fused in
+// a relaxed-SIMD wasm build, mul + add otherwise (wasm SIMD, or SSE2 natively). Used by
+// bench/peak.cpp (wasm and native SSE2) and bench/kernels.cpp (beside the GEMM it rates).
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+using f32x4 = v128_t;
+static inline f32x4 splat(float x) { return wasm_f32x4_splat(x); }
+#if defined(__wasm_relaxed_simd__)
+static inline f32x4 mul_add(f32x4 x, f32x4 a, f32x4 b) { return __builtin_wasm_fma_f32x4(x, a, b); }
+#else
+static inline f32x4 mul_add(f32x4 x, f32x4 a, f32x4 b) { return wasm_f32x4_add(wasm_f32x4_mul(x, a), b); }
+#endif
+static inline float first(f32x4 v) { return wasm_f32x4_extract_lane(v, 0); }
+#else
+#include <emmintrin.h>
+using f32x4 = __m128;
+static inline f32x4 splat(float x) { return _mm_set1_ps(x); }
+static inline f32x4 mul_add(f32x4 x, f32x4 a, f32x4 b) { return _mm_add_ps(_mm_mul_ps(x, a), b); }
+static inline float first(f32x4 v) { return _mm_cvtss_f32(v); }
+#endif
+
+constexpr int kAccumulators = 12;
+static inline f32x4 wasm_or_sse_add(f32x4 x, f32x4 y) { return mul_add(x, splat(1.0f), y); }
+
+// Returns the sum of the accumulators, so the compiler must keep every operation.
+__attribute__((noinline)) float spin(long iterations, float seed) {
+  f32x4 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = splat(seed * static_cast<float>(i));
+  const f32x4 a = splat(0.999f), b = splat(1e-4f);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = mul_add(acc[i], a, b);
+  }
+  f32x4 total = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) total = wasm_or_sse_add(total, acc[i]);
+  return first(total);
+}
+
+// The best of 5 runs of `iterations` steps (after a warm-up that also lets V8 tier up), GFLOP/s.
+inline double peak_gflops(long iterations = 25'000'000) {  // 12 × 4 × 2 flops a step: 2.4 GFLOP
+  using Clock = std::chrono::steady_clock;
+  spin(iterations / 10, 1.0f);
+  double best = 0;
+  float sink = 0;
+  for (int run = 0; run < 5; ++run) {
+    const auto t0 = Clock::now();
+    sink += spin(iterations, 1.0f + run);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double gflops = iterations * double(kAccumulators) * 4 * 2 / s / 1e9;
+    if (gflops > best) best = gflops;
+  }
+  if (sink == 12345.0f) std::printf("#");  // keeps the sums alive
+  return best;
+}

@@ -23,7 +23,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "core/parallel.h"
 
@@ -130,6 +132,15 @@ inline void load8(const MatrixRef& b, int64_t offset, v4& lo, v4& hi) {
   }
 }
 
+inline void load8(const float* p, v4& lo, v4& hi) {
+  lo = load(p);
+  hi = load(p + 4);
+}
+template <WeightType T>
+inline void load8(const uint16_t* p, v4& lo, v4& hi) { widen8<T>(p, lo, hi); }
+template <WeightType T>
+inline void load8(const float* p, v4& lo, v4& hi) { load8(p, lo, hi); }
+
 // panel (depth × 8, contiguous) = rows [k0, k0 + depth) × columns [j, j + width) of b as float32,
 // zero-padded to 8 columns.
 template <WeightType T>
@@ -147,17 +158,16 @@ void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int 
     for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
 }
 
-// scratch (kDepth × 8 floats) = rows [k0, k0 + depth) × columns [j, j + 8) of b as float32. From
-// panel layout this is a contiguous copy (widening 2-byte values): a float32 panel is copied too,
-// not read in place — the micro-kernel reading it straight from memory waited on every cache
-// miss (16 tokens of GPT-2 small: 98 ms against 89), where a copy streams it.
+// The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (cached float32
+// panels), or copied into scratch (kDepth × 8 floats), widening 2-byte values on the way.
 template <WeightType T>
-const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch) {
+const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch, bool in_place) {
   if (!b.panels) {
     pack_panel<T>(scratch, b, k0, depth, j, width);
     return scratch;
   }
   const int64_t start = panel_index(k0, j, b.ld);
+  if (T == WeightType::kF32 && in_place) return static_cast<const float*>(b.data) + start;
   for (int e = 0; e < depth * 8; e += 8) {  // contiguous: 8 values (2 vectors) at a time
     v4 lo, hi;
     load8<T>(b, start + e, lo, hi);
@@ -259,9 +269,12 @@ inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
 // are contiguous in either layout (a row's run, or a panel's row), so each group is one stream.
 // In panel layout the last group may be partial (its zero padding is computed, not stored);
 // row-major callers pass whole groups only.
+// The addresses advance by pointer increments, written out: Emscripten turns LLVM's loop
+// strength reduction off (-disable-lsr), so an index expression is recomputed every iteration.
 template <WeightType T, int R, int G>
 void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K, int j,
            int width) {
+  using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
   constexpr bool even_odd = kEvenOddBf16 && T == WeightType::kBF16;
   // Lane order of the accumulators within each group: 0 … 7, or 0 2 4 6 1 3 5 7.
   auto column = [](int lane) { return even_odd ? (lane & ~7) + (lane % 8 < 4 ? 2 * (lane % 8) : 2 * (lane % 8 - 4) + 1) : lane; };
@@ -271,21 +284,21 @@ void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   v4 acc[R][2 * G];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < 2 * G; ++v) acc[r][v] = load(lanes + 4 * v);
-  // Element (k, j + 8g) is at first + g · group_step + k · k_step.
-  const int64_t first = b.panels ? panel_index(0, j, b.ld) : j;
-  const int64_t group_step = b.panels ? 8 * b.ld : 8, k_step = b.panels ? 8 : b.ld;
-  for (int k = 0; k < K; ++k) {
+  // Element (k, j + 8g) is at p + g · group_step once p has advanced k times by k_step.
+  const Stored* p = static_cast<const Stored*>(b.data) + (b.panels ? panel_index(0, j, b.ld) : j);
+  const std::ptrdiff_t group_step = b.panels ? 8 * b.ld : 8, k_step = b.panels ? 8 : b.ld, row_step = lda;
+  const float* a_k = a;
+  for (int k = 0; k < K; ++k, p += k_step, ++a_k) {
     v4 col[2 * G];
     for (int g = 0; g < G; ++g) {
-      const int64_t at = first + g * group_step + k * k_step;
       if (even_odd) {
-        load8_even_odd(static_cast<const uint16_t*>(b.data) + at, col[2 * g], col[2 * g + 1]);
+        load8_even_odd(reinterpret_cast<const uint16_t*>(p + g * group_step), col[2 * g], col[2 * g + 1]);
       } else {
-        load8<T>(b, at, col[2 * g], col[2 * g + 1]);
+        load8<T>(p + g * group_step, col[2 * g], col[2 * g + 1]);
       }
     }
     for (int r = 0; r < R; ++r) {
-      const v4 s = splat(a + r * lda + k);
+      const v4 s = splat(a_k + r * row_step);
       for (int v = 0; v < 2 * G; ++v) acc[r][v] = madd(acc[r][v], s, col[v]);
     }
   }
@@ -303,9 +316,15 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
   // Panels are padded to whole groups of 8; a row-major matrix is not, so its last < 8 columns
   // are summed one by one (in the same order).
   const int end = b.panels ? c1 : c0 + (c1 - c0) / 8 * 8;
+  // Called through a pointer the optimizer cannot see through: binaryen inlines a function with
+  // one caller whatever `noinline` says, and inside gemm_columns, V8 spilled this loop's
+  // accumulators to the stack (bf16 decoding of GPT-2 small: 19.8 → 17.3 ms per token here).
+  using Strip = void (*)(float*, int64_t, const float*, int64_t, const MatrixRef&, const float*, int, int, int);
+  static Strip volatile wide_strip = strip<T, R, kGroups>;
+  const Strip wide = wide_strip;
   int j = c0;
   for (; end - j > 8 * (kGroups - 1); j += 8 * kGroups)
-    strip<T, R, kGroups>(out, ldo, a, lda, b, bias, K, j, std::min(8 * kGroups, end - j));
+    wide(out, ldo, a, lda, b, bias, K, j, std::min(8 * kGroups, end - j));
   for (; j < end; j += 8) strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, std::min(8, end - j));
   for (; j < c1; ++j) {
     for (int r = 0; r < R; ++r) {
@@ -339,6 +358,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   // On the stack (104 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[kRowBlock * kDepth];
+  const bool in_place = b.panels && b.cached;
   for (int i0 = 0; i0 < n; i0 += kRowBlock) {
     const int rows = std::min(kRowBlock, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
@@ -346,7 +366,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
-        const float* source = panel_of<T>(b, k0, depth, j, width, panel);
+        const float* source = panel_of<T>(b, k0, depth, j, width, panel, in_place);
         panel_rows(out + i0 * ldo + j, ldo, packed_a, source, depth, rows, width, k0 > 0, bias ? bias + j : nullptr);
       }
     }
@@ -382,6 +402,14 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
     const int c0 = t * chunk;
     gemm_columns(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk));
   });
+}
+
+void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {
+  for (int j = 0; j < (N + 7) / 8 * 8; j += 8) {
+    float* dst = packed + panel_index(0, j, K);
+    for (int k = 0; k < K; ++k)
+      for (int c = 0; c < 8; ++c) dst[k * 8 + c] = j + c < N ? src[k * ld + j + c] : 0.0f;
+  }
 }
 
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale) {

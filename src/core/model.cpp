@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/gemm.h"
 #include "core/init.h"
 
 namespace mh {
@@ -34,6 +35,7 @@ int64_t AttentionModel::weight_size(int which) const {
 }
 
 void AttentionModel::init_seeded(uint64_t seed) {
+  packed_valid_ = false;
   NormalStream stream(seed);
   const double stddev = std::sqrt(2.0 / config_.d_model);
   for (int which : {kWq, kWk, kWv, kWo}) fill_normal(w_[which].data(), weight_size(which), stddev, stream);
@@ -44,6 +46,26 @@ WeightsView AttentionModel::weights() const {
   auto bias = [&](int which) { return config_.bias ? w_[which].data() : nullptr; };
   return {w_[kWq].data(), w_[kWk].data(), w_[kWv].data(), w_[kWo].data(),
           bias(kBq),      bias(kBk),      bias(kBv),      bias(kBo)};
+}
+
+WeightsView AttentionModel::gemm_weights() {
+  const Dims dm = dims();
+  const int out_size[4] = {dm.d_q, dm.d_kv, dm.d_kv, dm.d}, in_size[4] = {dm.d, dm.d, dm.d, dm.d_q};
+  if (!packed_valid_) {
+    for (int which : {kWq, kWk, kWv, kWo}) {
+      packed_[which].resize(static_cast<size_t>(out_size[which] + 7) / 8 * 8 * in_size[which]);
+      pack_panels(packed_[which].data(), w_[which].data(), out_size[which], in_size[which], out_size[which]);
+    }
+    packed_valid_ = true;
+  }
+  WeightsView view = weights();
+  view.wq = packed_[kWq].data();
+  view.wk = packed_[kWk].data();
+  view.wv = packed_[kWv].data();
+  view.wo = packed_[kWo].data();
+  view.panels = true;
+  view.cached = true;
+  return view;
 }
 
 static std::string non_finite_message(const char* name, int64_t index, float value) {
@@ -66,6 +88,7 @@ std::string AttentionModel::replace_weights(std::vector<float>* staged, unsigned
   }
   for (int i = 0; i < kNumWeights; ++i)
     if (which_mask & (1u << i)) w_[i].swap(staged[i]);
+  packed_valid_ = false;
   return "";
 }
 
@@ -96,6 +119,7 @@ std::string AttentionModel::load_pytorch(const float* in_proj_weight, const floa
     for (int64_t out = 0; out < d; ++out)
       for (int64_t in = 0; in < d; ++in) dst[in * d + out] = torch_weight[out * d + in];
   };
+  packed_valid_ = false;
   transpose_into(w_[kWq], in_proj_weight);
   transpose_into(w_[kWk], in_proj_weight + d * d);
   transpose_into(w_[kWv], in_proj_weight + 2 * d * d);
@@ -123,7 +147,7 @@ std::string AttentionModel::forward(float* y, float* attention, const AttentionS
   if (error.empty()) error = validate_forward(config_, xq, xkv, n_q, n_k, mask, sel.floats(n_k));
   if (!error.empty()) return error;
   if (!multihead_attention_forward(y, sel.heads ? attention : nullptr, sel, xq, xkv, n_q, n_k,
-                                   config_, weights(), mask, ws_))
+                                   config_, gemm_weights(), mask, ws_))
     return kOverflowMessage;
   return "";
 }

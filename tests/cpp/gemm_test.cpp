@@ -156,5 +156,27 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
 }
 
+TEST(Gemm, CachedPanelsReadInPlaceGiveTheSameBits) {
+  // An attention layer's own weights are packed once (pack_panels) and read in place, not copied.
+  std::mt19937 rng(12);
+  const int n = 41, K = 290, N = 53;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(n) * K), b(static_cast<size_t>(K) * N), bias(N);
+  for (float& x : a) x = normal(rng);
+  for (float& x : b) x = normal(rng);
+  for (float& x : bias) x = normal(rng);
+  std::vector<float> packed(static_cast<size_t>(K) * ((N + 7) / 8 * 8), std::nanf(""));
+  pack_panels(packed.data(), b.data(), N, K, N);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < (N + 7) / 8 * 8; ++j) ASSERT_EQ(packed[panel_index(k, j, K)], j < N ? b[k * N + j] : 0.0f);
+  std::vector<float> row_major(static_cast<size_t>(n) * N), copied(row_major.size()), in_place(row_major.size());
+  set_thread_count(1);
+  gemm(row_major.data(), N, a.data(), K, f32_matrix(b.data(), N), bias.data(), n, K, N);
+  gemm(copied.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true, false}, bias.data(), n, K, N);
+  gemm(in_place.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true, true}, bias.data(), n, K, N);
+  EXPECT_EQ(0, std::memcmp(row_major.data(), copied.data(), row_major.size() * 4));
+  EXPECT_EQ(0, std::memcmp(row_major.data(), in_place.data(), row_major.size() * 4));
+}
+
 }  // namespace
 }  // namespace mh

@@ -50,6 +50,41 @@ TEST(Model, ReplaceWeightsIsAllOrNothing) {
             std::string::npos);
 }
 
+// forward multiplies by a packed copy of the weights, made on first use after a change: every way
+// of changing them must reach it. Compared with a fresh layer holding the same weights.
+TEST(Model, ForwardFollowsEveryWeightChange) {
+  const int d = 16, h = 4, n = 9;
+  std::mt19937 rng(23);
+  const std::vector<float> x = ref::to_float(test::float_exact(size_t(n) * d, rng));
+  auto forward = [&](mh::AttentionModel& m) {
+    std::vector<float> y(size_t(n) * d);
+    EXPECT_EQ(m.forward(y.data(), nullptr, x.data(), x.data(), n, n, mh::MaskSpec{}), "");
+    return y;
+  };
+  test::Pair p = test::make_pair(d, h, 0, true, 31);
+  const std::vector<float> before = forward(p.model);
+  test::Pair other = test::make_pair(d, h, 0, true, 32);
+  std::vector<float> staged[mh::kNumWeights];
+  for (int w = 0; w < mh::kNumWeights; ++w) staged[w].assign(other.model.weight(w), other.model.weight(w) + other.model.weight_size(w));
+  ASSERT_EQ(p.model.replace_weights(staged, 0xFFu), "");
+  const std::vector<float> replaced = forward(p.model);
+  EXPECT_EQ(replaced, forward(other.model));
+  EXPECT_NE(replaced, before);
+
+  mh::AttentionModel fresh(p.config);
+  fresh.init_seeded(7);
+  p.model.init_seeded(7);
+  EXPECT_EQ(forward(p.model), forward(fresh));
+
+  std::vector<float> in_w(3 * d * d), in_b(3 * d, 0.25f), out_w(d * d), out_b(d, -0.5f);
+  for (float& v : in_w) v = std::uniform_real_distribution<float>(-0.3f, 0.3f)(rng);
+  for (float& v : out_w) v = std::uniform_real_distribution<float>(-0.3f, 0.3f)(rng);
+  ASSERT_EQ(p.model.load_pytorch(in_w.data(), in_b.data(), out_w.data(), out_b.data()), "");
+  mh::AttentionModel untouched(p.config);
+  ASSERT_EQ(untouched.load_pytorch(in_w.data(), in_b.data(), out_w.data(), out_b.data()), "");
+  EXPECT_EQ(forward(p.model), forward(untouched));
+}
+
 TEST(Model, PyTorchWeightsGiveTorchSemantics) {
   // PyTorch computes q = x·W_qᵀ + b_q with in_proj_weight rows [W_q; W_k; W_v] ([out][in]).
   const int d = 8, h = 2;

@@ -61,9 +61,8 @@ struct WeightsView {
   const float *bq, *bk, *bv, *bo;
   WeightType type = WeightType::kF32;
   bool panels = false;  // the matrices are in gemm's panel layout (core/gemm.h)
-  bool cached = false;  // and stay in cache between calls (MatrixRef::cached)
   // One of the matrices (K × N) as gemm's operand.
-  MatrixRef matrix(const float* w, int64_t K, int64_t N) const { return {w, type, panels ? K : N, panels, cached}; }
+  MatrixRef matrix(const float* w, int64_t K, int64_t N) const { return {w, type, panels ? K : N, panels}; }
 };
 
 // 4·d² + 4·d for plain MHA with biases; K and V shrink to d × d_kv with grouped/multi-query heads.

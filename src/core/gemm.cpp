@@ -158,8 +158,9 @@ void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int 
     for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
 }
 
-// The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (cached float32
-// panels), or copied into scratch (kDepth × 8 floats), widening 2-byte values on the way.
+// The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (float32 panels
+// still in cache, MatrixRef::cached), or copied into scratch (kDepth × 8 floats), widening 2-byte
+// values on the way.
 template <WeightType T>
 const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch, bool in_place) {
   if (!b.panels) {

@@ -64,7 +64,6 @@ WeightsView AttentionModel::gemm_weights() {
   view.wv = packed_[kWv].data();
   view.wo = packed_[kWo].data();
   view.panels = true;
-  view.cached = true;
   return view;
 }
 

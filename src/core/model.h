@@ -30,8 +30,9 @@ class AttentionModel {
   const float* weight(int which) const { return w_[which].data(); }
   WeightsView weights() const;
   // The same weights with the four matrices in gemm's panel layout (core/gemm.h), packed on first
-  // use after a change: what forward multiplies by. A layer is run many times per weight change
-  // (every keystroke), and packing a row-major matrix on every product cost 5–15% of a forward.
+  // use after a change: what forward multiplies by. A layer runs many times per weight change
+  // (every keystroke), and gathering panels from row-major rows on every product cost up to 15%
+  // of a forward at small n (n = 16, d_model 256: 0.20 → 0.17 ms).
   WeightsView gemm_weights();
 
   // Swap in the staged arrays named by bit i of which_mask (staged[i] has weight_size(i) floats),

@@ -121,25 +121,15 @@ inline float element(const MatrixRef& b, int64_t offset) {
   const uint16_t bits = static_cast<const uint16_t*>(b.data)[offset];
   return T == WeightType::kBF16 ? bf16_to_float(bits) : half_to_float(bits);
 }
-template <WeightType T>
-inline void load8(const MatrixRef& b, int64_t offset, v4& lo, v4& hi) {
-  if (T == WeightType::kF32) {
-    const float* p = static_cast<const float*>(b.data) + offset;
-    lo = load(p);
-    hi = load(p + 4);
-  } else {
-    widen8<T>(static_cast<const uint16_t*>(b.data) + offset, lo, hi);
-  }
-}
-
 inline void load8(const float* p, v4& lo, v4& hi) {
   lo = load(p);
   hi = load(p + 4);
 }
 template <WeightType T>
-inline void load8(const uint16_t* p, v4& lo, v4& hi) { widen8<T>(p, lo, hi); }
-template <WeightType T>
-inline void load8(const float* p, v4& lo, v4& hi) { load8(p, lo, hi); }
+inline void load8(const MatrixRef& b, int64_t offset, v4& lo, v4& hi) {
+  if (T == WeightType::kF32) load8(static_cast<const float*>(b.data) + offset, lo, hi);
+  else widen8<T>(static_cast<const uint16_t*>(b.data) + offset, lo, hi);
+}
 
 // panel (depth × 8, contiguous) = rows [k0, k0 + depth) × columns [j, j + width) of b as float32,
 // zero-padded to 8 columns.
@@ -292,11 +282,9 @@ void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   for (int k = 0; k < K; ++k, p += k_step, ++a_k) {
     v4 col[2 * G];
     for (int g = 0; g < G; ++g) {
-      if (even_odd) {
-        load8_even_odd(reinterpret_cast<const uint16_t*>(p + g * group_step), col[2 * g], col[2 * g + 1]);
-      } else {
-        load8<T>(p + g * group_step, col[2 * g], col[2 * g + 1]);
-      }
+      if constexpr (T == WeightType::kF32) load8(p + g * group_step, col[2 * g], col[2 * g + 1]);
+      else if constexpr (even_odd) load8_even_odd(p + g * group_step, col[2 * g], col[2 * g + 1]);
+      else widen8<T>(p + g * group_step, col[2 * g], col[2 * g + 1]);
     }
     for (int r = 0; r < R; ++r) {
       const v4 s = splat(a_k + r * row_step);

@@ -8,14 +8,21 @@
 //   its speed this way on Zen 3, whose L2 is half Zen 4's). Each block of kDepth rows × 8 columns
 //   is copied first into a contiguous 8 KB panel on the stack — widening fp16/bf16 on the way, so
 //   a 2-byte matrix is never widened whole — and every row tile of `a` then streams over it in L1.
-// - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, 120 KB) stays in L2
+// - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
 //   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB).
 // - The micro-kernel keeps a 4 × 8 tile of `out` in 8 vector registers and, per k, loads 8 floats
 //   of the panel and splats one float of each of 4 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
-//   the kernel from ~72% to ~88% of the peak on Zen 5). Bigger tiles should amortize loads
-//   better, but V8 gives wasm only 15 vector registers and its allocator spilled accumulators at
-//   5 × 8 and 6 × 8 (measured: half the speed, in both builds), so 4 × 8 it is.
+//   the kernel from ~72% to ~88% of the peak on Zen 5). V8 gives wasm 15 vector registers, and
+//   it schedules every load of a loop body first (loads are ordered effects; the arithmetic
+//   sinks to its uses), so all of a tile's splats are live at once: 5 × 8 and 6 × 8 spilled
+//   (half the speed).
+// - With fused multiply-adds a 4 × 8 tile is bound by latency, not throughput: 8 chains of a
+//   4-cycle FMA on 2 pipes keep them busy only if nothing else ever waits (65–84% of the fused
+//   peak on Zen 5). The relaxed build therefore runs 5 × 8 tiles (10 chains) that splat rows
+//   0–3 from one vector load by shuffles, which V8 schedules next to their use, so 10
+//   accumulators + 2 panel vectors + a's vector + row 4's splat + one shuffle fit in 15
+//   registers. The plain build cannot: its separate multiply needs a 16th.
 // - Fewer rows than a tile (decoding: one token) skip the panels: a strip of 8/rows vectors of B's
 //   row k is read in place, contiguous, and B streams from memory once — that product is bound by
 //   memory bandwidth, not arithmetic.
@@ -106,13 +113,18 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 }
 #endif
 
-// 4 rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS tries others in the benchmark.)
+// 4 (plain) or 5 (fused) rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS tries
+// others in the benchmark.)
 #ifndef MH_GEMM_TILE_ROWS
+#if defined(__wasm_relaxed_simd__)
+#define MH_GEMM_TILE_ROWS 5
+#else
 #define MH_GEMM_TILE_ROWS 4
+#endif
 #endif
 constexpr int kTileRows = MH_GEMM_TILE_ROWS;
 constexpr int kDepth = 256;    // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's tile
-constexpr int kRowBlock = 96;  // rows of `a` per pass over B (a multiple of 4 and 6): 96 KB packed
+constexpr int kRowBlock = 24 * kTileRows;  // rows of `a` per pass over B: 96 or 120 KB packed
 
 // Element `offset` of b as float32, and 8 consecutive elements as two vectors.
 template <WeightType T>
@@ -182,6 +194,21 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   }
   for (int k = 0; k < depth; ++k) {
     const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
+#if defined(__wasm_simd128__)
+    if constexpr (R == 5) {  // rows 0–3 shuffled out of one vector (header comment)
+      const v4 rows0to3 = load(a + k * R), s4 = splat(a + k * R + 4);
+      v4 s = wasm_i32x4_shuffle(rows0to3, rows0to3, 0, 0, 0, 0);
+      acc[0][0] = madd(acc[0][0], s, b0), acc[0][1] = madd(acc[0][1], s, b1);
+      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 1, 1, 1, 1);
+      acc[1][0] = madd(acc[1][0], s, b0), acc[1][1] = madd(acc[1][1], s, b1);
+      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 2, 2, 2, 2);
+      acc[2][0] = madd(acc[2][0], s, b0), acc[2][1] = madd(acc[2][1], s, b1);
+      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 3, 3, 3, 3);
+      acc[3][0] = madd(acc[3][0], s, b0), acc[3][1] = madd(acc[3][1], s, b1);
+      acc[4][0] = madd(acc[4][0], s4, b0), acc[4][1] = madd(acc[4][1], s4, b1);
+      continue;
+    }
+#endif
     for (int r = 0; r < R; ++r) {
       const v4 s = splat(a + k * R + r);
       acc[r][0] = madd(acc[r][0], s, b0);
@@ -206,11 +233,20 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* pan
   }
 }
 
-// packed = rows × depth of a (rows lda apart) in tiles of kTileRows rows, each k-major (the last
-// tile has the rows that are left): what tile() reads, tile t at t · kTileRows · depth.
+// The rows of the tile that starts at row i of `rows`: kTileRows, the rest in the last tile, but
+// 5 + 1 rows as 3 + 3 and 5 + 2 as 4 + 3, since a tile of 1 or 2 rows (2 or 4 chains of fused
+// multiply-adds) takes a 4-cycle latency per k, as long as a 4-row tile (16 tokens: 5 + 5 + 3 + 3).
+inline int tile_height(int i, int rows) {
+  const int left = rows - i;
+  if (kTileRows == 5 && (left == 6 || left == 7)) return left - 3;
+  return std::min(kTileRows, left);
+}
+
+// packed = rows × depth of a (rows lda apart) in tiles of tile_height() rows, each k-major: what
+// tile() reads, the tile of rows from i at i · depth.
 void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) {
-  for (int i = 0; i < rows; i += kTileRows) {
-    const int r = std::min(kTileRows, rows - i);
+  for (int i = 0, r; i < rows; i += r) {
+    r = tile_height(i, rows);
     float* tile_start = packed + static_cast<int64_t>(i) * depth;
     for (int rr = 0; rr < r; ++rr) {
       const float* row = a + (i + rr) * lda;
@@ -223,8 +259,8 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
 // panel narrower than 8 (the last columns) goes through a scratch tile.
 void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
                 bool accumulate, const float* bias) {
-  for (int i = 0; i < rows; i += kTileRows) {
-    const int r = std::min(kTileRows, rows - i);
+  for (int i = 0, r; i < rows; i += r) {
+    r = tile_height(i, rows);
     float* c = out + i * ldo;
     const float* a_tile = a + static_cast<int64_t>(i) * depth;
     if (width == 8) {
@@ -327,7 +363,7 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1) {
-  if (n < kTileRows) {
+  if (n < 4) {  // fewer rows than the 4-row tile
     for (int i = 0; i < n;) {
       const int r = std::min(n - i, 3);
       float* o = out + i * ldo;
@@ -344,7 +380,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  // On the stack (104 KB): Emscripten's threads get 2 MB, native ones 8 MB.
+  // On the stack (104 or 128 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[kRowBlock * kDepth];
   const bool in_place = b.panels && b.cached;

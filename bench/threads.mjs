@@ -1,15 +1,20 @@
 // The threads benchmark: multihead's threaded build against its single-thread self and against
 // onnxruntime-web at 1 and at 2 threads, all inside Debian's Chromium on a cross-origin isolated
 // page (the only place the threaded build runs). Prints a table, writes bench/threads-results.json.
-// Usage: npm run bench:threads   [-- --seconds 1 --quick]
-import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+// Then GPT-2 small's prefill (the random F32 checkpoint of bench/gpt2.mjs) the same way: ours
+// with every head's attention at 1 and 2+ threads, ORT's gpt2s-attn graph at 1 and at 2 threads.
+// Usage: npm run bench:threads   [-- --seconds 1 --quick --gpt2-only]
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from '@playwright/test';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
 const quick = args.includes('--quick');
+const gpt2Only = args.includes('--gpt2-only');
+const GPT2_DIR = 'build/gpt2-small-random', GPT2_LENGTHS = quick ? [16, 32, 64] : [16, 32, 64, 256];
+if (!existsSync(`${GPT2_DIR}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', GPT2_DIR], { stdio: 'inherit' });
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);
 const flops = (n, d) => 8 * n * d * d + 4 * n * n * d;
@@ -37,13 +42,13 @@ async function openPage(ortThreads) {
   return page;
 }
 
-let results = [], info;
+let results = [], gpt2 = [], info;
 try {
   const pages = { 1: await openPage(1), 2: await openPage(2) };
   info = await pages[1].evaluate(() => window.info());
   if (!info.threadedBuild || info.threads < 2) throw new Error(`the page did not get the threaded build: ${JSON.stringify(info)}`);
   const threads = info.threads;
-  for (const [n, d, h] of SHAPES) {
+  for (const [n, d, h] of gpt2Only ? [] : SHAPES) {
     for (const withWeights of [false, true]) {
       if (withWeights && n >= 4096) continue;  // 8 × 4096² weights: over our budget, refused
       const row = { n, d, h, causal: false, weights: withWeights };
@@ -61,6 +66,14 @@ try {
         `ORT 2 threads ops ${f(row.ortOps2)} fused ${f(row.ortFused2)} (ours ${f(row.oursN_b)})`);
     }
   }
+  for (const n of GPT2_LENGTHS) {
+    const a = await pages[1].evaluate((s) => window.measureGpt2(s), { n, ourThreads: [1, threads], seconds });
+    const b = await pages[2].evaluate((s) => window.measureGpt2(s), { n, ourThreads: [threads], seconds });
+    const row = { n, ours1: a.ours1, oursN: a[`ours${threads}`], ortAttn1: a.ortAttn, oursN_b: b[`ours${threads}`], ortAttn2: b.ortAttn };
+    gpt2.push(row);
+    console.log(`GPT-2 small, ${n} tokens: ours 1 thread ${row.ours1.toFixed(1)} ms | ours ${threads} ${row.oursN.toFixed(1)} ms | ` +
+      `ORT gpt2s-attn 1 thread ${row.ortAttn1.toFixed(1)} ms | ORT 2 threads ${row.ortAttn2.toFixed(1)} ms (ours ${row.oursN_b.toFixed(1)} ms)`);
+  }
 } finally {
   await browser.close();
   server.kill();
@@ -68,16 +81,23 @@ try {
 
 const machine = { cpu: os.cpus()[0]?.model, cores: os.cpus().length, browser: info?.userAgent, browserCores: info?.cores,
   threads: info?.threads, date: new Date().toISOString(), secondsPerCase: seconds };
-writeFileSync(new URL('./threads-results.json', import.meta.url), JSON.stringify({ machine, results }, null, 1));
+const resultsFile = `threads-results${gpt2Only ? '-gpt2' : ''}.json`;
+writeFileSync(new URL(`./${resultsFile}`, import.meta.url), JSON.stringify({ machine, results, gpt2 }, null, 1));
 
 const x = (a, b) => (a && b ? `${(b / a).toFixed(2)}×` : '—');
 const T = info.threads;
-console.log(`\n| n | d | h | weights | ours 1 thread ms | ours ${T} threads ms | speed-up | GFLOP/s at ${T} | ORT ops 1 thr ÷ ours ${T} | ORT fused 1 thr ÷ ours ${T} | ORT ops 2 thr ÷ ours ${T} | ORT fused 2 thr ÷ ours ${T} |`);
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+if (results.length) console.log(`\n| n | d | h | weights | ours 1 thread ms | ours ${T} threads ms | speed-up | GFLOP/s at ${T} | ORT ops 1 thr ÷ ours ${T} | ORT fused 1 thr ÷ ours ${T} | ORT ops 2 thr ÷ ours ${T} | ORT fused 2 thr ÷ ours ${T} |`);
+if (results.length) console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.n} | ${r.d} | ${r.h} | ${r.weights ? 'yes' : 'no'} | ${r.ours1.toFixed(3)} | ${r.oursN.toFixed(3)} | ${x(r.oursN, r.ours1)} | ` +
     `${(flops(r.n, r.d) / (r.oursN * 1e6)).toFixed(1)} | ${x(r.oursN, r.ortOps1)} | ${r.weights ? '' : x(r.oursN, r.ortFused1)} | ` +
     `${x(r.oursN_b, r.ortOps2)} | ${r.weights ? '' : x(r.oursN_b, r.ortFused2)} |`);
 }
+console.log(`\n| GPT-2 small prefill, tokens | ours 1 thread ms | ours ${T} threads ms | ORT-attn 1 thread ms | ORT-attn 2 threads ms | ORT 1 thr ÷ ours 1 | ORT 2 thr ÷ ours ${T} |`);
+console.log('|---|---|---|---|---|---|---|');
+for (const r of gpt2) {
+  console.log(`| ${r.n} | ${r.ours1.toFixed(1)} | ${r.oursN.toFixed(1)} (${r.oursN_b.toFixed(1)}) | ${r.ortAttn1.toFixed(1)} | ${r.ortAttn2.toFixed(1)} | ` +
+    `${x(r.ours1, r.ortAttn1)} | ${x(r.oursN_b, r.ortAttn2)} |`);
+}
 console.log(`\nChromium on a cross-origin isolated page; medians of interleaved samples; "÷" = ORT time / ours (above 1: we are faster). ` +
-  `Machine: ${machine.cpu}, ${machine.cores} cores. Raw numbers: bench/threads-results.json`);
+  `Machine: ${machine.cpu}, ${machine.cores} cores. Raw numbers: bench/${resultsFile}`);

@@ -1,6 +1,6 @@
 // The in-browser half of bench/threads.mjs. One page holds multihead (threaded build) and one
 // onnxruntime-web configured with ?ort=<threads> (ORT reads its thread count once per page).
-import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
+import { createMultiHeadAttention, loadMultihead, loadPretrained, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
 import { fusedModel, standardOpsModel } from '../onnx.mjs';
 import { randomWeights } from '../weights.mjs';
 import * as ort from '../node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
@@ -65,6 +65,41 @@ window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1 
   for (const s of sessions) await s.release();
   mha.dispose();
   return result;
+};
+
+// GPT-2 small: ours (the random F32 checkpoint bench/gpt2.mjs writes into build/, served by
+// URL) returning every head's attention and the last row's logits, at each of `ourThreads`, and
+// ORT's gpt2s-attn graph (every attention, every row's logits) with random weights of the same
+// scale (bench/peers/gpt2-small/README.md). Prefill of `n` tokens; one call per sample.
+let gpt2 = null;
+async function gpt2Models() {
+  if (gpt2) return gpt2;
+  const ours = await loadPretrained(new URL('../../build/gpt2-small-random/', import.meta.url).href);
+  const peer = new URL('../peers/gpt2-small/', import.meta.url);
+  const external = await (await fetch(new URL('gpt2s-attn.external.json', peer))).json();
+  const data = new Uint8Array(external.size);
+  const floats = new Float32Array(data.buffer);
+  for (const init of external.initializers) {
+    const first = init.offset / 4, count = init.length / 4, ones = /ln_\d\.weight|ln_f\.weight/.test(init.name);
+    for (let i = 0; i < count; i += 1) floats[first + i] = ones ? 1 : (Math.random() - 0.5) * 0.07;
+  }
+  const graph = new Uint8Array(await (await fetch(new URL('gpt2s-attn.onnx', peer))).arrayBuffer());
+  const session = await ort.InferenceSession.create(graph, { externalData: [{ path: external.data_file, data }] });
+  gpt2 = { ours, session };
+  return gpt2;
+}
+
+window.measureGpt2 = async ({ n, ourThreads, seconds = 1 }) => {
+  const { ours, session } = await gpt2Models();
+  const ids = Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 50257);
+  const input = new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, n]);
+  const fns = {}, prepare = {};
+  for (const t of ourThreads) {
+    prepare[`ours${t}`] = () => setThreads(t);
+    fns[`ours${t}`] = () => ours.run(ids, { logits: [n - 1] });
+  }
+  fns.ortAttn = () => session.run({ ids: input });
+  return timeAll(fns, prepare, seconds);
 };
 
 window.info = async () => ({ ...(await runtimeInfo()), ortThreads, userAgent: navigator.userAgent, cores: navigator.hardwareConcurrency });

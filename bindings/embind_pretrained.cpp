@@ -49,9 +49,11 @@ class PretrainedCore {
     return error_.empty() ? index : -1;
   }
   double shardBytes(int shard) const { return static_cast<double>(loader_->shard_bytes(shard)); }
-  std::string plan() {
+  // storage: 0 matrices as stored, 1 fp16, 2 bf16 (mh::MatrixStorage).
+  std::string plan(int storage) {
+    if (storage < 0 || storage > 2) return "internal: no such matrix storage";
     // Leave a tenth of what is free for the activations of the first runs.
-    return loader_->plan(heap_available() * 0.9);
+    return loader_->plan(heap_available() * 0.9, static_cast<mh::MatrixStorage>(storage));
   }
   double bytesNeeded() const { return loader_ ? loader_->bytes_needed() : 0; }
   double bytesAvailable() const { return heap_available(); }
@@ -77,6 +79,10 @@ class PretrainedCore {
   std::string modelType() const { return model_->config().model_type; }
   double parameterCount() const { return static_cast<double>(model_->parameter_count()); }
   double weightBytes() const { return static_cast<double>(model_->weight_bytes()); }
+  std::string matrixType() const {
+    const mh::WeightType t = model_->matrix_type();
+    return t == mh::WeightType::kF16 ? "f16" : t == mh::WeightType::kBF16 ? "bf16" : "f32";
+  }
 
   // Sizes the input buffers for n tokens (JS fills ids, types, layer flags, head switches).
   void prepare(int n) {
@@ -179,6 +185,7 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("modelType", &PretrainedCore::modelType)
       .function("parameterCount", &PretrainedCore::parameterCount)
       .function("weightBytes", &PretrainedCore::weightBytes)
+      .function("matrixType", &PretrainedCore::matrixType)
       .function("prepare", &PretrainedCore::prepare)
       .function("logitRows", &PretrainedCore::logitRows)
       .function("run", &PretrainedCore::run)

@@ -44,11 +44,15 @@ async function weightFiles(source) {
  *
  * @param {string | URL | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
  *   a folder path (Node), a base URL whose files are fetched (e.g. https://…/resolve/main/), or the files
- * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal }} [options]
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal,
+ *   weightType?: 'f16' | 'bf16' }} [options]  weightType: keep the weight matrices at 2 bytes (rounded
+ *   to nearest) instead of as stored, halving what a float32 checkpoint needs
  * @returns {Promise<PretrainedModel>}
  */
-export async function loadPretrained(source, { onProgress, signal } = {}) {
+export async function loadPretrained(source, { onProgress, signal, weightType } = {}) {
   throwIfAborted(signal);
+  const storage = [undefined, 'f16', 'bf16'].indexOf(weightType);
+  if (storage < 0) fail(`weightType must be 'f16' or 'bf16' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
   const files = await openSource(source, signal);
   const configText = await files.text('config.json');
   if (configText === null) {
@@ -89,7 +93,7 @@ export async function loadPretrained(source, { onProgress, signal } = {}) {
       indices.push(index);
       total += model.shardBytes(index);
     }
-    const planError = model.plan();
+    const planError = model.plan(storage);
     if (planError) fail(planError);
     // Then the bytes, streamed through one reused chunk of the heap.
     let loaded = 0;
@@ -150,6 +154,7 @@ export class PretrainedModel {
       dFf: core.configValue(10),
       parameterCount: core.parameterCount(),
       weightBytes: core.weightBytes(),
+      weightType: core.matrixType(),
     });
     /** The tokenizer, or null when the checkpoint brought no tokenizer files (run() then takes ids). */
     this.tokenizer = tokenizer;

@@ -37,7 +37,7 @@ async function open(files, label, modelId = '') {
   const { text, pair, pos, off, sel, mode } = state;
   view.setState({ text, pair, pos, off, sel, mode });
   try {
-    await view.open(files, label);
+    await view.open(files, label, $('weightType').value || undefined);
   } catch (error) {
     $('viewSection').hidden = true;
     say(`${label} could not be opened: ${error.message.replace(/^multihead: /, '')}`);

@@ -155,8 +155,8 @@ export class ModelView {
     this.#wireGrid();
   }
 
-  /** Loads a checkpoint from File objects / a name → Blob map. Resolves to its config. */
-  open(files, label) {
+  /** Loads a checkpoint from File objects / a name → Blob map (weightType: loadPretrained's). Resolves to its config. */
+  open(files, label, weightType) {
     this.label = label;
     this.config = null;
     this.roles = null;
@@ -165,7 +165,7 @@ export class ModelView {
     this.ui.info.textContent = `Loading ${label}…`;
     return new Promise((resolve, reject) => {
       this.loading = { resolve, reject };
-      this.worker.postMessage({ type: 'load', files, name: label });
+      this.worker.postMessage({ type: 'load', files, name: label, weightType });
     });
   }
 
@@ -242,7 +242,7 @@ export class ModelView {
   #describe({ config: c, loadMs, threads }) {
     const kv = c.kvHeads !== c.heads ? ` (${c.kvHeads} key/value heads)` : '';
     this.ui.info.textContent = `${this.label}: ${c.architecture}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
-      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory), ` +
+      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${c.weightType} matrices), ` +
       `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
       `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +
       `Loaded in ${(loadMs / 1000).toFixed(2)} s; runs in a worker${threads > 1 ? ` on ${threads} threads` : ''}.` +

@@ -1,7 +1,7 @@
 // The "Your model" page's worker: it owns the loaded checkpoint, so typing never waits on a
 // forward pass. Messages in (one at a time; the page sends the newest input only when the worker
 // is free, so stale inputs are skipped there):
-//   { type: 'load', files: File[] | Blob map, name }     → 'progress'…, then 'loaded' or 'error'
+//   { type: 'load', files: File[] | Blob map, name, weightType? } → 'progress'…, then 'loaded' or 'error'
 //   { type: 'view', seq, text, pair, pos, off, rollout } → 'view' (tokens, every head, predictions)
 //   { type: 'roles' }                                    → 'rolesProgress'…, then 'roles'
 //   { type: 'generate', seq, text, pair, options }       → 'token'…, then 'generated'
@@ -127,7 +127,7 @@ async function handle(message) {
       model = null;
       const started = performance.now();
       await loadMultihead({ threads: 'auto' });
-      model = await loadPretrained(message.files, { onProgress: (p) => post({ type: 'progress', ...p }) });
+      model = await loadPretrained(message.files, { weightType: message.weightType, onProgress: (p) => post({ type: 'progress', ...p }) });
       const special = model.tokenizer ? { mask: model.tokenizer.id('[MASK]') ?? model.tokenizer.id('<mask>') ?? null } : {};
       post({ type: 'loaded', config: { ...model.config }, hasTokenizer: !!model.tokenizer, special,
         loadMs: performance.now() - started, threads: (await runtimeInfo()).threads });

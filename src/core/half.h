@@ -1,6 +1,9 @@
-// The two 16-bit float formats checkpoints store weights in, widened to float32 (exact).
+// The two 16-bit float formats checkpoints store weights in: widened to float32 (exact), and
+// float32 narrowed to them (rounded to nearest, ties to even) when a float32 checkpoint is loaded
+// at 2 bytes a weight.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -36,6 +39,32 @@ inline float half_to_float(uint16_t h) {
   float out;
   std::memcpy(&out, &f, 4);
   return out;
+}
+
+// float32 → bf16 (float32's top half), rounded to nearest even; NaN stays NaN.
+inline uint16_t float_to_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1u);  // ties to even; a carry into the exponent is right
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// float32 → IEEE 754 binary16, rounded to nearest even: magnitudes from 65520 up become ±inf;
+// NaN stays NaN.
+inline uint16_t float_to_half(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  const uint32_t sign = (f >> 16) & 0x8000u;
+  const uint32_t abs = f & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0));
+  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504
+  if (abs < 0x38800000u) {  // subnormal half (or zero): value / 2^-24, rounded to nearest even
+    const float scaled = std::fabs(value) * 16777216.0f;
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+  }
+  const uint32_t mantissa_rounded = abs + 0xFFFu + ((abs >> 13) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(sign | ((mantissa_rounded - 0x38000000u) >> 13));
 }
 
 }  // namespace mh

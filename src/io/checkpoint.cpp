@@ -1,6 +1,7 @@
 #include "io/checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "io/hf_config.h"
@@ -81,7 +82,7 @@ std::string CheckpointLoader::add_shard(const std::string& file_name, const uint
   return "";
 }
 
-std::string CheckpointLoader::plan(double available_bytes) {
+std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage) {
   if (!has_config_) return "load config.json first";
   if (shards_.empty()) return "no weights: the checkpoint needs model.safetensors (or its shards)";
   by_name_.clear();
@@ -129,8 +130,9 @@ std::string CheckpointLoader::plan(double available_bytes) {
              shape_text(want) + ": the weights do not match the config";
     planned.push_back({spec, *source});
   }
-  // Matrices keep their stored type, unless the checkpoint mixes types: the attention reads a
-  // layer's four projections as one type (WeightsView), so a mixed checkpoint is widened whole.
+  // Matrices keep their stored type (or the one asked for), unless the checkpoint mixes types: the
+  // attention reads a layer's four projections as one type (WeightsView), so a mixed checkpoint is
+  // widened whole. Vectors (biases, norms, embeddings read by rows) are float32.
   bool mixed = false;
   const Planned* first_matrix = nullptr;
   for (const Planned& p : planned) {
@@ -138,69 +140,98 @@ std::string CheckpointLoader::plan(double available_bytes) {
     if (!first_matrix) first_matrix = &p;
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
+  auto kept_type = [&](const Planned& p) {
+    WeightType stored = WeightType::kF32;
+    weight_type_of(p.source.info->dtype, stored);
+    if (!p.spec.matrix) return WeightType::kF32;
+    if (storage == MatrixStorage::kF16) return WeightType::kF16;
+    if (storage == MatrixStorage::kBF16) return WeightType::kBF16;
+    return mixed ? WeightType::kF32 : stored;
+  };
+  double at_two_bytes = 0;  // what the weights would need with every matrix at 2 bytes
   for (const Planned& p : planned) {
-    WeightType type = WeightType::kF32;
-    weight_type_of(p.source.info->dtype, type);
-    bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix && !mixed ? weight_type_bytes(type) : 4);
+    bytes += double(p.spec.rows) * p.spec.cols * weight_type_bytes(kept_type(p));
+    at_two_bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix ? 2 : 4);
   }
   bytes_needed_ = bytes;
-  if (bytes > available_bytes)
-    return "this model needs " + std::to_string(static_cast<long long>(bytes / 1e6)) + " MB for its weights but only " +
-           std::to_string(static_cast<long long>(available_bytes / 1e6)) +
-           " MB of memory are available here: choose a smaller model";
+  auto mb = [](double b) { return std::to_string(static_cast<long long>(b / 1e6)); };
+  if (bytes > available_bytes) {
+    const bool narrowing_helps = at_two_bytes <= available_bytes && at_two_bytes < bytes;
+    return "this model needs " + mb(bytes) + " MB for its weights but only " + mb(available_bytes) +
+           " MB of memory are available here: choose a smaller model" +
+           (narrowing_helps ? ", or load this one with its weights at 2 bytes (weightType 'f16' or 'bf16': " +
+                                  mb(at_two_bytes) + " MB)"
+                            : "");
+  }
 
   for (const Planned& p : planned) {
     WeightType source_type = WeightType::kF32;
     weight_type_of(p.source.info->dtype, source_type);
     Tensor& t = tensors_[p.spec.name];
-    t.type = p.spec.matrix && !mixed ? source_type : WeightType::kF32;
+    t.type = kept_type(p);
     t.rows = p.spec.rows;
     t.cols = p.spec.cols;
     t.panels = p.spec.matrix && p.spec.panels;
     t.bytes.assign(static_cast<size_t>(t.stored_elements() * weight_type_bytes(t.type)), 0);
-    std::vector<uint8_t>* staged = nullptr;
-    if (t.type != source_type) {
-      staged = &staged_[p.source.info];
-      staged->resize(p.source.info->end - p.source.info->begin);
-    }
-    shards_[p.source.shard].scatters.push_back({p.source.info, p.spec, &t, staged});
+    shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}});
   }
   planned_ = true;
   return "";
 }
 
-void CheckpointLoader::scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset) {
+void CheckpointLoader::put(const Scatter& s, int64_t dest, const uint8_t* in) {
+  if (dest < 0) return;
+  const WeightType to = s.dest->type;
+  uint8_t* out = s.dest->bytes.data() + dest * weight_type_bytes(to);
+  if (to == s.source_type) {
+    std::memcpy(out, in, static_cast<size_t>(weight_type_bytes(to)));
+    return;
+  }
+  float x;
+  if (s.source_type == WeightType::kF32) {
+    std::memcpy(&x, in, 4);
+  } else {
+    uint16_t h;
+    std::memcpy(&h, in, 2);
+    x = s.source_type == WeightType::kBF16 ? bf16_to_float(h) : half_to_float(h);
+  }
+  if (to == WeightType::kF32) {
+    std::memcpy(out, &x, 4);
+    return;
+  }
+  const uint16_t h = to == WeightType::kBF16 ? float_to_bf16(x) : float_to_half(x);
+  if (to == WeightType::kF16 && (h & 0x7fffu) == 0x7c00u && std::isfinite(x) && overflow_.empty()) {
+    overflow_ = "weight " + s.source->name + " holds " + std::to_string(x) +
+                ", beyond float16's range (±65504): load the model as bf16 (float32's range) or as stored";
+  }
+  std::memcpy(out, &h, 2);
+}
+
+void CheckpointLoader::scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset) {
   // lo, hi: byte offsets relative to the source tensor's first byte; bytes[0] is file byte `offset`.
   const uint8_t* in = bytes + (s.source->begin + lo - offset);
-  if (s.staged) {
-    std::memcpy(s.staged->data() + lo, in, hi - lo);
+  if (s.spec.layout == Layout::kCopy && !s.dest->panels && s.dest->type == s.source_type) {
+    std::memcpy(s.dest->bytes.data() + lo, in, hi - lo);
     return;
   }
-  uint8_t* out = s.dest->bytes.data();
-  if (s.spec.layout == Layout::kCopy && !s.dest->panels) {
-    std::memcpy(out + lo, in, hi - lo);
-    return;
-  }
-  const uint64_t es = static_cast<uint64_t>(weight_type_bytes(s.dest->type));
+  const uint64_t es = static_cast<uint64_t>(weight_type_bytes(s.source_type));
   int64_t rows, cols;
   source_rows_cols(*s.source, rows, cols);
   uint64_t at = lo;
   while (at < hi) {
     const int64_t e = static_cast<int64_t>(at / es);
     const int64_t r = e / cols, c0 = e % cols;
-    if (at % es != 0 || at + es > hi) {  // an element split across chunks: byte by byte
-      const int64_t dest = stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0));
-      if (dest >= 0) out[dest * es + at % es] = *in;
+    if (at % es != 0 || at + es > hi) {  // an element split across chunks: gathered byte by byte
+      s.split[at % es] = *in;
       ++at;
       ++in;
+      if (at % es == 0) put(s, stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0)), s.split);
       continue;
     }
     // Whole elements along the rest of this source row.
     const int64_t run = std::min<int64_t>((hi - at) / es, cols - c0);
-    for (int64_t i = 0; i < run; ++i) {
-      const int64_t dest = stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0 + i));
-      if (dest >= 0) std::memcpy(out + dest * es, in + i * es, es);
-    }
+    for (int64_t i = 0; i < run; ++i)
+      put(s, stored_index(*s.dest, destination_index(s.spec, rows, cols, r, c0 + i)), in + i * es);
     at += run * es;
     in += run * es;
   }
@@ -213,7 +244,7 @@ std::string CheckpointLoader::feed(int shard, const uint8_t* bytes, size_t size)
   const uint64_t offset = sh.fed, end = offset + size;
   if (end > sh.header.file_bytes)
     return sh.name + " is longer than its header says (" + std::to_string(sh.header.file_bytes) + " bytes): it is corrupt";
-  for (const Scatter& s : sh.scatters) {
+  for (Scatter& s : sh.scatters) {
     const uint64_t lo = std::max(offset, s.source->begin), hi = std::min(end, s.source->end);
     if (lo < hi) scatter_bytes(s, lo - s.source->begin, hi - s.source->begin, bytes, offset);
   }
@@ -227,21 +258,7 @@ std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
     if (sh.fed != sh.header.file_bytes)
       return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.header.file_bytes) +
              " bytes: the file is truncated (download it again)";
-  // Vectors stored at 2 bytes become float32 now that their bytes are all here.
-  for (const Shard& sh : shards_)
-    for (const Scatter& s : sh.scatters) {
-      if (!s.staged) continue;
-      int64_t rows, cols;
-      source_rows_cols(*s.source, rows, cols);
-      float* dest = reinterpret_cast<float*>(s.dest->bytes.data());
-      const uint16_t* half = reinterpret_cast<const uint16_t*>(s.staged->data());
-      for (int64_t e = 0; e < rows * cols; ++e) {
-        const int64_t at = stored_index(*s.dest, destination_index(s.spec, rows, cols, e / cols, e % cols));
-        if (at < 0) continue;
-        dest[at] = s.source->dtype == DType::kBF16 ? bf16_to_float(half[e]) : half_to_float(half[e]);
-      }
-    }
-  staged_.clear();
+  if (!overflow_.empty()) return overflow_;
   out = std::make_unique<Transformer>(config_, std::move(tensors_));
   return "";
 }

@@ -8,6 +8,7 @@
 //   loader.set_config(config_json);
 //   loader.add_shard("model.safetensors", header_json, n, file_size);   // per shard
 //   loader.plan(available_bytes);                                        // refuses what cannot fit
+//                                                   (or plan(bytes, MatrixStorage::kF16): 2 bytes a weight)
 //   loader.feed(shard, chunk, size); …                                   // the whole file, in order
 //   loader.finish(model);
 #pragma once
@@ -24,6 +25,10 @@
 
 namespace mh {
 
+// What type the weight matrices are kept in: as stored, or narrowed to 2 bytes (halving the memory
+// a float32 checkpoint needs; rounded to nearest even while the bytes stream in).
+enum class MatrixStorage { kAsStored, kF16, kBF16 };
+
 class CheckpointLoader {
  public:
   std::string set_config(const std::string& config_json);
@@ -38,12 +43,13 @@ class CheckpointLoader {
 
   // Finds every tensor the architecture needs; "" or what is missing or wrong. Then refuses (before
   // allocating) if the weights need more than available_bytes.
-  std::string plan(double available_bytes);
+  std::string plan(double available_bytes, MatrixStorage storage = MatrixStorage::kAsStored);
   double bytes_needed() const { return bytes_needed_; }
 
   // The next `size` bytes of shard `shard`'s file (starting at byte 0, header included).
   std::string feed(int shard, const uint8_t* bytes, size_t size);
-  // Checks that every shard arrived whole, then hands over the model.
+  // Checks that every shard arrived whole (and that no weight overflowed float16), then hands over
+  // the model.
   std::string finish(std::unique_ptr<Transformer>& out);
 
  private:
@@ -53,9 +59,10 @@ class CheckpointLoader {
   };
   struct Scatter {  // one destination cut from one source tensor
     const safetensors::TensorInfo* source;
+    WeightType source_type;
     ParamSpec spec;
     Tensor* dest;
-    std::vector<uint8_t>* staged;  // when the dtype changes (vectors to float32): the raw source
+    uint8_t split[4];  // the first bytes of an element that a chunk boundary cut
   };
   struct Shard {
     std::string name;
@@ -63,15 +70,17 @@ class CheckpointLoader {
     uint64_t fed = 0;
     std::vector<Scatter> scatters;
   };
-  void scatter_bytes(const Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset);
+  void scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset);
+  // Stores the source element at `in` as element `dest` of s.dest (-1: not in this part), in its type.
+  void put(const Scatter& s, int64_t dest, const uint8_t* in);
 
   bool has_config_ = false, planned_ = false;
   TransformerConfig config_;
   std::vector<Shard> shards_;
   std::map<std::string, Source> by_name_;
   std::map<std::string, Tensor> tensors_;
-  std::map<const safetensors::TensorInfo*, std::vector<uint8_t>> staged_;
   double bytes_needed_ = 0;
+  std::string overflow_;  // the first weight that float16 could not hold
 };
 
 }  // namespace mh

@@ -5,21 +5,6 @@
 
 namespace mh {
 
-uint16_t float_to_half(float value) {
-  uint32_t f;
-  std::memcpy(&f, &value, 4);
-  const uint32_t sign = (f >> 16) & 0x8000u;
-  const uint32_t abs = f & 0x7FFFFFFFu;
-  if (abs >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0));
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // subnormal half (or zero): value / 2^-24, rounded to nearest even
-    const float scaled = std::fabs(value) * 16777216.0f;
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
-  }
-  const uint32_t mantissa_rounded = abs + 0xFFFu + ((abs >> 13) & 1u);  // round to nearest even
-  return static_cast<uint16_t>(sign | ((mantissa_rounded - 0x38000000u) >> 13));
-}
-
 namespace {
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));

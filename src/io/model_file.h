@@ -16,9 +16,6 @@
 
 namespace mh {
 
-// IEEE 754 binary16 ↔ binary32, round to nearest even; overflow → ±inf, NaN stays NaN.
-uint16_t float_to_half(float value);  // half_to_float is in core/half.h
-
 std::vector<uint8_t> save_model(const Decoder& model, const Tokenizer& tokenizer);
 
 struct LoadedModel {

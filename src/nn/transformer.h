@@ -84,6 +84,8 @@ class Transformer {
   const TransformerConfig& config() const { return config_; }
   int64_t parameter_count() const;
   int64_t weight_bytes() const;
+  // The type the weight matrices are kept in (the checkpoint's, or what the loader narrowed to).
+  WeightType matrix_type() const { return weights_.layers.empty() ? WeightType::kF32 : weights_.layers[0].wq->type; }
   bool has_lm_head() const { return weights_.output != nullptr; }
 
   // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.

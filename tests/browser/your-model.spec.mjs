@@ -42,6 +42,24 @@ test('from the landing page to every head of a dropped-in checkpoint', async ({ 
   expect(page.url()).toContain('head=2.3');
 });
 
+test('weights in memory at 2 bytes: a float32 GPT-2 in half the memory, its heads close to transformers', async ({ page }) => {
+  await page.goto(PAGE);
+  await ready(page);
+  await page.selectOption('#weightType', 'f16');
+  await page.setInputFiles('#files', filesOf('gpt2'));
+  await expect(page.locator('.mv-info')).toContainText('0.4 MB in memory, f16 matrices');  // 0.8 MB as stored
+  await ready(page);
+  const c = expectedOutputs('gpt2')[1];
+  await page.locator('#mvText').fill(c.text);
+  await ready(page);
+  await page.getByRole('button', { name: /^Layer 1, head 1/ }).click();
+  const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+  const n = c.ids.length;
+  const diff = maxAbsDiff(shown, c.attentions.subarray(0, n * n));
+  expect(diff).toBeGreaterThan(0);  // rounded weights: not float32's numbers,
+  expect(diff).toBeLessThan(5e-3);  // but close (pretrained_test.cpp measures ≤ 2e-3)
+});
+
 test('a folder that is not a model and a truncated checkpoint get a reason in words', async ({ page }, info) => {
   const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
   await page.goto(PAGE);

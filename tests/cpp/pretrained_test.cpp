@@ -45,19 +45,20 @@ struct Expected {
   }
 };
 
-std::string load(const std::string& model, std::unique_ptr<mh::Transformer>& out, size_t chunk = 4099) {
+std::string load(const std::string& model, std::unique_ptr<mh::Transformer>& out, size_t chunk = 4099,
+                 mh::MatrixStorage storage = mh::MatrixStorage::kAsStored, std::vector<uint8_t> file = {}) {
   mh::CheckpointLoader loader;
   const std::vector<uint8_t> config = read_bytes(fixture(model, "config.json"));
   std::string error = loader.set_config(std::string(config.begin(), config.end()));
   if (!error.empty()) return error;
-  const std::vector<uint8_t> file = read_bytes(fixture(model, "model.safetensors"));
+  if (file.empty()) file = read_bytes(fixture(model, "model.safetensors"));
   uint64_t n;
   error = mh::safetensors::read_header_length(file.data(), file.size(), n);
   if (!error.empty()) return error;
   int shard;
   error = loader.add_shard("model.safetensors", file.data() + 8, n, file.size(), shard);
   if (!error.empty()) return error;
-  error = loader.plan(1e9);
+  error = loader.plan(1e9, storage);
   if (!error.empty()) return error;
   for (size_t at = 0; at < file.size(); at += chunk) {
     error = loader.feed(shard, file.data() + at, std::min(chunk, file.size() - at));
@@ -112,6 +113,51 @@ TEST_P(Pretrained, MatchesTransformersOnEveryCase) {
     EXPECT_LT(max_diff(out.logits.data(), logits.data(), logits.size()), 1e-3 * max_abs(logits)) << model << " " << key;
   }
   EXPECT_GE(cases, 5);
+}
+
+// A checkpoint loaded at 2 bytes a weight (fp16 or bf16, rounded while the bytes stream in,
+// elements cut by chunk boundaries included): half the memory of a float32 one (gpt2, bert; llama
+// is stored as bf16 and qwen2 as fp16, so one of the two is exact for them), and outputs still
+// close to transformers'. The bounds are what these fixtures measure, with a margin of 2–3×.
+TEST_P(Pretrained, LoadedAtTwoBytesAWeightStaysCloseToTransformers) {
+  const std::string model = GetParam();
+  std::unique_ptr<mh::Transformer> f32;
+  ASSERT_EQ(load(model, f32), "");
+  Expected expected(model);
+  struct Case { mh::MatrixStorage storage; const char* name; double attention, logits; };
+  const bool stored_f32 = model == "gpt2" || model == "bert";
+  for (const Case& c : {Case{mh::MatrixStorage::kF16, "fp16", 5e-3, 5e-3}, Case{mh::MatrixStorage::kBF16, "bf16", 6e-2, 5e-2}}) {
+    std::unique_ptr<mh::Transformer> t, split;
+    ASSERT_EQ(load(model, t, 4099, c.storage), "");
+    ASSERT_EQ(load(model, split, 3, c.storage), "");  // every element cut across chunks
+    if (stored_f32) EXPECT_LT(t->weight_bytes(), 0.6 * f32->weight_bytes()) << c.name;
+    else EXPECT_EQ(t->weight_bytes(), f32->weight_bytes()) << c.name;
+    double worst_attention = 0, worst_logits = 0;
+    for (int k = 0; expected.find("case" + std::to_string(k) + ".input_ids"); ++k) {
+      const std::string key = "case" + std::to_string(k) + ".";
+      const std::vector<int32_t> ids = expected.get<int32_t>(key + "input_ids");
+      const std::vector<int32_t> types = expected.get<int32_t>(key + "token_type_ids");
+      std::vector<uint8_t> layers(static_cast<size_t>(t->config().layers), 1);
+      mh::RunRequest request;
+      request.token_types = types.empty() ? nullptr : types.data();
+      request.attention_layers = layers.data();
+      request.heads = t->config().heads;
+      mh::RunResult out, out_split;
+      ASSERT_EQ(t->run(out, ids.data(), static_cast<int>(ids.size()), request), "");
+      ASSERT_EQ(split->run(out_split, ids.data(), static_cast<int>(ids.size()), request), "");
+      EXPECT_EQ(0, std::memcmp(out.attentions.data(), out_split.attentions.data(), out.attentions.size() * 4)) << key;
+      const std::vector<float> attentions = expected.get<float>(key + "attentions");
+      worst_attention = std::max(worst_attention, max_diff(out.attentions.data(), attentions.data(), attentions.size()));
+      const std::vector<float> logits = expected.get<float>(key + "logits");
+      if (!logits.empty())
+        worst_logits = std::max(worst_logits, max_diff(out.logits.data(), logits.data(), logits.size()) / max_abs(logits));
+    }
+    if (stored_f32) EXPECT_GT(worst_attention, 1e-5) << c.name;  // the weights did change
+    EXPECT_LT(worst_attention, c.attention) << model << " " << c.name;
+    EXPECT_LT(worst_logits, c.logits) << model << " " << c.name;
+    std::printf("%s as %s: attentions within %.2g of transformers, logits within %.2g of their largest\n", model.c_str(),
+                c.name, worst_attention, worst_logits);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Pretrained, ::testing::Values("gpt2", "bert", "llama", "qwen2"));
@@ -254,6 +300,9 @@ TEST(Checkpoint, RefusesWhatDoesNotMatch) {
   EXPECT_NE(try_load(config, file.size() - 10, 1e9, file.size() - 10).find("truncated"), std::string::npos);
   EXPECT_NE(try_load(config, file.size(), 1e9, file.size() - 10).find("truncated"), std::string::npos);
   EXPECT_NE(try_load(config, file.size(), 1e5, file.size()).find("MB of memory"), std::string::npos);
+  // Too big as stored (787 kB of F32 weights), small enough at 2 bytes a weight: the error says so.
+  EXPECT_NE(try_load(config, file.size(), 6e5, file.size()).find("weightType 'f16' or 'bf16'"), std::string::npos);
+  EXPECT_EQ(try_load(config, file.size(), 1e5, file.size()).find("weightType"), std::string::npos);
   std::string wider = config;
   wider.replace(wider.find("\"n_embd\": 64"), 12, "\"n_embd\": 128");
   EXPECT_NE(try_load(wider, file.size(), 1e9, file.size()).find("do not match"), std::string::npos)
@@ -264,6 +313,25 @@ TEST(Checkpoint, RefusesWhatDoesNotMatch) {
   std::string as_llama = config;
   as_llama.replace(as_llama.find("\"gpt2\""), 6, "\"llama\"");
   EXPECT_NE(try_load(as_llama, file.size(), 1e9, file.size()), "");
+}
+
+// A weight beyond float16's range cannot be narrowed to it: an error that says what to do, not a
+// model with an infinite weight. bf16 has float32's range.
+TEST(Checkpoint, Fp16OverflowIsAnError) {
+  std::vector<uint8_t> file = read_bytes(fixture("gpt2", "model.safetensors"));
+  mh::safetensors::Header header;
+  ASSERT_EQ(mh::safetensors::parse_file(file.data(), file.size(), header), "");
+  for (const auto& t : header.tensors)
+    if (t.name == "h.1.mlp.c_fc.weight") {
+      const float big = 1e5f;
+      std::memcpy(file.data() + t.begin + 40, &big, 4);
+    }
+  std::unique_ptr<mh::Transformer> t;
+  const std::string error = load("gpt2", t, 4099, mh::MatrixStorage::kF16, file);
+  EXPECT_NE(error.find("h.1.mlp.c_fc.weight"), std::string::npos) << error;
+  EXPECT_NE(error.find("float16's range"), std::string::npos) << error;
+  EXPECT_EQ(t, nullptr);
+  EXPECT_EQ(load("gpt2", t, 4099, mh::MatrixStorage::kBF16, file), "");
 }
 
 TEST(HfConfig, RopeStylesAndScaling) {

@@ -115,6 +115,36 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     b.dispose();
   });
 
+  it('weightType f16 / bf16: an F32 checkpoint loaded at 2 bytes a weight computes exactly what the rounded checkpoint does', async () => {
+    // The reference rounds in JS (floatToHalf, floatToBf16 below), independently of the loader's C++,
+    // every matrix (2-D tensor: projections and embeddings); vectors stay float32.
+    const rounded = (dtype, round) => (t) => {
+      if (t.dtype !== 'F32' || t.shape.length !== 2) return t;
+      const f = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+      const h = new Uint16Array(f.length);
+      const buf = new DataView(new ArrayBuffer(4));
+      for (let i = 0; i < f.length; i += 1) h[i] = round(f[i], buf);
+      return { dtype, shape: t.shape, bytes: new Uint8Array(h.buffer) };
+    };
+    const dir = join(FIXTURES, 'gpt2');
+    const ids = expectedOutputs('gpt2')[2].ids;
+    for (const [weightType, dtype, round] of [['f16', 'F16', floatToHalf], ['bf16', 'BF16', floatToBf16]]) {
+      const converted = await loadPretrained(dir, { weightType });
+      const stored = await loadPretrained(variant('gpt2', { tensors: (t) => new Map([...t].map(([n, x]) => [n, rounded(dtype, round)(x)])) }));
+      expect(converted.config.weightType).toBe(weightType);
+      expect(converted.config.weightBytes).toBe(stored.config.weightBytes);
+      const a = converted.run(ids), b = stored.run(ids);
+      expect(maxAbsDiff(a.attentions, b.attentions)).toBe(0);
+      expect(maxAbsDiff(a.logits, b.logits)).toBe(0);
+      converted.dispose();
+      stored.dispose();
+    }
+    const plain = await loadPretrained(dir);
+    expect(plain.config.weightType).toBe('f32');
+    plain.dispose();
+    await expect(loadPretrained(dir, { weightType: 'fp8' })).rejects.toThrow(/weightType must be 'f16' or 'bf16'/);
+  });
+
   it('BertModel (a sentence encoder): no "bert." prefix and no MLM head → hidden states, logits null', async () => {
     const files = variant('bert', {
       tensors: (t) => renameTensors(t, (name) => (name.startsWith('cls.') ? null : name.replace(/^bert\./, ''))),
@@ -424,5 +454,15 @@ function roundHalf(m) {
   const r = m & 0x1fff;
   let h = m >>> 13;
   if (r > 0x1000 || (r === 0x1000 && (h & 1))) h += 1;
+  return h;
+}
+// bfloat16 from float32 (its top 16 bits), round to nearest even (test helper for weightType 'bf16').
+function floatToBf16(value, buf) {
+  buf.setFloat32(0, value);
+  const x = buf.getUint32(0);
+  if ((x & 0x7fffffff) > 0x7f800000) return (x >>> 16) | 0x40;
+  const low = x & 0xffff;
+  let h = x >>> 16;
+  if (low > 0x8000 || (low === 0x8000 && (h & 1))) h += 1;
   return h;
 }

@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
 import { machine } from './machine.mjs';
+import { gpt2PeerWeights } from './weights.mjs';
 
 const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');
@@ -45,15 +46,9 @@ async function ortSessions() {
   ort.env.logLevel = 'error';
   const sessions = {};
   for (const name of ['gpt2s', 'gpt2s-attn']) {
-    // The graphs keep their weights as external data (bench/peers/gpt2-small/README.md): random
-    // N(0, 0.02)-sized values, ones for the layer norms' scales. Timing does not depend on them.
+    // The graphs keep their weights as external data (bench/peers/gpt2-small/README.md).
     const external = JSON.parse(readFileSync(new URL(`${name}.external.json`, PEER_DIR), 'utf8'));
-    const data = new Uint8Array(external.size);
-    const floats = new Float32Array(data.buffer);
-    for (const init of external.initializers) {
-      const first = init.offset / 4, count = init.length / 4, ones = /ln_\d\.weight|ln_f\.weight/.test(init.name);
-      for (let i = 0; i < count; i += 1) floats[first + i] = ones ? 1 : (Math.random() - 0.5) * 0.07;
-    }
+    const data = gpt2PeerWeights(external);
     sessions[name] = await ort.InferenceSession.create(readFileSync(new URL(`${name}.onnx`, PEER_DIR)), {
       externalData: [{ path: external.data_file, data }],
     });

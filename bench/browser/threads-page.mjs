@@ -2,7 +2,7 @@
 // onnxruntime-web configured with ?ort=<threads> (ORT reads its thread count once per page).
 import { createMultiHeadAttention, loadMultihead, loadPretrained, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
 import { fusedModel, standardOpsModel } from '../onnx.mjs';
-import { randomWeights } from '../weights.mjs';
+import { gpt2PeerWeights, randomWeights } from '../weights.mjs';
 import * as ort from '../node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
 
 const ortThreads = Number(new URL(location.href).searchParams.get('ort') || 1);
@@ -77,12 +77,7 @@ async function gpt2Models() {
   const ours = await loadPretrained(new URL('../../build/gpt2-small-random/', import.meta.url).href);
   const peer = new URL('../peers/gpt2-small/', import.meta.url);
   const external = await (await fetch(new URL('gpt2s-attn.external.json', peer))).json();
-  const data = new Uint8Array(external.size);
-  const floats = new Float32Array(data.buffer);
-  for (const init of external.initializers) {
-    const first = init.offset / 4, count = init.length / 4, ones = /ln_\d\.weight|ln_f\.weight/.test(init.name);
-    for (let i = 0; i < count; i += 1) floats[first + i] = ones ? 1 : (Math.random() - 0.5) * 0.07;
-  }
+  const data = gpt2PeerWeights(external);
   const graph = new Uint8Array(await (await fetch(new URL('gpt2s-attn.onnx', peer))).arrayBuffer());
   const session = await ort.InferenceSession.create(graph, { externalData: [{ path: external.data_file, data }] });
   gpt2 = { ours, session };

@@ -49,6 +49,15 @@ using v4 = v128_t;
 inline v4 load(const float* p) { return wasm_v128_load(p); }
 inline void store(float* p, v4 v) { wasm_v128_store(p, v); }
 inline v4 splat(const float* p) { return wasm_v128_load32_splat(p); }
+// Lane `lane` of v in all four lanes: a shuffle, which V8 (unlike a load) places next to its use.
+inline v4 broadcast(v4 v, int lane) {
+  switch (lane) {
+    case 0: return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
+    case 1: return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
+    case 2: return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
+    default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
+  }
+}
 inline v4 zero() { return wasm_f32x4_splat(0.0f); }
 #if defined(__wasm_relaxed_simd__)
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
@@ -101,6 +110,7 @@ inline v4 splat(const float* p) {
   const float x = *p;
   return v4{x, x, x, x};
 }
+inline v4 broadcast(v4 v, int lane) { return v4{v[lane], v[lane], v[lane], v[lane]}; }
 inline v4 zero() { return v4{0, 0, 0, 0}; }
 inline v4 madd(v4 acc, v4 x, v4 y) { return acc + x * y; }
 inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
@@ -194,23 +204,11 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   }
   for (int k = 0; k < depth; ++k) {
     const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
-#if defined(__wasm_simd128__)
-    if constexpr (R == 5) {  // rows 0–3 shuffled out of one vector (header comment)
-      const v4 rows0to3 = load(a + k * R), s4 = splat(a + k * R + 4);
-      v4 s = wasm_i32x4_shuffle(rows0to3, rows0to3, 0, 0, 0, 0);
-      acc[0][0] = madd(acc[0][0], s, b0), acc[0][1] = madd(acc[0][1], s, b1);
-      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 1, 1, 1, 1);
-      acc[1][0] = madd(acc[1][0], s, b0), acc[1][1] = madd(acc[1][1], s, b1);
-      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 2, 2, 2, 2);
-      acc[2][0] = madd(acc[2][0], s, b0), acc[2][1] = madd(acc[2][1], s, b1);
-      s = wasm_i32x4_shuffle(rows0to3, rows0to3, 3, 3, 3, 3);
-      acc[3][0] = madd(acc[3][0], s, b0), acc[3][1] = madd(acc[3][1], s, b1);
-      acc[4][0] = madd(acc[4][0], s4, b0), acc[4][1] = madd(acc[4][1], s4, b1);
-      continue;
-    }
-#endif
+    // The 5-row tile splats rows 0–3 out of one vector (header comment); other tiles load each.
+    constexpr bool kShuffled = R == 5;
+    const v4 rows0to3 = kShuffled ? load(a + k * R) : zero();
     for (int r = 0; r < R; ++r) {
-      const v4 s = splat(a + k * R + r);
+      const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a + k * R + r);
       acc[r][0] = madd(acc[r][0], s, b0);
       acc[r][1] = madd(acc[r][1], s, b1);
     }

@@ -141,11 +141,11 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
   auto kept_type = [&](const Planned& p) {
-    WeightType stored = WeightType::kF32;
-    weight_type_of(p.source.info->dtype, stored);
     if (!p.spec.matrix) return WeightType::kF32;
     if (storage == MatrixStorage::kF16) return WeightType::kF16;
     if (storage == MatrixStorage::kBF16) return WeightType::kBF16;
+    WeightType stored = WeightType::kF32;
+    weight_type_of(p.source.info->dtype, stored);
     return mixed ? WeightType::kF32 : stored;
   };
   double at_two_bytes = 0;  // what the weights would need with every matrix at 2 bytes

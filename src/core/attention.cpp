@@ -380,7 +380,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       const int cols = mask.causal ? std::min(n_k, mask.query_offset + q0 + rows) : n_k;
 #if defined(__wasm_simd128__)
       gemm_columns(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q,
-                   MatrixRef{kt, WeightType::kF32, dm.d_k, /*panels=*/true, /*cached=*/true}, nullptr, rows, dm.d_k, 0, cols);
+                   MatrixRef{kt, WeightType::kF32, dm.d_k, /*panels=*/true}, nullptr, rows, dm.d_k, 0, cols);
 #else
       attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
                                dm.d_kv, rows, cols, dm.d_k, dm.scale);

@@ -2,14 +2,24 @@
 // 4-lane SIMD vectors.
 //
 // Why this shape:
-// - B is never read in place by the micro-kernel. Rows of a weight matrix are 768, 2304 or 3072
-//   floats apart: walking down a column then touches only 2–4 of L1's 64 sets, so the 8 columns a
-//   tile needs were evicted before the next row tile came back for them (the old kernel lost half
-//   its speed this way on Zen 3, whose L2 is half Zen 4's). Each block of kDepth rows × 8 columns
-//   is copied first into a contiguous 8 KB panel on the stack — widening fp16/bf16 on the way, so
-//   a 2-byte matrix is never widened whole — and every row tile of `a` then streams over it in L1.
+// - The micro-kernel reads B as panels: kDepth rows × 8 columns, contiguous. Rows of a row-major
+//   weight matrix are 768, 2304 or 3072 floats apart: walking down a column then touches only 2–4
+//   of L1's 64 sets, so the 8 columns a tile needs were evicted before the next row tile came
+//   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
+//   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
+//   matrix, widened on the way (never widened whole); float32 stored as panels (a checkpoint's
+//   weights, a head's scaled keys) is read in place. Every row tile of `a` then streams over the
+//   panel in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
-//   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB).
+//   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB). A product
+//   with few rows (a checkpoint's matrices at ≤ 64 tokens) instead packs all of `a` once and
+//   streams B's panels in memory order, each once.
+// - Weights come from memory (a checkpoint's 500 MB; a layer's are evicted between keystrokes), and
+//   wasm has no prefetch instruction. So while a tile computes, it also loads one byte of each
+//   64-byte line of the block of B that comes next, spread over its steps of k: those misses
+//   overlap the arithmetic and keep the hardware prefetcher running ahead, and the next tile reads
+//   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
+//   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
 // - The micro-kernel keeps a 4 × 8 tile of `out` in 8 vector registers and, per k, loads 8 floats
 //   of the panel and splats one float of each of 4 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
@@ -133,8 +143,12 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 #endif
 #endif
 constexpr int kTileRows = MH_GEMM_TILE_ROWS;
+static_assert(kTileRows == 4 || kTileRows == 5, "tile_height() splits rows into 4s, or 5s and 4s");
 constexpr int kDepth = 256;    // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's tile
 constexpr int kRowBlock = 24 * kTileRows;  // rows of `a` per pass over B: 96 or 120 KB packed
+// A product with at most this many elements of `a` (256 KB: 16 tokens × 4096, 64 × 1024) streams B
+// once (columns()), with all of `a` packed and in L2.
+constexpr int kStreamedA = 65536;
 
 // Element `offset` of b as float32, and 8 consecutive elements as two vectors.
 template <WeightType T>
@@ -170,17 +184,16 @@ void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int 
     for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
 }
 
-// The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (float32 panels
-// still in cache, MatrixRef::cached), or copied into scratch (kDepth × 8 floats), widening 2-byte
-// values on the way.
+// The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (float32
+// panels), or copied into scratch (kDepth × 8 floats), widening 2-byte values on the way.
 template <WeightType T>
-const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch, bool in_place) {
+const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch) {
   if (!b.panels) {
     pack_panel<T>(scratch, b, k0, depth, j, width);
     return scratch;
   }
   const int64_t start = panel_index(k0, j, b.ld);
-  if (T == WeightType::kF32 && in_place) return static_cast<const float*>(b.data) + start;
+  if (T == WeightType::kF32) return static_cast<const float*>(b.data) + start;
   for (int e = 0; e < depth * 8; e += 8) {  // contiguous: 8 values (2 vectors) at a time
     v4 lo, hi;
     load8<T>(b, start + e, lo, hi);
@@ -190,27 +203,45 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
   return scratch;
 }
 
+// The weights that come after the panel a tile is reading, touched while it computes (header
+// comment): one byte of a 64-byte line every `every` steps of k, from `next` up to `end`. Nothing
+// to touch: next == end.
+struct Lookahead {
+  const char* next = nullptr;
+  const char* end = nullptr;
+  int every = 1 << 20;
+  void touch_next() {
+    if (next >= end) return;
+    (void)*reinterpret_cast<const volatile char*>(next);  // a load the compiler must keep
+    next += 64;
+  }
+};
+
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
 // every load's address is a register plus a constant, and V8 keeps the loop's counters in
 // registers (with a row pointer each it spilled them).
 template <int R>
 void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
-          const float* bias) {
+          const float* bias, Lookahead& ahead) {
   v4 acc[R][2];
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
     acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
   }
-  for (int k = 0; k < depth; ++k) {
-    const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
-    // The 5-row tile splats rows 0–3 out of one vector (header comment); other tiles load each.
-    constexpr bool kShuffled = R == 5;
-    const v4 rows0to3 = kShuffled ? load(a + k * R) : zero();
-    for (int r = 0; r < R; ++r) {
-      const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a + k * R + r);
-      acc[r][0] = madd(acc[r][0], s, b0);
-      acc[r][1] = madd(acc[r][1], s, b1);
+  for (int k_start = 0; k_start < depth; k_start += ahead.every) {
+    ahead.touch_next();
+    const int k_end = std::min(depth, k_start + ahead.every);
+    for (int k = k_start; k < k_end; ++k) {
+      const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
+      // The 5-row tile splats rows 0–3 out of one vector (header comment); other tiles load each.
+      constexpr bool kShuffled = R == 5;
+      const v4 rows0to3 = kShuffled ? load(a + k * R) : zero();
+      for (int r = 0; r < R; ++r) {
+        const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a + k * R + r);
+        acc[r][0] = madd(acc[r][0], s, b0);
+        acc[r][1] = madd(acc[r][1], s, b1);
+      }
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -220,24 +251,34 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
 }
 
 void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
-               const float* bias) {
+               const float* bias, Lookahead& ahead) {
   switch (rows) {
-    case 6: tile<6>(c, ldc, a, panel, depth, accumulate, bias); break;
-    case 5: tile<5>(c, ldc, a, panel, depth, accumulate, bias); break;
-    case 4: tile<4>(c, ldc, a, panel, depth, accumulate, bias); break;
-    case 3: tile<3>(c, ldc, a, panel, depth, accumulate, bias); break;
-    case 2: tile<2>(c, ldc, a, panel, depth, accumulate, bias); break;
-    default: tile<1>(c, ldc, a, panel, depth, accumulate, bias); break;
+    case 5: tile<5>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
+    case 4: tile<4>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
+    case 3: tile<3>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
+    case 2: tile<2>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
+    default: tile<1>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
   }
 }
 
-// The rows of the tile that starts at row i of `rows`: kTileRows, the rest in the last tile, but
-// 5 + 1 rows as 3 + 3 and 5 + 2 as 4 + 3, since a tile of 1 or 2 rows (2 or 4 chains of fused
-// multiply-adds) takes a 4-cycle latency per k, as long as a 4-row tile (16 tokens: 5 + 5 + 3 + 3).
+// The rows of the tile that starts at row i of `rows`. Plain build: 4, the rest in the last tile.
+// Fused build: a tile of r rows takes max(r, 4) cycles per k (r cycles of 2r multiply-adds on 2
+// pipes, but never less than the 4-cycle latency of its chains), so rows are split into 5s and 4s
+// where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3 took 18), and otherwise
+// into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
+inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
 inline int tile_height(int i, int rows) {
   const int left = rows - i;
-  if (kTileRows == 5 && (left == 6 || left == 7)) return left - 3;
-  return std::min(kTileRows, left);
+  if (kTileRows == 4) return std::min(4, left);
+  if (left >= 5 && fives_and_fours(left - 5)) return 5;
+  if (left >= 4 && fives_and_fours(left - 4)) return 4;
+  if (left == 6 || left == 7) return left - 3;
+  return std::min(4, left);
+}
+inline int tile_count(int rows) {
+  int tiles = 0;
+  for (int i = 0; i < rows; i += tile_height(i, rows)) ++tiles;
+  return tiles;
 }
 
 // packed = rows × depth of a (rows lda apart) in tiles of tile_height() rows, each k-major: what
@@ -253,23 +294,31 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
   }
 }
 
-// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows, a tile at a time. A
-// panel narrower than 8 (the last columns) goes through a scratch tile.
+// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows, a tile at a time, the
+// tiles together touching `ahead_bytes` from `ahead` on. A panel narrower than 8 (the last
+// columns) goes through a scratch tile.
 void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
-                bool accumulate, const float* bias) {
+                bool accumulate, const float* bias, const void* ahead_start, int64_t ahead_bytes) {
+  Lookahead ahead;
+  if (ahead_start && ahead_bytes > 0) {
+    ahead.next = static_cast<const char*>(ahead_start);
+    ahead.end = ahead.next + ahead_bytes;
+    // Spread over all the tiles' steps of k, rounded down so that every line is touched.
+    ahead.every = static_cast<int>(std::max<int64_t>(1, int64_t{depth} * tile_count(rows) / ((ahead_bytes + 63) / 64)));
+  }
   for (int i = 0, r; i < rows; i += r) {
     r = tile_height(i, rows);
     float* c = out + i * ldo;
     const float* a_tile = a + static_cast<int64_t>(i) * depth;
     if (width == 8) {
-      tile_rows(r, c, ldo, a_tile, panel, depth, accumulate, bias);
+      tile_rows(r, c, ldo, a_tile, panel, depth, accumulate, bias, ahead);
       continue;
     }
     alignas(16) float scratch[kTileRows * 8], bias8[8] = {};
     for (int rr = 0; rr < r; ++rr)
       for (int cc = 0; cc < 8; ++cc) scratch[rr * 8 + cc] = accumulate && cc < width ? c[rr * ldo + cc] : 0.0f;
     if (bias) std::copy(bias, bias + width, bias8);
-    tile_rows(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr);
+    tile_rows(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr, ahead);
     for (int rr = 0; rr < r; ++rr) std::copy(scratch + rr * 8, scratch + rr * 8 + width, c + rr * ldo);
   }
 }
@@ -378,10 +427,28 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  // On the stack (104 or 128 KB): Emscripten's threads get 2 MB, native ones 8 MB.
+  constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
+  // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
-  alignas(16) float packed_a[kRowBlock * kDepth];
-  const bool in_place = b.panels && b.cached;
+  alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
+  if (b.panels && int64_t{n} * K <= kStreamedA) {
+    // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
+    // order, each block of a panel read in place (float32) while the tiles touch the next.
+    for (int k0 = 0; k0 < K; k0 += kDepth)
+      pack_rows(packed_a + int64_t{n} * k0, a + k0, lda, n, std::min(kDepth, K - k0));
+    const char* const b_end = static_cast<const char*>(b.data) + kBytes * panel_index(0, (c1 + 7) / 8 * 8, K);
+    for (int j = c0; j < c1; j += 8) {
+      for (int k0 = 0; k0 < K; k0 += kDepth) {
+        const int depth = std::min(kDepth, K - k0);
+        const char* next = static_cast<const char*>(b.data) + kBytes * panel_index(k0 + depth, j, K);
+        panel_rows(out + j, ldo, packed_a + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth,
+                   n, std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr, next,
+                   std::min<int64_t>(b_end - next, kBytes * 8 * kDepth));
+      }
+    }
+    return;
+  }
+  const char* const b_end = static_cast<const char*>(b.data) + kBytes * panel_index(0, (c1 + 7) / 8 * 8, K);
   for (int i0 = 0; i0 < n; i0 += kRowBlock) {
     const int rows = std::min(kRowBlock, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
@@ -389,8 +456,10 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
-        const float* source = panel_of<T>(b, k0, depth, j, width, panel, in_place);
-        panel_rows(out + i0 * ldo + j, ldo, packed_a, source, depth, rows, width, k0 > 0, bias ? bias + j : nullptr);
+        const float* source = panel_of<T>(b, k0, depth, j, width, panel);
+        const char* next = static_cast<const char*>(b.data) + kBytes * panel_index(k0, j + 8, K);
+        panel_rows(out + i0 * ldo + j, ldo, packed_a, source, depth, rows, width, k0 > 0, bias ? bias + j : nullptr,
+                   b.panels ? next : nullptr, std::min<int64_t>(b_end - next, kBytes * 8 * depth));
       }
     }
   }

@@ -22,13 +22,6 @@ struct MatrixRef {
   WeightType type = WeightType::kF32;
   int64_t ld = 0;
   bool panels = false;
-  // Float32 panels the caller has just written, so still in cache (a head's scaled keys), are read
-  // in place. Others are copied first, one panel at a time: weights come from memory (a checkpoint
-  // streams 500 MB per token; a layer's weights are evicted between keystrokes), and a copy
-  // fetches a panel in one burst where the kernel reading it in place waited on every miss
-  // (GPT-2 small, 16 tokens: 89 ms against 98; an attention layer run between onnxruntime calls,
-  // n = 64, d_model 512: 2.9 ms against 3.1).
-  bool cached = false;
 };
 
 inline int64_t panel_index(int64_t k, int64_t j, int64_t K) { return (j / 8) * 8 * K + k * 8 + j % 8; }

@@ -3,6 +3,7 @@
 // narrower last one, k blocks of 256, a row stride wider than the matrix, fp16/bf16 storage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -98,7 +99,7 @@ void check_product(WeightType type, int n, int K, int N, bool with_bias, bool pa
 TEST(Gemm, MatchesFloat64OnEdgeShapes) {
   std::mt19937 rng(7);
   for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
-    for (int n : {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 16, 130})
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 16, 17, 130})
       for (int K : {0, 1, 7, 256, 300, 513})
         for (int N : {1, 5, 8, 9, 31, 40, 77}) {
           if (n * K * N > 3'000'000) continue;
@@ -156,26 +157,34 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
 }
 
-TEST(Gemm, CachedPanelsReadInPlaceGiveTheSameBits) {
-  // An attention layer's own weights are packed once (pack_panels) and read in place, not copied.
+TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
+  // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
+  // ahead; a row-major matrix is copied a panel at a time. 41 rows stream B once (all of `a`
+  // packed), 300 rows go by k blocks: the same sums in the same order either way.
   std::mt19937 rng(12);
-  const int n = 41, K = 290, N = 53;
+  const int K = 290, N = 53;
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> a(static_cast<size_t>(n) * K), b(static_cast<size_t>(K) * N), bias(N);
-  for (float& x : a) x = normal(rng);
+  std::vector<float> b(static_cast<size_t>(K) * N), bias(N);
   for (float& x : b) x = normal(rng);
   for (float& x : bias) x = normal(rng);
+  // Exactly the panels' size, so that a touch past the end is caught under AddressSanitizer.
   std::vector<float> packed(static_cast<size_t>(K) * ((N + 7) / 8 * 8), std::nanf(""));
   pack_panels(packed.data(), b.data(), N, K, N);
   for (int k = 0; k < K; ++k)
     for (int j = 0; j < (N + 7) / 8 * 8; ++j) ASSERT_EQ(packed[panel_index(k, j, K)], j < N ? b[k * N + j] : 0.0f);
-  std::vector<float> row_major(static_cast<size_t>(n) * N), copied(row_major.size()), in_place(row_major.size());
   set_thread_count(1);
-  gemm(row_major.data(), N, a.data(), K, f32_matrix(b.data(), N), bias.data(), n, K, N);
-  gemm(copied.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true, false}, bias.data(), n, K, N);
-  gemm(in_place.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true, true}, bias.data(), n, K, N);
-  EXPECT_EQ(0, std::memcmp(row_major.data(), copied.data(), row_major.size() * 4));
-  EXPECT_EQ(0, std::memcmp(row_major.data(), in_place.data(), row_major.size() * 4));
+  for (int n : {41, 300}) {
+    std::vector<float> a(static_cast<size_t>(n) * K);
+    for (float& x : a) x = normal(rng);
+    std::vector<float> row_major(static_cast<size_t>(n) * N), in_place(row_major.size()), split(row_major.size());
+    gemm(row_major.data(), N, a.data(), K, f32_matrix(b.data(), N), bias.data(), n, K, N);
+    gemm(in_place.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true}, bias.data(), n, K, N);
+    for (int c0 = 0; c0 < N; c0 += 16)  // as threads split it: whole panels, the lookahead stops at each end
+      gemm_columns(split.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true}, bias.data(), n,
+                   K, c0, std::min(N, c0 + 16));
+    EXPECT_EQ(0, std::memcmp(row_major.data(), in_place.data(), row_major.size() * 4)) << n << " rows";
+    EXPECT_EQ(0, std::memcmp(row_major.data(), split.data(), row_major.size() * 4)) << n << " rows";
+  }
 }
 
 }  // namespace

@@ -81,13 +81,28 @@ int main(int argc, char** argv) {
     }
     const double flops = 2.0 * s.n * s.K * s.N;
     const int calls = std::max(5, std::min(200, static_cast<int>((quick ? 0.2e9 : 1e9) / flops)));
-    for (int bf16 = 0; bf16 < 2; ++bf16) {
-      const mh::MatrixRef ref = bf16 ? mh::MatrixRef{b16.data(), mh::WeightType::kBF16, s.N} : mh::f32_matrix(b.data(), s.N);
+    // A checkpoint's weights are stored in the kernel's panel layout (nn/tensor.h); an attention
+    // layer's come row-major from the caller. Panels: 8 columns × K, the last zero-padded.
+    const int padded = (s.N + 7) / 8 * 8;
+    std::vector<float> panels(static_cast<size_t>(s.K) * padded);
+    std::vector<uint16_t> panels16(panels.size());
+    mh::pack_panels(panels.data(), b.data(), s.N, s.K, s.N);
+    for (size_t i = 0; i < panels.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &panels[i], 4);
+      panels16[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool bf16 = variant % 2 == 1, in_panels = variant >= 2;
+      const mh::MatrixRef ref = in_panels ? (bf16 ? mh::MatrixRef{panels16.data(), mh::WeightType::kBF16, s.K, true}
+                                                  : mh::MatrixRef{panels.data(), mh::WeightType::kF32, s.K, true})
+                                          : (bf16 ? mh::MatrixRef{b16.data(), mh::WeightType::kBF16, s.N}
+                                                  : mh::f32_matrix(b.data(), s.N));
       const double sec = median_seconds(calls, [&] { mh::gemm(out.data(), s.N, a.data(), s.K, ref, nullptr, s.n, s.K, s.N); });
       const double gflops = flops / sec / 1e9;
-      std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
+      std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"layout\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
                   "\"ofPeak\": %.3f, \"weightGBs\": %.2f}\n",
-                  s.what, bf16 ? "bf16" : "f32", s.n, s.K, s.N, sec * 1e3, gflops, gflops / peak,
+                  s.what, bf16 ? "bf16" : "f32", in_panels ? "panels" : "row-major", s.n, s.K, s.N, sec * 1e3, gflops, gflops / peak,
                   double(s.K) * s.N * (bf16 ? 2 : 4) / sec / 1e9);
       std::fflush(stdout);
     }

@@ -30,7 +30,7 @@ function kernels() {
   if (!existsSync(file)) return null;
   const args = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : []), file, ...(quick ? ['--quick'] : [])];
   const lines = execFileSync(process.execPath, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
-  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), readGBs: lines.find((l) => l.readGBs)?.readGBs };
+  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
 
 async function ortSessions() {
@@ -138,6 +138,7 @@ if (kernelTable) {
   console.log(`\nOne core's peak in this build: ${kernelTable.peak.peakGflops.toFixed(1)} GFLOP/s; read bandwidth ${kernelTable.readGBs.toFixed(1)} GB/s\n`);
   console.log("| GEMM (n × K · K × N) | weights | layout | ms | GFLOP/s | of peak |\n|---|---|---|---|---|---|");
   for (const g of kernelTable.gemm) console.log(`| ${g.gemm} (${g.n}×${g.K}·${g.K}×${g.N}) | ${g.weights} | ${g.layout} | ${g.ms.toFixed(3)} | ${g.gflops.toFixed(1)} | ${(100 * g.ofPeak).toFixed(0)}% |`);
+  for (const g of kernelTable.fromMemory) console.log(`| ${g.fromMemory} | f32 | panels | ${g.ms.toFixed(1)} | ${g.gflops.toFixed(1)} | ${(100 * g.ofPeak).toFixed(0)}% |`);
 }
 console.log('\n| GPT-2 small prefill, 1 thread | ours (attentions, last-row logits) | ours (attentions, all logits) | ours bf16 | ORT gpt2s | ORT gpt2s-attn | ORT-attn ÷ ours | ORT-attn ÷ ours (all logits) |\n|---|---|---|---|---|---|---|---|');
 for (const r of prefill) {

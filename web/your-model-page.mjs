@@ -37,7 +37,7 @@ async function open(files, label, modelId = '') {
   const { text, pair, pos, off, sel, mode } = state;
   view.setState({ text, pair, pos, off, sel, mode });
   try {
-    await view.open(files, label, $('weightType').value || undefined);
+    await view.open(files, label, state.weights || undefined);
   } catch (error) {
     $('viewSection').hidden = true;
     say(`${label} could not be opened: ${error.message.replace(/^multihead: /, '')}`);
@@ -163,7 +163,11 @@ async function renderStored() {
   }));
 }
 
+// The weights' type applies to the next checkpoint opened, and lives in the URL with the rest.
+$('weightType').addEventListener('change', () => { state.weights = $('weightType').value; writeHash(); });
+
 async function start() {
+  $('weightType').value = state.weights;
   await renderStored();
   document.body.dataset.ready = 'true';
   if (state.model) {
@@ -179,6 +183,7 @@ async function start() {
 window.addEventListener('hashchange', () => {
   if (location.hash === toYourModelHash(state)) return;
   ({ state, warnings } = parseYourModelHash(location.hash));
+  $('weightType').value = state.weights;
   if (view.config) view.setState({ text: state.text, pair: state.pair, pos: state.pos, off: state.off, sel: state.sel, mode: state.mode });
 });
 

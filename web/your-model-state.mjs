@@ -1,15 +1,17 @@
 // The "Your model" page's state in the URL hash, as on the other pages: the text (and the second
 // sentence of a pair), the view, the selected head, the switched-off heads, the position whose
-// prediction is shown, and the hub model id (local files cannot live in a URL).
+// prediction is shown, the hub model id (local files cannot live in a URL) and the weights' type in
+// memory (loadPretrained's weightType: a link to a hub model then loads it the same way).
 import { MODES } from './your-model-view.mjs';
 
 export const MAX_TEXT_CHARS = 20000;
+export const WEIGHT_TYPES = ['f16', 'bf16'];  // '' (absent): as stored
 export const DEFAULT_TEXT = 'The animal didn’t cross the street because it was too tired. The animal didn’t cross the street because';
 
 /** { state, warnings } from location.hash. */
 export function parseYourModelHash(hash) {
   const params = new URLSearchParams(String(hash).replace(/^#/, ''));
-  const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '' };
+  const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '', weights: '' };
   const warnings = [];
   const reject = (key, value, why) => warnings.push(`Ignored ${key}=${JSON.stringify(String(value).slice(0, 40))} from the link: ${why}.`);
   for (const key of ['text', 'pair']) {
@@ -47,12 +49,18 @@ export function parseYourModelHash(hash) {
     if (/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/.test(v) || /^https?:\/\/[^\s]+$/.test(v)) state.model = v;
     else reject('model', v, 'use a Hugging Face model id (like gpt2) or a URL');
   }
+  if (params.has('weights')) {
+    const v = params.get('weights');
+    if (WEIGHT_TYPES.includes(v)) state.weights = v;
+    else reject('weights', v, `use ${WEIGHT_TYPES.join(' or ')} (or leave it out: as stored)`);
+  }
   return { state, warnings };
 }
 
 export function toYourModelHash(state) {
   const params = new URLSearchParams();
   if (state.model) params.set('model', state.model);
+  if (state.weights) params.set('weights', state.weights);
   params.set('text', state.text);
   if (state.pair) params.set('pair', state.pair);
   params.set('mode', state.mode);

@@ -46,6 +46,7 @@ test('weights in memory at 2 bytes: a float32 GPT-2 in half the memory, its head
   await page.goto(PAGE);
   await ready(page);
   await page.selectOption('#weightType', 'f16');
+  expect(page.url()).toContain('weights=f16');  // the choice lives in the link with the rest of the view
   await page.setInputFiles('#files', filesOf('gpt2'));
   await expect(page.locator('.mv-info')).toContainText('0.4 MB in memory, f16 matrices');  // 0.8 MB as stored
   await ready(page);
@@ -58,6 +59,20 @@ test('weights in memory at 2 bytes: a float32 GPT-2 in half the memory, its head
   const diff = maxAbsDiff(shown, c.attentions.subarray(0, n * n));
   expect(diff).toBeGreaterThan(0);  // rounded weights: not float32's numbers,
   expect(diff).toBeLessThan(5e-3);  // but close (pretrained_test.cpp measures ≤ 2e-3)
+});
+
+test('the weights\' type comes back from a link; a wrong one is ignored', async ({ page }) => {
+  await page.goto(`${PAGE}#weights=bf16`);
+  await ready(page);
+  await expect(page.locator('#weightType')).toHaveValue('bf16');
+  await page.setInputFiles('#files', filesOf('gpt2'));
+  await expect(page.locator('.mv-info')).toContainText('bf16 matrices');
+  await page.goto('about:blank');
+  await page.goto(`${PAGE}#weights=f8`);
+  await ready(page);
+  await expect(page.locator('#weightType')).toHaveValue('');
+  await page.setInputFiles('#files', filesOf('gpt2'));
+  await expect(page.locator('.mv-info')).toContainText('f32 matrices');
 });
 
 test('a folder that is not a model and a truncated checkpoint get a reason in words', async ({ page }, info) => {

@@ -210,6 +210,11 @@ struct Lookahead {
   const char* next = nullptr;
   const char* end = nullptr;
   int every = 1 << 20;
+  // Touches spread evenly over `steps` steps of k (rounded down, so that every line is touched).
+  void spread_over(int64_t steps) {
+    const int64_t lines = (end - next + 63) / 64;
+    if (lines > 0) every = static_cast<int>(std::max<int64_t>(1, steps / lines));
+  }
   void touch_next() {
     if (next >= end) return;
     (void)*reinterpret_cast<const volatile char*>(next);  // a load the compiler must keep
@@ -295,17 +300,11 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
 }
 
 // out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows, a tile at a time, the
-// tiles together touching `ahead_bytes` from `ahead` on. A panel narrower than 8 (the last
-// columns) goes through a scratch tile.
+// tiles together touching `ahead`. A panel narrower than 8 (the last columns) goes through a
+// scratch tile.
 void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
-                bool accumulate, const float* bias, const void* ahead_start, int64_t ahead_bytes) {
-  Lookahead ahead;
-  if (ahead_start && ahead_bytes > 0) {
-    ahead.next = static_cast<const char*>(ahead_start);
-    ahead.end = ahead.next + ahead_bytes;
-    // Spread over all the tiles' steps of k, rounded down so that every line is touched.
-    ahead.every = static_cast<int>(std::max<int64_t>(1, int64_t{depth} * tile_count(rows) / ((ahead_bytes + 63) / 64)));
-  }
+                bool accumulate, const float* bias, Lookahead ahead) {
+  ahead.spread_over(int64_t{depth} * tile_count(rows));
   for (int i = 0, r; i < rows; i += r) {
     r = tile_height(i, rows);
     float* c = out + i * ldo;
@@ -407,6 +406,20 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
   }
 }
 
+// For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8
+// elements), cut at element `limit` (the end of the panels this call reads). Nothing for a
+// row-major B, whose next block is not contiguous.
+template <WeightType T>
+Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) {
+  constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
+  Lookahead ahead;
+  const int64_t count = std::min<int64_t>(int64_t{depth} * 8, limit - start);
+  if (!b.panels || count <= 0) return ahead;
+  ahead.next = static_cast<const char*>(b.data) + kBytes * start;
+  ahead.end = ahead.next + kBytes * count;
+  return ahead;
+}
+
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1) {
@@ -427,28 +440,25 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
   // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
+  const int64_t limit = int64_t{(c1 + 7) / 8 * 8} * K;  // panel_index(0, c1 rounded up to 8, K)
   if (b.panels && int64_t{n} * K <= kStreamedA) {
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
     // order, each block of a panel read in place (float32) while the tiles touch the next.
     for (int k0 = 0; k0 < K; k0 += kDepth)
       pack_rows(packed_a + int64_t{n} * k0, a + k0, lda, n, std::min(kDepth, K - k0));
-    const char* const b_end = static_cast<const char*>(b.data) + kBytes * panel_index(0, (c1 + 7) / 8 * 8, K);
     for (int j = c0; j < c1; j += 8) {
       for (int k0 = 0; k0 < K; k0 += kDepth) {
         const int depth = std::min(kDepth, K - k0);
-        const char* next = static_cast<const char*>(b.data) + kBytes * panel_index(k0 + depth, j, K);
-        panel_rows(out + j, ldo, packed_a + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth,
-                   n, std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr, next,
-                   std::min<int64_t>(b_end - next, kBytes * 8 * kDepth));
+        panel_rows(out + j, ldo, packed_a + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
+                   std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr,
+                   block_at<T>(b, panel_index(k0 + depth, j, K), kDepth, limit));
       }
     }
     return;
   }
-  const char* const b_end = static_cast<const char*>(b.data) + kBytes * panel_index(0, (c1 + 7) / 8 * 8, K);
   for (int i0 = 0; i0 < n; i0 += kRowBlock) {
     const int rows = std::min(kRowBlock, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
@@ -456,10 +466,8 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
-        const float* source = panel_of<T>(b, k0, depth, j, width, panel);
-        const char* next = static_cast<const char*>(b.data) + kBytes * panel_index(k0, j + 8, K);
-        panel_rows(out + i0 * ldo + j, ldo, packed_a, source, depth, rows, width, k0 > 0, bias ? bias + j : nullptr,
-                   b.panels ? next : nullptr, std::min<int64_t>(b_end - next, kBytes * 8 * depth));
+        panel_rows(out + i0 * ldo + j, ldo, packed_a, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
+                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, K), depth, limit));
       }
     }
   }

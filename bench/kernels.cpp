@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     }
     const double flops = 2.0 * s.n * s.K * s.N;
     const int calls = std::max(5, std::min(200, static_cast<int>((quick ? 0.2e9 : 1e9) / flops)));
-    // A checkpoint's weights are stored in the kernel's panel layout (nn/tensor.h); an attention
-    // layer's come row-major from the caller. Panels: 8 columns × K, the last zero-padded.
+    // Models read their weights in the kernel's panel layout (a checkpoint's stored so at load, an
+    // attention layer's packed once per weight change); row-major B is packed a panel at a time on
+    // every call, kept here for comparison. Panels: 8 columns × K, the last zero-padded.
     const int padded = (s.N + 7) / 8 * 8;
     std::vector<float> panels(static_cast<size_t>(s.K) * padded);
     std::vector<uint16_t> panels16(panels.size());

@@ -71,14 +71,14 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const Shape& s : shapes) {
     std::vector<float> a(static_cast<size_t>(s.n) * s.K), b(static_cast<size_t>(s.K) * s.N), out(static_cast<size_t>(s.n) * s.N);
-    std::vector<uint16_t> b16(b.size());
     for (float& x : a) x = normal(rng);
-    for (size_t i = 0; i < b.size(); ++i) {
-      b[i] = normal(rng);
-      uint32_t bits;
-      std::memcpy(&bits, &b[i], 4);
-      b16[i] = static_cast<uint16_t>(bits >> 16);
-    }
+    for (float& x : b) x = normal(rng);
+    auto bf16_copy = [](const std::vector<float>& f) {
+      std::vector<uint16_t> h(f.size());
+      std::transform(f.begin(), f.end(), h.begin(), mh::float_to_bf16);
+      return h;
+    };
+    const std::vector<uint16_t> b16 = bf16_copy(b);
     const double flops = 2.0 * s.n * s.K * s.N;
     const int calls = std::max(5, std::min(200, static_cast<int>((quick ? 0.2e9 : 1e9) / flops)));
     // Models read their weights in the kernel's panel layout (a checkpoint's stored so at load, an
@@ -86,13 +86,8 @@ int main(int argc, char** argv) {
     // every call, kept here for comparison. Panels: 8 columns × K, the last zero-padded.
     const int padded = (s.N + 7) / 8 * 8;
     std::vector<float> panels(static_cast<size_t>(s.K) * padded);
-    std::vector<uint16_t> panels16(panels.size());
     mh::pack_panels(panels.data(), b.data(), s.N, s.K, s.N);
-    for (size_t i = 0; i < panels.size(); ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &panels[i], 4);
-      panels16[i] = static_cast<uint16_t>(bits >> 16);
-    }
+    const std::vector<uint16_t> panels16 = bf16_copy(panels);
     for (int variant = 0; variant < 4; ++variant) {
       const bool bf16 = variant % 2 == 1, in_panels = variant >= 2;
       const mh::MatrixRef ref = in_panels ? (bf16 ? mh::MatrixRef{panels16.data(), mh::WeightType::kBF16, s.K, true}

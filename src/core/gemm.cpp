@@ -133,8 +133,8 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 }
 #endif
 
-// 4 (plain) or 5 (fused) rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS tries
-// others in the benchmark.)
+// 4 (plain) or 5 (fused) rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS=4 or 5
+// tries the other in the benchmark.)
 #ifndef MH_GEMM_TILE_ROWS
 #if defined(__wasm_relaxed_simd__)
 #define MH_GEMM_TILE_ROWS 5
@@ -411,12 +411,12 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 // row-major B, whose next block is not contiguous.
 template <WeightType T>
 Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) {
-  constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
+  const int bytes = weight_type_bytes(T);
   Lookahead ahead;
   const int64_t count = std::min<int64_t>(int64_t{depth} * 8, limit - start);
   if (!b.panels || count <= 0) return ahead;
-  ahead.next = static_cast<const char*>(b.data) + kBytes * start;
-  ahead.end = ahead.next + kBytes * count;
+  ahead.next = static_cast<const char*>(b.data) + bytes * start;
+  ahead.end = ahead.next + bytes * count;
   return ahead;
 }
 

@@ -129,32 +129,35 @@ TEST(Gemm, Fp16SpecialValuesWidenExactly) {
 
 TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   std::mt19937 rng(11);
-  const int n = 37, K = 300, N = 203;
-  Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
-  Operand in_panels = b;
-  to_panels(in_panels, K, N);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
-  for (float& x : a) x = normal(rng);
-  for (float& x : bias) x = normal(rng);
-  std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size()), panels(one.size()),
-      panels_by_row(one.size());
-  set_thread_count(1);
-  gemm(one.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
-  set_thread_count(3);
-  gemm(three.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
-  set_thread_count(1);
-  for (int i = 0; i < n; ++i)  // each row alone (the few-rows path, as a decoding step runs it)
-    gemm(by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, b.ref, bias.data(),
-         1, K, N);
-  gemm(panels.data(), N, a.data(), K, in_panels.ref, bias.data(), n, K, N);
-  for (int i = 0; i < n; ++i)
-    gemm(panels_by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, in_panels.ref,
-         bias.data(), 1, K, N);
-  EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4));
-  EXPECT_EQ(0, std::memcmp(one.data(), panels.data(), one.size() * 4));
-  EXPECT_EQ(0, std::memcmp(one.data(), panels_by_row.data(), one.size() * 4));
-  EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
+  // K = 300 and 1100: one row reads short panels one at a time, long ones four side by side.
+  for (const int K : {300, 1100}) {
+    const int n = 37, N = 203;
+    Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
+    Operand in_panels = b;
+    to_panels(in_panels, K, N);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
+    for (float& x : a) x = normal(rng);
+    for (float& x : bias) x = normal(rng);
+    std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size()), panels(one.size()),
+        panels_by_row(one.size());
+    set_thread_count(1);
+    gemm(one.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
+    set_thread_count(3);
+    gemm(three.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
+    set_thread_count(1);
+    for (int i = 0; i < n; ++i)  // each row alone (the few-rows path, as a decoding step runs it)
+      gemm(by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K, b.ref, bias.data(),
+           1, K, N);
+    gemm(panels.data(), N, a.data(), K, in_panels.ref, bias.data(), n, K, N);
+    for (int i = 0; i < n; ++i)
+      gemm(panels_by_row.data() + static_cast<size_t>(i) * N, N, a.data() + static_cast<size_t>(i) * K, K,
+           in_panels.ref, bias.data(), 1, K, N);
+    EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4));
+    EXPECT_EQ(0, std::memcmp(one.data(), panels.data(), one.size() * 4));
+    EXPECT_EQ(0, std::memcmp(one.data(), panels_by_row.data(), one.size() * 4));
+    EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
+  }
 }
 
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {

@@ -69,6 +69,7 @@ inline v4 broadcast(v4 v, int lane) {
   }
 }
 inline v4 zero() { return wasm_f32x4_splat(0.0f); }
+inline v4 add(v4 x, v4 y) { return wasm_f32x4_add(x, y); }
 #if defined(__wasm_relaxed_simd__)
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
 // clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
@@ -122,6 +123,7 @@ inline v4 splat(const float* p) {
 }
 inline v4 broadcast(v4 v, int lane) { return v4{v[lane], v[lane], v[lane], v[lane]}; }
 inline v4 zero() { return v4{0, 0, 0, 0}; }
+inline v4 add(v4 x, v4 y) { return x + y; }
 inline v4 madd(v4 acc, v4 x, v4 y) { return acc + x * y; }
 inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
 template <WeightType T>
@@ -380,16 +382,67 @@ void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   }
 }
 
+// One row (a decoding step) × one panel of 8 columns: out[j, j + width) = bias + a · b, the panel
+// read as one sequential stream. Its 8 columns give only 2 accumulator chains, and a chain
+// waits for its last multiply-add (3–4 cycles) at every step of k: that capped 2-byte weights
+// near 18 GB/s. So even and odd steps of k go to 2 sums each, added at the end (the same
+// numbers as the tiles, summed in another order: within float32 rounding, not the same bits).
+template <WeightType T>
+void row_stream(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int j, int width) {
+  using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
+  constexpr bool even_odd = kEvenOddBf16 && T == WeightType::kBF16;
+  auto load_step = [](const Stored* p, v4& lo, v4& hi) {
+    if constexpr (T == WeightType::kF32) load8(p, lo, hi);
+    else if constexpr (even_odd) load8_even_odd(p, lo, hi);
+    else widen8<T>(p, lo, hi);
+  };
+  auto column = [](int lane) { return even_odd ? (lane < 4 ? 2 * lane : 2 * (lane - 4) + 1) : lane; };
+  alignas(16) float tile[8] = {}, lanes[8];
+  if (bias) std::copy(bias + j, bias + j + width, tile);
+  for (int l = 0; l < 8; ++l) lanes[l] = tile[column(l)];
+  v4 even[2] = {load(lanes), load(lanes + 4)}, odd[2] = {zero(), zero()};
+  const Stored* p = static_cast<const Stored*>(b.data) + panel_index(0, j, b.ld);
+  const float* a_k = a;
+  int k = 0;
+  for (; k + 2 <= K; k += 2, p += 16, a_k += 2) {
+    v4 lo, hi, lo1, hi1;
+    load_step(p, lo, hi);
+    load_step(p + 8, lo1, hi1);
+    const v4 s = splat(a_k), s1 = splat(a_k + 1);
+    even[0] = madd(even[0], s, lo);
+    even[1] = madd(even[1], s, hi);
+    odd[0] = madd(odd[0], s1, lo1);
+    odd[1] = madd(odd[1], s1, hi1);
+  }
+  if (k < K) {
+    v4 lo, hi;
+    load_step(p, lo, hi);
+    const v4 s = splat(a_k);
+    even[0] = madd(even[0], s, lo);
+    even[1] = madd(even[1], s, hi);
+  }
+  store(lanes, add(even[0], odd[0]));
+  store(lanes + 4, add(even[1], odd[1]));
+  for (int l = 0; l < 8; ++l) tile[column(l)] = lanes[l];
+  std::copy(tile, tile + width, out + j);
+}
+
 template <WeightType T, int R>
 void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
               int c0, int c1) {
-  // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except short
-  // panels (K ≤ 1024, GPT-2's 768): one panel at a time is one sequential stream, which read
-  // 28–30 GB/s here where four 24 KB apart read 22–24 and two 18 (the 50,257-column output head:
-  // 6.6 → 5.4 ms); panels of 1536 and more read faster four at a time (30 against 25 GB/s at
-  // 3072). Either way every column sums over k in order, so the bits are the same.
-  const bool side_by_side = !b.panels || K > 1024;
-  const int groups = !side_by_side ? 1 : R == 1 ? 4 : R == 2 ? 2 : 1;
+  // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except one row
+  // over short panels (K ≤ 1024: GPT-2's 768, the output head included): there one panel at a
+  // time, one sequential stream, read 25–29 GB/s here where four panels 24 KB apart read 15–24
+  // (the 50,257-column output head: 6.8 → 5.7 ms F32, 4.9 → 3.1 ms BF16). Panels of 1536 and
+  // more still read faster four at a time (30 against 26 GB/s at 3072).
+  if (R == 1 && b.panels && K <= 1024) {
+    using Stream = void (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
+    static Stream volatile stream_pointer = row_stream<T>;  // not inlined: see below
+    const Stream stream = stream_pointer;
+    for (int j = c0; j < c1; j += 8) stream(out, a, b, bias, K, j, std::min(8, c1 - j));
+    return;
+  }
+  constexpr int kGroups = R == 1 ? 4 : R == 2 ? 2 : 1;
   // Panels are padded to whole groups of 8; a row-major matrix is not, so its last < 8 columns
   // are summed one by one (in the same order).
   const int end = b.panels ? c1 : c0 + (c1 - c0) / 8 * 8;
@@ -397,11 +450,11 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
   // one caller whatever `noinline` says, and inside gemm_columns, V8 spilled this loop's
   // accumulators to the stack (bf16 decoding of GPT-2 small: 19.8 → 17.3 ms per token here).
   using Strip = void (*)(float*, int64_t, const float*, int64_t, const MatrixRef&, const float*, int, int, int);
-  static Strip volatile wide_strip = strip<T, R, R == 1 ? 4 : R == 2 ? 2 : 1>, one_strip = strip<T, R, 1>;
-  const Strip wide = groups == 1 ? one_strip : wide_strip;
+  static Strip volatile wide_strip = strip<T, R, kGroups>;
+  const Strip wide = wide_strip;
   int j = c0;
-  for (; end - j > 8 * (groups - 1); j += 8 * groups)
-    wide(out, ldo, a, lda, b, bias, K, j, std::min(8 * groups, end - j));
+  for (; end - j > 8 * (kGroups - 1); j += 8 * kGroups)
+    wide(out, ldo, a, lda, b, bias, K, j, std::min(8 * kGroups, end - j));
   for (; j < end; j += 8) strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, std::min(8, end - j));
   for (; j < c1; ++j) {
     for (int r = 0; r < R; ++r) {

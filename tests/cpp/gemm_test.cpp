@@ -129,7 +129,9 @@ TEST(Gemm, Fp16SpecialValuesWidenExactly) {
 
 TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   std::mt19937 rng(11);
-  // K = 300 and 1100: one row reads short panels one at a time, long ones four side by side.
+  // K = 300 and 1100: one row reads long panels four side by side, in the tiles' order (the same
+  // bits), and short ones one at a time with even and odd k in separate sums (close, not equal;
+  // MatchesFloat64OnEdgeShapes bounds its error).
   for (const int K : {300, 1100}) {
     const int n = 37, N = 203;
     Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
@@ -155,7 +157,17 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
            in_panels.ref, bias.data(), 1, K, N);
     EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4));
     EXPECT_EQ(0, std::memcmp(one.data(), panels.data(), one.size() * 4));
-    EXPECT_EQ(0, std::memcmp(one.data(), panels_by_row.data(), one.size() * 4));
+    if (K > 1024) {
+      EXPECT_EQ(0, std::memcmp(one.data(), panels_by_row.data(), one.size() * 4));
+    } else {
+      float largest = 0, worst = 0;
+      for (size_t e = 0; e < one.size(); ++e) {
+        largest = std::max(largest, std::fabs(one[e]));
+        worst = std::max(worst, std::fabs(one[e] - panels_by_row[e]));
+      }
+      EXPECT_LT(worst, 1e-5f * largest);
+      EXPECT_GT(largest, 1.0f);
+    }
     EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
   }
 }

@@ -33,9 +33,10 @@
 //   0–3 from one vector load by shuffles, which V8 schedules next to their use, so 10
 //   accumulators + 2 panel vectors + a's vector + row 4's splat + one shuffle fit in 15
 //   registers. The plain build cannot: its separate multiply needs a 16th.
-// - Fewer rows than a tile (decoding: one token) skip the panels: a strip of 8/rows vectors of B's
-//   row k is read in place, contiguous, and B streams from memory once — that product is bound by
-//   memory bandwidth, not arithmetic.
+// - Fewer rows than a tile (decoding: one token) skip the packing: B is read in place and streams
+//   from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
+//   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
+//   of 8/rows vectors of B's row k is read side by side.
 #include "core/gemm.h"
 
 #include <algorithm>

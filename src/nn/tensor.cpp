@@ -1,5 +1,6 @@
 #include "nn/tensor.h"
 
+#include <algorithm>
 #include <cstring>
 
 
@@ -18,12 +19,19 @@ float Tensor::at(int64_t r, int64_t c) const {
 }
 
 void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
-  if (!panels && type == WeightType::kF32) {
-    std::memcpy(out, bytes.data() + first * cols * 4, static_cast<size_t>(count * cols) * 4);
-    return;
-  }
+  // A row is stored in runs: whole (row-major), or 8 columns in each panel.
+  const int64_t run = panels ? 8 : cols;
   for (int64_t r = 0; r < count; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = at(first + r, c);
+    for (int64_t c = 0; c < cols; c += run) {
+      const int64_t i = index(first + r, c), length = std::min(run, cols - c);
+      float* to = out + r * cols + c;
+      if (type == WeightType::kF32) {
+        std::memcpy(to, bytes.data() + i * 4, static_cast<size_t>(length) * 4);
+        continue;
+      }
+      const uint16_t* in = reinterpret_cast<const uint16_t*>(bytes.data()) + i;
+      for (int64_t e = 0; e < length; ++e) to[e] = type == WeightType::kBF16 ? bf16_to_float(in[e]) : half_to_float(in[e]);
+    }
 }
 
 void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {

@@ -31,6 +31,11 @@ struct Tensor {
   }
   // The matrix as gemm's operand (rows × cols, in its stored type and layout).
   MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels}; }
+  // Rows [first, rows) as gemm's operand, in place: in panel layout too, since a panel's rows are
+  // 8 elements apart and its stride (8 · ld) stays that of the whole matrix.
+  MatrixRef matrix_rows(int64_t first) const {
+    return {bytes.data() + first * (panels ? 8 : cols) * weight_type_bytes(type), type, panels ? rows : cols, panels};
+  }
   // The first element, for a WeightsView (core/attention.h): float32 data, or (2-byte types) the
   // raw elements, which only gemm reads, through the view's type.
   const float* f32_or_raw() const { return reinterpret_cast<const float*>(bytes.data()); }

@@ -155,12 +155,13 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
         std::fill(norms, norms + n_k, 0.0f);
         continue;
       }
-      wo_head_.resize(static_cast<size_t>(d_k) * c.d_model);
-      w.wo->widen_rows(wo_head_.data(), int64_t{h} * d_k, d_k);
-      ConstMatrixView v(values + (h / group) * d_k, n_k, d_k, Eigen::OuterStride<>(d_kv));
-      ConstMatrixView wo(wo_head_.data(), d_k, c.d_model, Eigen::OuterStride<>(c.d_model));
-      const Eigen::MatrixXf moved = v * wo;
-      for (int j = 0; j < n_k; ++j) norms[j] = moved.row(j).norm();
+      // v^h (n_k × d_k) · W_O's rows of head h, read where they are stored (every keystroke of
+      // the page asks for these: 144 heads of GPT-2 small).
+      moved_.resize(static_cast<size_t>(n_k) * c.d_model);
+      gemm(moved_.data(), c.d_model, values + (h / group) * d_k, d_kv, w.wo->matrix_rows(int64_t{h} * d_k), nullptr,
+           n_k, d_k, c.d_model);
+      for (int j = 0; j < n_k; ++j)
+        norms[j] = Eigen::Map<const Eigen::VectorXf>(moved_.data() + static_cast<int64_t>(j) * c.d_model, c.d_model).norm();
     }
   }
   return ok;

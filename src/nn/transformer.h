@@ -121,8 +121,8 @@ class Transformer {
   Workspace ws_;
   bool overflow_ = false;
   // Scratch reused across calls: activations, W_O with switched-off heads' rows zeroed (in its
-  // stored type), one head's rows of W_O widened for value norms.
-  std::vector<float> x_, h_, a_, up_, gate_, head_rows_, wo_head_;
+  // stored type), one head's values moved through its rows of W_O (value norms).
+  std::vector<float> x_, h_, a_, up_, gate_, head_rows_, moved_;
   std::vector<uint8_t> wo_ablated_;
 };
 

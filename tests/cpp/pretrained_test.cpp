@@ -23,11 +23,12 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-// The expected tensors, read with the project's own parser (F32 and I32 only).
+// The expected tensors (or a checkpoint's), read with the project's own parser (F32 and I32 only).
 struct Expected {
   std::vector<uint8_t> bytes;
   mh::safetensors::Header header;
-  explicit Expected(const std::string& model) : bytes(read_bytes(fixture(model, "expected.safetensors"))) {
+  explicit Expected(const std::string& model, const std::string& file = "expected.safetensors")
+      : bytes(read_bytes(fixture(model, file))) {
     EXPECT_EQ(mh::safetensors::parse_file(bytes.data(), bytes.size(), header), "");
   }
   const mh::safetensors::TensorInfo* find(const std::string& name) const {
@@ -253,17 +254,55 @@ TEST(Pretrained, SwitchedOffHeadChangesOnlyThroughItsOutput) {
   EXPECT_EQ(max_abs(off.value_norms), 0.0);
 }
 
+// ‖v_j W_O^h‖ recomputed in float64 from the checkpoint's own tensors: layer 0's input is
+// transformers' embeddings output, then ln_1, the V third of c_attn, and head h's rows of c_proj.
+// At 2 bytes a weight too, where the rows of W_O are read in their 2-byte panels.
 TEST(Pretrained, ValueNormsAreTheNormsOfProjectedValues) {
-  std::unique_ptr<mh::Transformer> t;
-  ASSERT_EQ(load("gpt2", t), "");
-  const std::vector<int32_t> ids = {3, 4, 5, 6};
-  mh::RunRequest r;
-  r.value_norms = true;
-  mh::RunResult out;
-  ASSERT_EQ(t->run(out, ids.data(), 4, r), "");
-  const auto& c = t->config();
-  ASSERT_EQ(out.value_norms.size(), size_t(c.layers) * c.heads * 4);
-  for (float v : out.value_norms) EXPECT_GT(v, 0.0f);
+  Expected expected("gpt2");
+  Expected weights("gpt2", "model.safetensors");
+  const std::vector<int32_t> ids = expected.get<int32_t>("case0.input_ids");
+  const std::vector<float> x = expected.get<float>("case0.hidden_states");  // [0]: the embeddings
+  const std::vector<float> ln_w = weights.get<float>("h.0.ln_1.weight"), ln_b = weights.get<float>("h.0.ln_1.bias");
+  const std::vector<float> qkv = weights.get<float>("h.0.attn.c_attn.weight"), qkv_b = weights.get<float>("h.0.attn.c_attn.bias");
+  const std::vector<float> proj = weights.get<float>("h.0.attn.c_proj.weight");  // [in][out]
+  const int n = static_cast<int>(ids.size());
+  for (mh::MatrixStorage storage : {mh::MatrixStorage::kAsStored, mh::MatrixStorage::kBF16}) {
+    std::unique_ptr<mh::Transformer> t;
+    ASSERT_EQ(load("gpt2", t, 4099, storage), "");
+    const auto& c = t->config();
+    const int d = c.d_model, H = c.heads, d_k = d / H;
+    mh::RunRequest r;
+    r.value_norms = true;
+    mh::RunResult out;
+    ASSERT_EQ(t->run(out, ids.data(), n, r), "");
+    ASSERT_EQ(out.value_norms.size(), size_t(c.layers) * H * n);
+    double worst = 0, largest = 0;
+    for (int j = 0; j < n; ++j) {
+      const float* row = x.data() + static_cast<size_t>(j) * d;
+      double mean = 0, var = 0;
+      for (int i = 0; i < d; ++i) mean += row[i] / double(d);
+      for (int i = 0; i < d; ++i) var += (row[i] - mean) * (row[i] - mean) / d;
+      std::vector<double> ln(d), v(d, 0.0);
+      for (int i = 0; i < d; ++i) ln[i] = (row[i] - mean) / std::sqrt(var + 1e-5) * ln_w[i] + ln_b[i];
+      for (int o = 0; o < d; ++o) {
+        v[o] = qkv_b[2 * d + o];
+        for (int i = 0; i < d; ++i) v[o] += ln[i] * qkv[static_cast<size_t>(i) * 3 * d + 2 * d + o];
+      }
+      for (int h = 0; h < H; ++h) {
+        double sum = 0;
+        for (int o = 0; o < d; ++o) {
+          double moved = 0;
+          for (int k = 0; k < d_k; ++k) moved += v[h * d_k + k] * proj[static_cast<size_t>(h * d_k + k) * d + o];
+          sum += moved * moved;
+        }
+        const double want = std::sqrt(sum);
+        largest = std::max(largest, want);
+        worst = std::max(worst, std::fabs(out.value_norms[static_cast<size_t>(h) * n + j] - want));
+      }
+    }
+    EXPECT_GT(largest, 0.1);
+    EXPECT_LT(worst, (storage == mh::MatrixStorage::kBF16 ? 2e-2 : 1e-4) * largest) << static_cast<int>(storage);
+  }
 }
 
 TEST(Pretrained, BadInputIsAnErrorAndTheModelKeepsWorking) {

@@ -340,6 +340,25 @@ constexpr bool kEvenOddBf16 = false;
 inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
 #endif
 
+// What the few-rows kernels read 8 elements of B at a time from: stored elements, and the lane
+// order their accumulators keep (0 … 7 within each group of 8, or for bf16 in wasm 0 2 4 6 1 3 5 7).
+template <WeightType T>
+using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
+template <WeightType T>
+constexpr bool kEvenOddLanes = kEvenOddBf16 && T == WeightType::kBF16;
+template <WeightType T>
+inline int lane_column(int lane) {
+  if (!kEvenOddLanes<T>) return lane;
+  const int in_group = lane % 8;
+  return (lane & ~7) + (in_group < 4 ? 2 * in_group : 2 * (in_group - 4) + 1);
+}
+template <WeightType T>
+inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi) {
+  if constexpr (T == WeightType::kF32) load8(p, lo, hi);
+  else if constexpr (kEvenOddLanes<T>) load8_even_odd(p, lo, hi);
+  else widen8<T>(p, lo, hi);
+}
+
 // Fewer rows than a tile (decoding): out (R rows × `width` columns from j, width ≤ 8G) = bias +
 // a · b, B read in place, G groups of 8 columns side by side. Eight columns from a multiple of 8
 // are contiguous in either layout (a row's run, or a panel's row), so each group is one stream.
@@ -350,27 +369,19 @@ inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
 template <WeightType T, int R, int G>
 void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K, int j,
            int width) {
-  using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
-  constexpr bool even_odd = kEvenOddBf16 && T == WeightType::kBF16;
-  // Lane order of the accumulators within each group: 0 … 7, or 0 2 4 6 1 3 5 7.
-  auto column = [](int lane) { return even_odd ? (lane & ~7) + (lane % 8 < 4 ? 2 * (lane % 8) : 2 * (lane % 8 - 4) + 1) : lane; };
   alignas(16) float tile[8 * G] = {}, lanes[8 * G];
   if (bias) std::copy(bias + j, bias + j + width, tile);
-  for (int l = 0; l < 8 * G; ++l) lanes[l] = tile[column(l)];
+  for (int l = 0; l < 8 * G; ++l) lanes[l] = tile[lane_column<T>(l)];
   v4 acc[R][2 * G];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < 2 * G; ++v) acc[r][v] = load(lanes + 4 * v);
   // Element (k, j + 8g) is at p + g · group_step once p has advanced k times by k_step.
-  const Stored* p = static_cast<const Stored*>(b.data) + (b.panels ? panel_index(0, j, b.ld) : j);
+  const Stored<T>* p = static_cast<const Stored<T>*>(b.data) + (b.panels ? panel_index(0, j, b.ld) : j);
   const std::ptrdiff_t group_step = b.panels ? 8 * b.ld : 8, k_step = b.panels ? 8 : b.ld, row_step = lda;
   const float* a_k = a;
   for (int k = 0; k < K; ++k, p += k_step, ++a_k) {
     v4 col[2 * G];
-    for (int g = 0; g < G; ++g) {
-      if constexpr (T == WeightType::kF32) load8(p + g * group_step, col[2 * g], col[2 * g + 1]);
-      else if constexpr (even_odd) load8_even_odd(p + g * group_step, col[2 * g], col[2 * g + 1]);
-      else widen8<T>(p + g * group_step, col[2 * g], col[2 * g + 1]);
-    }
+    for (int g = 0; g < G; ++g) load8_lanes<T>(p + g * group_step, col[2 * g], col[2 * g + 1]);
     for (int r = 0; r < R; ++r) {
       const v4 s = splat(a_k + r * row_step);
       for (int v = 0; v < 2 * G; ++v) acc[r][v] = madd(acc[r][v], s, col[v]);
@@ -378,7 +389,7 @@ void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   }
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < 2 * G; ++v) store(lanes + 4 * v, acc[r][v]);
-    for (int l = 0; l < 8 * G; ++l) tile[column(l)] = lanes[l];
+    for (int l = 0; l < 8 * G; ++l) tile[lane_column<T>(l)] = lanes[l];
     std::copy(tile, tile + width, out + r * ldo + j);
   }
 }
@@ -390,25 +401,17 @@ void strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
 // numbers as the tiles, summed in another order: within float32 rounding, not the same bits).
 template <WeightType T>
 void row_stream(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int j, int width) {
-  using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
-  constexpr bool even_odd = kEvenOddBf16 && T == WeightType::kBF16;
-  auto load_step = [](const Stored* p, v4& lo, v4& hi) {
-    if constexpr (T == WeightType::kF32) load8(p, lo, hi);
-    else if constexpr (even_odd) load8_even_odd(p, lo, hi);
-    else widen8<T>(p, lo, hi);
-  };
-  auto column = [](int lane) { return even_odd ? (lane < 4 ? 2 * lane : 2 * (lane - 4) + 1) : lane; };
   alignas(16) float tile[8] = {}, lanes[8];
   if (bias) std::copy(bias + j, bias + j + width, tile);
-  for (int l = 0; l < 8; ++l) lanes[l] = tile[column(l)];
+  for (int l = 0; l < 8; ++l) lanes[l] = tile[lane_column<T>(l)];
   v4 even[2] = {load(lanes), load(lanes + 4)}, odd[2] = {zero(), zero()};
-  const Stored* p = static_cast<const Stored*>(b.data) + panel_index(0, j, b.ld);
+  const Stored<T>* p = static_cast<const Stored<T>*>(b.data) + panel_index(0, j, b.ld);
   const float* a_k = a;
   int k = 0;
   for (; k + 2 <= K; k += 2, p += 16, a_k += 2) {
     v4 lo, hi, lo1, hi1;
-    load_step(p, lo, hi);
-    load_step(p + 8, lo1, hi1);
+    load8_lanes<T>(p, lo, hi);
+    load8_lanes<T>(p + 8, lo1, hi1);
     const v4 s = splat(a_k), s1 = splat(a_k + 1);
     even[0] = madd(even[0], s, lo);
     even[1] = madd(even[1], s, hi);
@@ -417,14 +420,14 @@ void row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   }
   if (k < K) {
     v4 lo, hi;
-    load_step(p, lo, hi);
+    load8_lanes<T>(p, lo, hi);
     const v4 s = splat(a_k);
     even[0] = madd(even[0], s, lo);
     even[1] = madd(even[1], s, hi);
   }
   store(lanes, add(even[0], odd[0]));
   store(lanes + 4, add(even[1], odd[1]));
-  for (int l = 0; l < 8; ++l) tile[column(l)] = lanes[l];
+  for (int l = 0; l < 8; ++l) tile[lane_column<T>(l)] = lanes[l];
   std::copy(tile, tile + width, out + j);
 }
 

@@ -96,7 +96,8 @@ class PretrainedCore {
   // Room for the row indices logits are asked for (JS fills view(kLogitRows); flag 2 uses them).
   void logitRows(int count) { logit_rows_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
   // flags: 1 logits, 2 logits only for the rows in view(kLogitRows), 4 token types, 8 hidden states, 16 value norms,
-  // 32 head switches, 64 use the key/value cache
+  // 32 head switches, 64 use the key/value cache, 128 the final hidden state of every row (without
+  // it, the last layer's MLP runs over the logits' rows only: RunRequest::last_hidden)
   std::string run(int n, int flags, int first_head, int heads) {
     mh::RunRequest r;
     r.logits = flags & 1;
@@ -106,6 +107,7 @@ class PretrainedCore {
     }
     r.token_types = (flags & 4) ? types_.data() : nullptr;
     r.hidden_states = flags & 8;
+    r.last_hidden = flags & 128;
     r.value_norms = flags & 16;
     r.head_enabled = (flags & 32) ? enabled_.data() : nullptr;
     r.use_cache = flags & 64;

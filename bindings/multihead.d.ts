@@ -349,6 +349,8 @@ export interface PretrainedRunOptions {
   tokenTypeIds?: Int32Array | number[];
   /** Which attention weights to return: true (all, the default), false, or some layers and heads. */
   attentions?: boolean | { layers?: number[]; heads?: number[] };
+  /** The final hidden state, n × dModel. Without it (the default) the last layer's MLP runs only over
+   * the rows logits are asked for, none with logits: false. */
   lastHiddenState?: boolean;
   /** Every layer's output, (layers + 1) × n × dModel, as transformers' hidden_states. */
   hiddenStates?: boolean;

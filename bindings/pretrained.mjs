@@ -9,7 +9,7 @@ import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 // Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
 const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
   hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10, logitRows: 11 };
-const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64 };
+const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64, lastHidden: 128 };
 
 function fail(message) {
   throw new Error(`multihead: ${message}`);
@@ -216,8 +216,9 @@ export class PretrainedModel {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
     core.view(SLOT.ids).set(ids);
+    // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
     let flags = (logits ? FLAG.logits : 0) | (hiddenStates ? FLAG.hidden : 0) |
-      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0);
+      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0) | (lastHiddenState ? FLAG.lastHidden : 0);
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);

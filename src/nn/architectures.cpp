@@ -220,7 +220,7 @@ static const float* f32(const Tensor* t) { return t ? t->f32() : nullptr; }
 void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
   const TransformerConfig& c = config_;
   const int d = c.d_model, first = out.n_k - n;
-  const int64_t nd = int64_t{n} * d;
+  int64_t nd = int64_t{n} * d;
   const TransformerWeights& W = weights_;
   x_.resize(nd); h_.resize(nd); a_.resize(nd); up_.resize(int64_t{n} * c.d_ff);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
@@ -232,6 +232,10 @@ void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const 
     layer_norm(h_.data(), x_.data(), f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
     overflow_ |= !attention(a_.data(), h_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
+    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
+      n = rows_after_last_attention(x_.data(), n, r);
+      nd = int64_t{n} * d;
+    }
     layer_norm(h_.data(), x_.data(), f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
     matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n);
     activate(c.activation, up_.data(), int64_t{n} * c.d_ff);
@@ -241,7 +245,7 @@ void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const 
   }
   layer_norm(x_.data(), x_.data(), f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
   record_hidden(out, x_.data(), n, c.layers, r);
-  out.last_hidden.assign(x_.begin(), x_.end());
+  out.last_hidden.assign(x_.begin(), x_.begin() + nd);
   output_head(out, x_.data(), n, r);
 }
 
@@ -250,7 +254,7 @@ void Transformer::forward_gpt2(RunResult& out, const int32_t* ids, int n, const 
 void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
   const TransformerConfig& c = config_;
   const int d = c.d_model;
-  const int64_t nd = int64_t{n} * d;
+  int64_t nd = int64_t{n} * d;
   const TransformerWeights& W = weights_;
   x_.resize(nd); h_.resize(nd); a_.resize(nd); up_.resize(int64_t{n} * c.d_ff);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
@@ -265,6 +269,10 @@ void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const 
     const TransformerWeights::Layer& L = W.layers[l];
     overflow_ |= !attention(a_.data(), x_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
+    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
+      n = rows_after_last_attention(x_.data(), n, r);
+      nd = int64_t{n} * d;
+    }
     layer_norm(x_.data(), x_.data(), f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
     matmul(up_.data(), x_.data(), *L.w_up, f32(L.b_up), n);
     activate(c.activation, up_.data(), int64_t{n} * c.d_ff);
@@ -273,7 +281,7 @@ void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const 
     layer_norm(x_.data(), x_.data(), f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
     record_hidden(out, x_.data(), n, l + 1, r);
   }
-  out.last_hidden.assign(x_.begin(), x_.end());
+  out.last_hidden.assign(x_.begin(), x_.begin() + nd);
   if (!W.output || !r.logits) return;
   matmul(h_.data(), x_.data(), *W.head_dense_w, f32(W.head_dense_b), n);
   activate(c.activation, h_.data(), nd);
@@ -286,7 +294,7 @@ void Transformer::forward_bert(RunResult& out, const int32_t* ids, int n, const 
 void Transformer::forward_llama(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
   const TransformerConfig& c = config_;
   const int d = c.d_model;
-  const int64_t nd = int64_t{n} * d, nff = int64_t{n} * c.d_ff;
+  int64_t nd = int64_t{n} * d, nff = int64_t{n} * c.d_ff;
   const TransformerWeights& W = weights_;
   x_.resize(nd); h_.resize(nd); a_.resize(nd); up_.resize(nff); gate_.resize(nff);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * nd);
@@ -297,6 +305,11 @@ void Transformer::forward_llama(RunResult& out, const int32_t* ids, int n, const
     rms_norm(h_.data(), x_.data(), f32(L.norm1_w), n, d, c.norm_eps);
     overflow_ |= !attention(a_.data(), h_.data(), n, l, r, out);
     add_in_place(x_.data(), a_.data(), nd);
+    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
+      n = rows_after_last_attention(x_.data(), n, r);
+      nd = int64_t{n} * d;
+      nff = int64_t{n} * c.d_ff;
+    }
     rms_norm(h_.data(), x_.data(), f32(L.norm2_w), n, d, c.norm_eps);
     matmul(gate_.data(), h_.data(), *L.w_gate, f32(L.b_gate), n);
     matmul(up_.data(), h_.data(), *L.w_up, f32(L.b_up), n);
@@ -307,7 +320,7 @@ void Transformer::forward_llama(RunResult& out, const int32_t* ids, int n, const
   }
   rms_norm(x_.data(), x_.data(), f32(W.final_norm_w), n, d, c.norm_eps);
   record_hidden(out, x_.data(), n, c.layers, r);
-  out.last_hidden.assign(x_.begin(), x_.end());
+  out.last_hidden.assign(x_.begin(), x_.begin() + nd);
   output_head(out, x_.data(), n, r);
 }
 

@@ -167,11 +167,31 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   return ok;
 }
 
+bool Transformer::keeps_head_rows_only(int n, const RunRequest& r) const {
+  // A list longer than n (rows asked twice) would not fit in x: then every row is carried.
+  return !r.last_hidden && !r.hidden_states && !(r.logits && r.logit_rows && r.logit_row_count > n);
+}
+
+int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r) {
+  if (!keeps_head_rows_only(n, r)) return n;
+  if (!r.logits || !weights_.output) return 0;
+  if (!r.logit_rows) return n;
+  // In the order asked (a row asked twice is kept twice), through a copy: the list may repeat or
+  // run backwards.
+  const int d = config_.d_model, rows = r.logit_row_count;
+  head_rows_.resize(static_cast<size_t>(rows) * d);
+  for (int i = 0; i < rows; ++i)
+    std::copy(x + static_cast<int64_t>(r.logit_rows[i]) * d, x + static_cast<int64_t>(r.logit_rows[i] + 1) * d,
+              head_rows_.begin() + static_cast<int64_t>(i) * d);
+  std::copy(head_rows_.begin(), head_rows_.end(), x);
+  return rows;
+}
+
 void Transformer::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
   if (!r.logits || !weights_.output) return;
   const float* from = x;
   int rows = n;
-  if (r.logit_rows) {  // gather the rows asked for, so the product runs over them only
+  if (r.logit_rows && !keeps_head_rows_only(n, r)) {  // (kept: n is the rows' count)  // gather the rows asked for, so the product runs over them only
     const int d = config_.d_model;
     rows = r.logit_row_count;
     head_rows_.resize(static_cast<size_t>(rows) * d);

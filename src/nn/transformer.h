@@ -67,6 +67,11 @@ struct RunRequest {
   const uint8_t* attention_layers = nullptr; // layers flags: which layers' attention to return
   int first_head = 0, heads = 0;             // and which heads of them (heads = 0: none)
   bool hidden_states = false;                // (layers + 1) × n × d, as transformers' hidden_states
+  // The final hidden state of every row (RunResult::last_hidden, n × d). False: past the last
+  // layer's attention only the rows logits are asked for are computed (none without logits), and
+  // last_hidden holds just those, in the order asked. The last MLP is 2/3 of a layer's weights, so
+  // a view that shows attention and one prediction skips most of a layer's work over every other row.
+  bool last_hidden = true;
   bool value_norms = false;                  // layers × heads × n_k: ‖v_j W_O^h‖
   const uint8_t* head_enabled = nullptr;     // layers × heads, 0 = switched off (ablation)
   bool use_cache = false;                    // append to the key/value cache (causal models)
@@ -108,7 +113,14 @@ class Transformer {
   // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
   // written into out where the request asks. Returns false on a float32 overflow.
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
-  // The output head over the rows of x (n × d) the request asks logits for.
+  // Whether a run over n tokens carries only the rows logits are asked for past the last layer's
+  // attention (request.last_hidden and hidden_states off).
+  bool keeps_head_rows_only(int n, const RunRequest& request) const;
+  // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
+  // the pass needs at the front of x, in the order asked, and returns how many.
+  int rows_after_last_attention(float* x, int n, const RunRequest& request);
+  // The output head over the rows of x (n × d) the request asks logits for (all of x when
+  // rows_after_last_attention kept only those).
   void output_head(RunResult& out, const float* x, int n, const RunRequest& request);
   void record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& request);
   // x_ (n × d) = the token embeddings of ids.

@@ -233,6 +233,52 @@ TEST(Pretrained, LogitsForChosenRowsAreThoseRows) {
   }
 }
 
+// Without the last hidden state the last layer's MLP runs over the logits' rows only: the logits
+// of those rows (repeated, backwards, more of them than tokens) and every attention still match
+// transformers', and without logits nothing past the last attention is returned.
+TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
+  const std::string model = GetParam();
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load(model, t), "");
+  const mh::TransformerConfig& c = t->config();
+  Expected expected(model);
+  const std::vector<int32_t> ids = expected.get<int32_t>("case0.input_ids");
+  const std::vector<int32_t> types = expected.get<int32_t>("case0.token_type_ids");
+  const std::vector<float> logits = expected.get<float>("case0.logits"), attentions = expected.get<float>("case0.attentions");
+  const int n = static_cast<int>(ids.size());
+  ASSERT_GE(n, 3);
+  std::vector<uint8_t> layers(static_cast<size_t>(c.layers), 1);
+  const std::vector<std::vector<int32_t>> lists = {
+      {n - 1}, {n - 1, 0, n - 1}, {1, 0}, std::vector<int32_t>(static_cast<size_t>(n + 2), n - 2)};
+  for (const std::vector<int32_t>& rows : lists) {
+    mh::RunRequest r;
+    r.token_types = types.empty() ? nullptr : types.data();
+    r.attention_layers = layers.data();
+    r.heads = c.heads;
+    r.last_hidden = false;
+    r.logit_rows = rows.data();
+    r.logit_row_count = static_cast<int>(rows.size());
+    mh::RunResult out;
+    ASSERT_EQ(t->run(out, ids.data(), n, r), "");
+    EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
+    ASSERT_EQ(out.logits.size(), rows.size() * c.vocab);
+    for (size_t i = 0; i < rows.size(); ++i)
+      EXPECT_LT(max_diff(out.logits.data() + i * c.vocab, logits.data() + int64_t{rows[i]} * c.vocab, c.vocab),
+                1e-3 * max_abs(logits)) << model << " asked row " << rows[i] << " as " << i;
+  }
+  mh::RunRequest none;
+  none.token_types = types.empty() ? nullptr : types.data();
+  none.attention_layers = layers.data();
+  none.heads = c.heads;
+  none.last_hidden = false;
+  none.logits = false;
+  mh::RunResult out;
+  ASSERT_EQ(t->run(out, ids.data(), n, none), "");
+  EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
+  EXPECT_TRUE(out.logits.empty());
+  EXPECT_TRUE(out.last_hidden.empty());
+}
+
 TEST(Pretrained, SwitchedOffHeadChangesOnlyThroughItsOutput) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("llama", t), "");

@@ -393,6 +393,10 @@ describe('selections and extras', () => {
     const want = Float32Array.from([...whole.logits.subarray((ids.length - 1) * V, ids.length * V), ...whole.logits.subarray(2 * V, 3 * V)]);
     expect(some.logits.length).toBe(want.length);
     expect(maxAbsDiff(some.logits, want)).toBeLessThan(1e-5 * maxAbs(want));  // a 2-row product may round differently
+    // Asking for the last hidden state too carries every row through the last layer.
+    const withHidden = model.run(ids, { logits: [ids.length - 1, 2], lastHiddenState: true });
+    expect(withHidden.lastHiddenState.length).toBe(ids.length * model.config.dModel);
+    expect(maxAbsDiff(withHidden.logits, want)).toBeLessThan(1e-5 * maxAbs(want));
     model.dispose();
   });
 

@@ -4,7 +4,10 @@
 //   peak       one core's 4-lane multiply-add rate on registers only (12 independent accumulators,
 //              so neither latency nor loads limit it): the ceiling for any kernel in this build
 //   gemm       core/gemm.h at GPT-2 small's shapes (and a square one), float32 and bf16 weights,
-//              GFLOP/s and fraction of the peak
+//              GFLOP/s and fraction of the peak: each timed call is paired with a run of the
+//              peak loop of about the same length right after it, and the row reports the median
+//              of those ratios, so that a shared machine whose speed drifts by 20–40% within a
+//              minute (seen here) does not move the fraction with it
 //   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
 //              once, can at best stream
 // Prints one JSON object per line.
@@ -59,6 +62,32 @@ double read_bandwidth_gbs() {
   return count * 4.0 / s / 1e9;
 }
 
+// Median GFLOP/s of `calls` runs of fn (flops each), and the median over runs of fn's rate
+// divided by the peak loop's, run for about as many flops just after it (after one warm-up of each).
+struct Rate { double seconds, gflops, of_peak; };
+template <class Fn>
+Rate rate_beside_peak(int calls, double flops, Fn fn) {
+  const long spin_steps = std::max<long>(1000, static_cast<long>(flops / (kAccumulators * 4 * 2)));
+  float sink = spin(spin_steps, 1.0f);
+  fn();
+  std::vector<double> t, ratio;
+  for (int i = 0; i < calls; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    t0 = Clock::now();
+    sink += spin(spin_steps, 1.0f + i);
+    const double spin_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    t.push_back(s);
+    ratio.push_back((flops / s) / (spin_steps * double(kAccumulators) * 4 * 2 / spin_s));
+  }
+  if (sink == 12345.0f) std::printf("#");
+  std::sort(t.begin(), t.end());
+  std::sort(ratio.begin(), ratio.end());
+  const double median = t[t.size() / 2];
+  return {median, flops / median / 1e9, ratio[ratio.size() / 2]};
+}
+
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const double peak = peak_gflops(20'000'000);
@@ -97,12 +126,11 @@ int main(int argc, char** argv) {
                                                   : mh::MatrixRef{panels.data(), mh::WeightType::kF32, s.K, true})
                                           : (bf16 ? mh::MatrixRef{b16.data(), mh::WeightType::kBF16, s.N}
                                                   : mh::f32_matrix(b.data(), s.N));
-      const double sec = median_seconds(calls, [&] { mh::gemm(out.data(), s.N, a.data(), s.K, ref, nullptr, s.n, s.K, s.N); });
-      const double gflops = flops / sec / 1e9;
+      const Rate r = rate_beside_peak(calls, flops, [&] { mh::gemm(out.data(), s.N, a.data(), s.K, ref, nullptr, s.n, s.K, s.N); });
       std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"layout\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
-                  "\"ofPeak\": %.3f, \"weightGBs\": %.2f}\n",
-                  s.what, bf16 ? "bf16" : "f32", in_panels ? "panels" : "row-major", s.n, s.K, s.N, sec * 1e3, gflops, gflops / peak,
-                  double(s.K) * s.N * (bf16 ? 2 : 4) / sec / 1e9);
+                  "\"ofPeak\": %.3f, \"ofRunPeak\": %.3f, \"weightGBs\": %.2f}\n",
+                  s.what, bf16 ? "bf16" : "f32", in_panels ? "panels" : "row-major", s.n, s.K, s.N, r.seconds * 1e3, r.gflops,
+                  r.of_peak, r.gflops / peak, double(s.K) * s.N * (bf16 ? 2 : 4) / r.seconds / 1e9);
       std::fflush(stdout);
     }
   }
@@ -122,7 +150,7 @@ int main(int argc, char** argv) {
       }
     std::vector<float> a(static_cast<size_t>(tokens) * 3072), out(a.size());
     for (float& x : a) x = normal(rng);
-    const double sec = median_seconds(quick ? 5 : 11, [&] {
+    const Rate r = rate_beside_peak(quick ? 5 : 11, flops, [&] {
       for (size_t w = 0; w < weights.size(); ++w) {
         const Matrix& m = layer[w % 4];
         mh::gemm(out.data(), m.N, a.data(), m.K, mh::MatrixRef{weights[w].data(), mh::WeightType::kF32, m.K, true},
@@ -130,8 +158,8 @@ int main(int argc, char** argv) {
       }
     });
     std::printf("{\"fromMemory\": \"GPT-2 small's 48 weight products, %d tokens, F32 panels from memory\", \"n\": %d, "
-                "\"ms\": %.3f, \"gflops\": %.2f, \"ofPeak\": %.3f}\n",
-                tokens, tokens, sec * 1e3, flops / sec / 1e9, flops / sec / 1e9 / peak);
+                "\"ms\": %.3f, \"gflops\": %.2f, \"ofPeak\": %.3f, \"ofRunPeak\": %.3f}\n",
+                tokens, tokens, r.seconds * 1e3, r.gflops, r.of_peak, r.gflops / peak);
     std::fflush(stdout);
   }
   std::printf("{\"readGBs\": %.2f}\n", read_bandwidth_gbs());

@@ -522,8 +522,12 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
     }
     return;
   }
-  for (int i0 = 0; i0 < n; i0 += kRowBlock) {
-    const int rows = std::min(kRowBlock, n - i0);
+  // As few row blocks as kRowBlock allows, of equal size: a last block of a few rows would pass
+  // over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 + 84. GPT-2 small's
+  // 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as any grouping).
+  const int row_blocks = (n + kRowBlock - 1) / kRowBlock, row_block = (n + row_blocks - 1) / row_blocks;
+  for (int i0 = 0; i0 < n; i0 += row_block) {
+    const int rows = std::min(row_block, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
       const int depth = std::min(kDepth, K - k0);
       pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);

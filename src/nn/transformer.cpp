@@ -176,29 +176,30 @@ int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r)
   if (!keeps_head_rows_only(n, r)) return n;
   if (!r.logits || !weights_.output) return 0;
   if (!r.logit_rows) return n;
-  // In the order asked (a row asked twice is kept twice), through a copy: the list may repeat or
-  // run backwards.
-  const int d = config_.d_model, rows = r.logit_row_count;
-  head_rows_.resize(static_cast<size_t>(rows) * d);
-  for (int i = 0; i < rows; ++i)
+  // Through a copy: the list may repeat or run backwards.
+  gather_logit_rows(x, r);
+  std::copy(head_rows_.begin(), head_rows_.end(), x);
+  return r.logit_row_count;
+}
+
+void Transformer::gather_logit_rows(const float* x, const RunRequest& r) {
+  const int d = config_.d_model;
+  head_rows_.resize(static_cast<size_t>(r.logit_row_count) * d);
+  for (int i = 0; i < r.logit_row_count; ++i)
     std::copy(x + static_cast<int64_t>(r.logit_rows[i]) * d, x + static_cast<int64_t>(r.logit_rows[i] + 1) * d,
               head_rows_.begin() + static_cast<int64_t>(i) * d);
-  std::copy(head_rows_.begin(), head_rows_.end(), x);
-  return rows;
 }
 
 void Transformer::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
   if (!r.logits || !weights_.output) return;
   const float* from = x;
   int rows = n;
-  if (r.logit_rows && !keeps_head_rows_only(n, r)) {  // (kept: n is the rows' count)  // gather the rows asked for, so the product runs over them only
-    const int d = config_.d_model;
-    rows = r.logit_row_count;
-    head_rows_.resize(static_cast<size_t>(rows) * d);
-    for (int i = 0; i < rows; ++i)
-      std::copy(x + static_cast<int64_t>(r.logit_rows[i]) * d, x + static_cast<int64_t>(r.logit_rows[i] + 1) * d,
-                head_rows_.begin() + static_cast<int64_t>(i) * d);
+  // The rows asked for, so the product runs over them only; rows_after_last_attention may have
+  // kept just those already (then n is their count).
+  if (r.logit_rows && !keeps_head_rows_only(n, r)) {
+    gather_logit_rows(x, r);
     from = head_rows_.data();
+    rows = r.logit_row_count;
   }
   out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
   matmul(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,

@@ -119,6 +119,8 @@ class Transformer {
   // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
   // the pass needs at the front of x, in the order asked, and returns how many.
   int rows_after_last_attention(float* x, int n, const RunRequest& request);
+  // head_rows_ (logit_row_count × d) = the rows of x (n × d) that request.logit_rows names, in order.
+  void gather_logit_rows(const float* x, const RunRequest& request);
   // The output head over the rows of x (n × d) the request asks logits for (all of x when
   // rows_after_last_attention kept only those).
   void output_head(RunResult& out, const float* x, int n, const RunRequest& request);

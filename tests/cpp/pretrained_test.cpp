@@ -250,12 +250,13 @@ TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
   std::vector<uint8_t> layers(static_cast<size_t>(c.layers), 1);
   const std::vector<std::vector<int32_t>> lists = {
       {n - 1}, {n - 1, 0, n - 1}, {1, 0}, std::vector<int32_t>(static_cast<size_t>(n + 2), n - 2)};
+  mh::RunRequest every_head;  // every attention, no final hidden state
+  every_head.token_types = types.empty() ? nullptr : types.data();
+  every_head.attention_layers = layers.data();
+  every_head.heads = c.heads;
+  every_head.last_hidden = false;
   for (const std::vector<int32_t>& rows : lists) {
-    mh::RunRequest r;
-    r.token_types = types.empty() ? nullptr : types.data();
-    r.attention_layers = layers.data();
-    r.heads = c.heads;
-    r.last_hidden = false;
+    mh::RunRequest r = every_head;
     r.logit_rows = rows.data();
     r.logit_row_count = static_cast<int>(rows.size());
     mh::RunResult out;
@@ -266,11 +267,7 @@ TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
       EXPECT_LT(max_diff(out.logits.data() + i * c.vocab, logits.data() + int64_t{rows[i]} * c.vocab, c.vocab),
                 1e-3 * max_abs(logits)) << model << " asked row " << rows[i] << " as " << i;
   }
-  mh::RunRequest none;
-  none.token_types = types.empty() ? nullptr : types.data();
-  none.attention_layers = layers.data();
-  none.heads = c.heads;
-  none.last_hidden = false;
+  mh::RunRequest none = every_head;
   none.logits = false;
   mh::RunResult out;
   ASSERT_EQ(t->run(out, ids.data(), n, none), "");

@@ -295,9 +295,30 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
   for (int i = 0, r; i < rows; i += r) {
     r = tile_height(i, rows);
     float* tile_start = packed + static_cast<int64_t>(i) * depth;
+    const float* first_row = a + i * lda;
+    int k = 0;
+#if defined(__wasm_simd128__)
+    // Rows 0–3, four steps of k at a time, by a 4 × 4 transpose (a 5th row goes one by one): one
+    // float at a time, this copy was 7% of a 16-token, d_model 256 attention call.
+    if (r >= 4) {
+      for (; k + 4 <= depth; k += 4) {
+        const v4 x0 = load(first_row + k), x1 = load(first_row + lda + k);
+        const v4 x2 = load(first_row + 2 * lda + k), x3 = load(first_row + 3 * lda + k);
+        const v4 t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7);
+        const v4 t2 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+        float* to = tile_start + k * r;
+        store(to, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+        store(to + r, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+        store(to + 2 * r, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+        store(to + 3 * r, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+        for (int rr = 4; rr < r; ++rr)
+          for (int kk = 0; kk < 4; ++kk) to[kk * r + rr] = first_row[rr * lda + k + kk];
+      }
+    }
+#endif
     for (int rr = 0; rr < r; ++rr) {
-      const float* row = a + (i + rr) * lda;
-      for (int k = 0; k < depth; ++k) tile_start[k * r + rr] = row[k];
+      const float* row = first_row + rr * lda;
+      for (int kk = k; kk < depth; ++kk) tile_start[kk * r + rr] = row[kk];
     }
   }
 }

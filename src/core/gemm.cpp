@@ -237,16 +237,20 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
     acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
   }
+  // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
+  // so V8 multiplied both indices out again at every step (6 more instructions beside 16
+  // multiply-adds, in a loop bound by how many instructions a cycle the core can issue).
+  const float* b_k = panel;
+  const float* a_k = a;
   for (int k_start = 0; k_start < depth; k_start += ahead.every) {
     ahead.touch_next();
-    const int k_end = std::min(depth, k_start + ahead.every);
-    for (int k = k_start; k < k_end; ++k) {
-      const v4 b0 = load(panel + 8 * k), b1 = load(panel + 8 * k + 4);
+    for (const float* b_end = panel + 8 * std::min(depth, k_start + ahead.every); b_k < b_end; b_k += 8, a_k += R) {
+      const v4 b0 = load(b_k), b1 = load(b_k + 4);
       // The 5-row tile splats rows 0–3 out of one vector (header comment); other tiles load each.
       constexpr bool kShuffled = R == 5;
-      const v4 rows0to3 = kShuffled ? load(a + k * R) : zero();
+      const v4 rows0to3 = kShuffled ? load(a_k) : zero();
       for (int r = 0; r < R; ++r) {
-        const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a + k * R + r);
+        const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a_k + r);
         acc[r][0] = madd(acc[r][0], s, b0);
         acc[r][1] = madd(acc[r][1], s, b1);
       }

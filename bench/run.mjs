@@ -1,11 +1,14 @@
 // The benchmark: multihead (wasm SIMD, through its JS API, in Node) against the native build of the
 // same core (ceiling), plain JavaScript (floor) and onnxruntime-web's WASM backend (peer), all
 // single-threaded, in one run. Prints a table and writes bench/results.json.
+// bench/run.sh runs it twice: the plain SIMD build, then with --relaxed under Node's relaxed-SIMD
+// flag, the fused multiply-add build that Chromium and Firefox load: ours and ORT only (ORT has no
+// relaxed build: its numbers do not change), written to bench/results-relaxed.json.
 // Usage: npm run bench   [-- --seconds 1 --quick]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
-import { createMultiHeadAttention } from '../bindings/multihead.mjs';
+import { createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
 import { plainAttention } from './plain.mjs';
 import { standardOpsModel, fusedModel } from './onnx.mjs';
 import { randomWeights } from './weights.mjs';
@@ -13,6 +16,11 @@ import { randomWeights } from './weights.mjs';
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
 const quick = args.includes('--quick');
+const relaxed = args.includes('--relaxed');
+const build = await runtimeInfo();
+if (build.relaxedSimd !== relaxed) {
+  throw new Error(relaxed ? '--relaxed needs node --experimental-wasm-relaxed-simd (bench/run.sh passes it)' : 'this Node loads the relaxed build: run without --experimental-wasm-relaxed-simd, or pass --relaxed');
+}
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);
 const PLAIN_MAX_N = 1024;  // the JS floor takes tens of seconds per call beyond this
@@ -54,6 +62,7 @@ async function timeAll(fns) {
 const time = async (fn) => (await timeAll({ fn })).fn;
 
 function native(variant) {
+  if (relaxed) return null;  // the same binaries as the plain run's
   const bin = `build/bench/bench_native_${variant}`;
   if (!existsSync(bin)) return null;
   // Keep freed GEMM packing buffers in the heap instead of returning them to the OS on every call.
@@ -75,8 +84,8 @@ async function loadOrt() {
   }
 }
 
-// One core's 128-bit SIMD multiply-add peak (bench/peak.cpp), in wasm and natively: the ceiling
-// for any kernel here, GEMM included.
+// One core's 128-bit SIMD multiply-add peak (bench/peak.h), in this wasm build (bench/kernels.cpp,
+// fused in the relaxed one) and natively: the ceiling for any kernel here, GEMM included.
 function peak(command, args) {
   try {
     return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })).peakGflops;
@@ -84,7 +93,11 @@ function peak(command, args) {
     return null;
   }
 }
-const peakGflops = { wasm: peak('node', ['build/bench/peak_wasm.cjs']), nativeSse2: peak('build/bench/bench_peak_sse2', []) };
+const peakGflops = {
+  wasm: peak('node', ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : []),
+    `build/bench/kernels_${relaxed ? 'relaxed' : 'simd'}.cjs`, '--peak-only']),
+  nativeSse2: relaxed ? null : peak('build/bench/bench_peak_sse2', []),
+};
 
 const results = [];
 const ort = await loadOrt();
@@ -130,7 +143,7 @@ for (const [n, d, h] of SHAPES) {
       for (const s of sessions) await s.release();
       row.nativeSse2 = findNative('sse2', n, d, h, +causal, +withWeights);
       row.nativeMarch = findNative('march', n, d, h, +causal, +withWeights);
-      if (n <= PLAIN_MAX_N) {
+      if (n <= PLAIN_MAX_N && !relaxed) {
         const attention = withWeights ? new Float32Array(h * n * n) : null;
         row.plainJs = await time(() => plainAttention(x, n, d, h, weights, { causal, attention }));
       }
@@ -146,7 +159,7 @@ for (const [n, d, h] of SHAPES) {
 
 // How time grows with n (d 256, 8 heads, no weights): the model is a·n·d² + b·n²·d.
 const scaling = [];
-if (!quick) {
+if (!quick && !relaxed) {
   const d = 256, h = 8;
   const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
   for (const n of [64, 128, 256, 512, 1024, 2048, 4096]) {
@@ -159,7 +172,7 @@ if (!quick) {
 }
 
 // Memory: a 16384-token forward pass in a fresh process, so the heap holds only that call.
-const memory = quick ? null : JSON.parse(execFileSync('node', [new URL('./memory.mjs', import.meta.url).pathname], { encoding: 'utf8' }));
+const memory = quick || relaxed ? null : JSON.parse(execFileSync('node', [new URL('./memory.mjs', import.meta.url).pathname], { encoding: 'utf8' }));
 
 const machine = {
   cpu: os.cpus()[0]?.model, cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30),
@@ -167,15 +180,17 @@ const machine = {
   onnxruntimeWeb: ort ? (await import('onnxruntime-web/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? 'installed' : null,
   date: new Date().toISOString(), secondsPerCase: seconds, peakGflops,
 };
-writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ machine, results, scaling, memory }, null, 1));
+const buildInfo = { relaxedSimd: build.relaxedSimd, gemmKernel: build.gemmKernel };
+writeFileSync(new URL(`./results${relaxed ? '-relaxed' : ''}.json`, import.meta.url), JSON.stringify({ machine, build: buildInfo, results, scaling, memory }, null, 1));
 
 // The summary table: GFLOP/s and the ratios the bar is stated in.
 const ratio = (a, b) => (a && b ? (b / a).toFixed(2) : '—');
-console.log('\n| n | d | h | mask | weights | ours ms | GFLOP/s | vs ORT ops | vs ORT fused | % of native SSE2 | native -march ms | plain JS ms |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(`\nOurs: the ${build.relaxedSimd ? 'relaxed SIMD (fused multiply-add)' : 'plain SIMD'} build.`);
+console.log('\n| n | d | h | mask | weights | ours ms | GFLOP/s | of peak | vs ORT ops | vs ORT fused | % of native SSE2 | native -march ms | plain JS ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.n} | ${r.d} | ${r.h} | ${r.causal ? 'causal' : 'none'} | ${r.weights ? 'yes' : 'no'} | ${r.wasm?.toFixed(3) ?? r.note ?? '—'} | ` +
-    `${r.wasm ? gflops(r.n, r.d, r.wasm).toFixed(1) : '—'} | ${ratio(r.wasm, r.ortStandard)}× | ${r.weights ? '' : `${ratio(r.wasm, r.ortFused)}×`} | ` +
+    `${r.wasm ? gflops(r.n, r.d, r.wasm).toFixed(1) : '—'} | ${r.wasm && peakGflops.wasm ? `${Math.round((100 * gflops(r.n, r.d, r.wasm)) / peakGflops.wasm)}%` : '—'} | ${ratio(r.wasm, r.ortStandard)}× | ${r.weights ? '' : `${ratio(r.wasm, r.ortFused)}×`} | ` +
     `${r.wasm && r.nativeSse2 ? `${Math.round((100 * r.nativeSse2) / r.wasm)}%` : '—'} | ${r.nativeMarch?.toFixed(3) ?? '—'} | ${r.plainJs?.toFixed(2) ?? '—'} |`);
 }
 if (scaling.length) {
@@ -185,7 +200,7 @@ if (scaling.length) {
 }
 if (memory) console.log(`\nn = ${memory.n}, d_model ${memory.d}, causal, no weights: ${memory.ms.toFixed(0)} ms, wasm heap ${memory.heapMiB.toFixed(0)} MiB after the call (${memory.heapMiBBefore.toFixed(0)} MiB before).`);
 if (peakGflops.wasm) {
-  console.log(`\nOne core's 128-bit SIMD multiply-add peak: ${peakGflops.wasm} GFLOP/s in wasm, ${peakGflops.nativeSse2 ?? '—'} native SSE2 ` +
-    '(bench/peak.cpp). "GFLOP/s" above over this peak is how close a shape gets to the machine.');
+  console.log(`\nOne core's 128-bit SIMD multiply-add peak: ${peakGflops.wasm} GFLOP/s in this wasm build (${build.gemmKernel}), ${peakGflops.nativeSse2 ?? '—'} native SSE2 ` +
+    '(bench/peak.h). "GFLOP/s" above over this peak is how close a shape gets to the machine.');
 }
 console.log(`\n"vs ORT" = ORT time / our time (above 1: we are faster). Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Raw numbers: bench/results.json`);

@@ -6,11 +6,9 @@ bash scripts/setup.sh
 npm run --silent build:wasm
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMULTIHEAD_BENCH=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/bench -j2 >/dev/null
-# The same peak loop in wasm, run by Node (a CommonJS script: the repository's package is ESM).
-NODE_PATH=/usr/share/nodejs em++ -O3 -msimd128 -sENVIRONMENT=node -sSINGLE_FILE=1 \
-  -o build/bench/peak_wasm.js bench/peak.cpp && mv build/bench/peak_wasm.js build/bench/peak_wasm.cjs
-# The kernel benchmark (bench/kernels.cpp: peak, GEMM, read bandwidth) in both wasm builds; the
-# relaxed one gets clang 14's fused multiply-add opcode rewritten like the module's (README).
+# The kernel benchmark (bench/kernels.cpp: peak, GEMM, read bandwidth) in both wasm builds (CommonJS
+# scripts, run by Node: the repository's package is ESM); the relaxed one gets clang 14's fused
+# multiply-add opcode rewritten like the module's (README). bench/run.mjs takes its peak from them.
 kernel_opts="-O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB"
 NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 bench/kernels.cpp src/core/gemm.cpp src/core/parallel.cpp \
   -o build/bench/kernels_simd.cjs
@@ -29,4 +27,7 @@ if [ "${1:-}" = "--threads" ]; then  # npm run bench:threads: the threaded build
   shift
   exec node bench/threads.mjs "$@"
 fi
+# The MHA table in both builds: plain SIMD (Safari's), then relaxed SIMD (what Chromium and Firefox
+# load; Node 20 needs the flag), each with onnxruntime-web interleaved in the same process.
 node bench/run.mjs "$@"
+exec node --experimental-wasm-relaxed-simd bench/run.mjs --relaxed "$@"

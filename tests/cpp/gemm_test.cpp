@@ -174,10 +174,11 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
 
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
-  // ahead; a row-major matrix is copied a panel at a time. 41 rows stream B once (all of `a`
-  // packed), 300 rows go by k blocks: the same sums in the same order either way.
+  // ahead (B over 1 MB, as here: 290 × 912 floats); a row-major matrix is copied a panel at a
+  // time. 41 rows stream B once (all of `a` packed), 300 rows go by k blocks: the same sums in the
+  // same order either way.
   std::mt19937 rng(12);
-  const int K = 290, N = 53;
+  const int K = 290, N = 907;
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> b(static_cast<size_t>(K) * N), bias(N);
   for (float& x : b) x = normal(rng);
@@ -191,14 +192,19 @@ TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   for (int n : {41, 300}) {
     std::vector<float> a(static_cast<size_t>(n) * K);
     for (float& x : a) x = normal(rng);
-    std::vector<float> row_major(static_cast<size_t>(n) * N), in_place(row_major.size()), split(row_major.size());
+    std::vector<float> row_major(static_cast<size_t>(n) * N), in_place(row_major.size()), split(row_major.size()),
+        threaded(row_major.size());
+    const MatrixRef panels{packed.data(), WeightType::kF32, K, true};
     gemm(row_major.data(), N, a.data(), K, f32_matrix(b.data(), N), bias.data(), n, K, N);
-    gemm(in_place.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true}, bias.data(), n, K, N);
-    for (int c0 = 0; c0 < N; c0 += 16)  // as threads split it: whole panels, the lookahead stops at each end
-      gemm_columns(split.data(), N, a.data(), K, MatrixRef{packed.data(), WeightType::kF32, K, true}, bias.data(), n,
-                   K, c0, std::min(N, c0 + 16));
+    gemm(in_place.data(), N, a.data(), K, panels, bias.data(), n, K, N);
+    for (int c0 = 0; c0 < N; c0 += 16)  // a few panels at a time
+      gemm_columns(split.data(), N, a.data(), K, panels, bias.data(), n, K, c0, std::min(N, c0 + 16));
+    set_thread_count(3);  // split as threads split it, the lookahead stopping at each share's end
+    gemm(threaded.data(), N, a.data(), K, panels, bias.data(), n, K, N);
+    set_thread_count(1);
     EXPECT_EQ(0, std::memcmp(row_major.data(), in_place.data(), row_major.size() * 4)) << n << " rows";
     EXPECT_EQ(0, std::memcmp(row_major.data(), split.data(), row_major.size() * 4)) << n << " rows";
+    EXPECT_EQ(0, std::memcmp(row_major.data(), threaded.data(), row_major.size() * 4)) << n << " rows";
   }
 }
 

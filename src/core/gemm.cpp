@@ -498,7 +498,7 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 // Touching ahead pays where B comes from memory: a checkpoint's weights (GPT-2 small's smallest
 // matrix is 2.4 MB, 340 MB in all; 16 tokens on Zen 5: 92 → 77 ms). A B of at most 1 MB is one
 // that is used call after call (an attention layer's weights, a head's keys) and read from cache,
-// where the touches only take L1 and load slots: without them, 16 rows × 256 × 256 took 11–13%
+// where the touches only take L1 and load slots: without them, 16 rows × 256 × 256 took 7–13%
 // less time on Zen 3 in both builds (same-process A/B), while GPT-2's products from memory were
 // the same there with or without.
 constexpr int64_t kCachedB = int64_t{1} << 20;
@@ -508,13 +508,13 @@ inline bool touch_ahead(WeightType type, int64_t K, int64_t N) {
 
 // For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8
 // elements), cut at element `limit` (the end of the panels this call reads). Nothing for a
-// row-major B, whose next block is not contiguous, or where `touch` is false (touch_ahead()).
+// row-major B, whose next block is not contiguous.
 template <WeightType T>
-Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit, bool touch) {
+Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) {
   const int bytes = weight_type_bytes(T);
   Lookahead ahead;
   const int64_t count = std::min<int64_t>(int64_t{depth} * 8, limit - start);
-  if (!b.panels || !touch || count <= 0) return ahead;
+  if (!b.panels || count <= 0) return ahead;
   ahead.next = static_cast<const char*>(b.data) + bytes * start;
   ahead.end = ahead.next + bytes * count;
   return ahead;
@@ -543,7 +543,8 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
-  const int64_t limit = int64_t{(c1 + 7) / 8 * 8} * K;  // panel_index(0, c1 rounded up to 8, K)
+  // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
+  const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * K : 0;  // panel_index(0, c1 rounded up to 8, K)
   if (b.panels && int64_t{n} * K <= kStreamedA) {
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
     // order, each block of a panel read in place (float32) while the tiles touch the next.
@@ -554,7 +555,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
         const int depth = std::min(kDepth, K - k0);
         panel_rows(out + j, ldo, packed_a + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
                    std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr,
-                   block_at<T>(b, panel_index(k0 + depth, j, K), kDepth, limit, touch));
+                   block_at<T>(b, panel_index(k0 + depth, j, K), kDepth, limit));
       }
     }
     return;
@@ -571,7 +572,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
         panel_rows(out + i0 * ldo + j, ldo, packed_a, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
-                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, K), depth, limit, touch));
+                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, K), depth, limit));
       }
     }
   }

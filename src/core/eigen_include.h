@@ -31,6 +31,7 @@
 #define __GNUC__ 5
 #define __GNUC_MINOR__ 13
 #include <Eigen/Core>
+#include <Eigen/Cholesky>
 #pragma pop_macro("__GNUC_MINOR__")
 #pragma pop_macro("__GNUC__")
 #pragma clang diagnostic pop
@@ -39,6 +40,7 @@
 #endif
 #else
 #include <Eigen/Core>
+#include <Eigen/Cholesky>
 #endif
 
 namespace mh {

@@ -16,6 +16,7 @@ namespace mh {
 Transformer::Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors)
     : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {
   caches_.resize(static_cast<size_t>(config_.layers));
+  factored_layers_.assign(static_cast<size_t>(config_.layers), 0);
 }
 
 int64_t Transformer::parameter_count() const {
@@ -46,7 +47,14 @@ double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
   if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
-  if (r.value_norms) bytes += f * c.layers * heads * n_total;
+  if (r.value_norms) {
+    bytes += f * c.layers * heads * n_total;
+    // The heads' factors of W_O, kept once made; while one is made, its rows of W_O widened to
+    // float32 and float64 and a few d_k × d_k float64 matrices; one head's values through it.
+    const double d_k = c.head_dim;
+    if (value_norm_factors_.empty()) bytes += f * c.layers * heads * d_k * (d_k + 7) + 12 * d_k * d + 8 * 4 * d_k * d_k;
+    bytes += f * n_total * d_k;
+  }
   return bytes;
 }
 
@@ -146,22 +154,30 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   KvCache* cache = r.use_cache ? &caches_[layer] : nullptr;
   const bool ok = multihead_attention_forward(y, weights_out, sel, x, x, n, n, mha, view, mask, ws_, cache);
   if (r.value_norms) {
-    // ‖v_j W_O^h‖: how much key j can move the output through head h (Kobayashi et al. 2020).
+    // ‖v_j W_O^h‖: how much key j can move the output through head h (Kobayashi et al. 2020), as
+    // ‖v_j F_h‖ with head h's d_k × d_k factor of W_O^h (norm_preserving_factor). Every keystroke
+    // of the page asks for these (144 heads of GPT-2 small); the factors are made on first use.
     const int d_kv = c.kv_heads * d_k, group = c.heads / c.kv_heads;
+    const int64_t factor_size = int64_t{d_k} * ((d_k + 7) / 8 * 8);  // in panels (norm_preserving_factor)
+    if (!factored_layers_[layer]) {
+      value_norm_factors_.resize(static_cast<size_t>(c.layers) * c.heads * factor_size);
+      for (int h = 0; h < c.heads; ++h)
+        norm_preserving_factor(value_norm_factors_.data() + (int64_t{layer} * c.heads + h) * factor_size, *w.wo,
+                               int64_t{h} * d_k, d_k);
+      factored_layers_[layer] = 1;
+    }
     const float* values = cache ? cache->v.data() : ws_.v.data();
+    moved_.resize(static_cast<size_t>(n_k) * d_k);
     for (int h = 0; h < c.heads; ++h) {
       float* norms = out.value_norms.data() + (static_cast<int64_t>(layer) * c.heads + h) * n_k;
       if (enabled && !enabled[h]) {
         std::fill(norms, norms + n_k, 0.0f);
         continue;
       }
-      // v^h (n_k × d_k) · W_O's rows of head h, read where they are stored (every keystroke of
-      // the page asks for these: 144 heads of GPT-2 small).
-      moved_.resize(static_cast<size_t>(n_k) * c.d_model);
-      gemm(moved_.data(), c.d_model, values + (h / group) * d_k, d_kv, w.wo->matrix_rows(int64_t{h} * d_k), nullptr,
-           n_k, d_k, c.d_model);
-      for (int j = 0; j < n_k; ++j)
-        norms[j] = Eigen::Map<const Eigen::VectorXf>(moved_.data() + static_cast<int64_t>(j) * c.d_model, c.d_model).norm();
+      const float* factor = value_norm_factors_.data() + (int64_t{layer} * c.heads + h) * factor_size;
+      gemm(moved_.data(), d_k, values + (h / group) * d_k, d_kv, MatrixRef{factor, WeightType::kF32, d_k, true},
+           nullptr, n_k, d_k, d_k);
+      row_norms(norms, moved_.data(), n_k, d_k, d_k);
     }
   }
   return ok;

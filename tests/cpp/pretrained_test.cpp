@@ -175,6 +175,7 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
     mh::RunRequest full;
     full.attention_layers = layers.data();
     full.heads = H;
+    full.value_norms = true;
     mh::RunResult whole;
     ASSERT_EQ(t->run(whole, ids.data(), n, full), "");
     t->reset_cache(16);
@@ -199,6 +200,11 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
           const float* row = one.attentions.data() + (int64_t{l} * H + h) * (i + 1);
           const float* want = whole.attentions.data() + ((int64_t{l} * H + h) * n + i) * n;
           EXPECT_LT(max_diff(row, want, static_cast<size_t>(i + 1)), 1e-5) << model << " layer " << l << " head " << h;
+          // Value norms over every key so far, the cached ones included (llama, qwen2: 2 heads a value).
+          const float* norms = one.value_norms.data() + (int64_t{l} * H + h) * (i + 1);
+          const float* want_norms = whole.value_norms.data() + (int64_t{l} * H + h) * n;
+          EXPECT_LT(max_diff(norms, want_norms, static_cast<size_t>(i + 1)), 1e-4 * max_abs(whole.value_norms))
+              << model << " layer " << l << " head " << h;
         }
     }
     mh::RunResult over;

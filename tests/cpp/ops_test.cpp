@@ -1,0 +1,111 @@
+// The pretrained forward pass's operations that are not checked whole against transformers'
+// outputs: here, the factor value norms go through (nn/ops.h), against norms computed directly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/half.h"
+#include "nn/ops.h"
+
+namespace {
+
+// A rows × cols tensor holding values (row-major), stored as asked: float32 or bf16, row-major or
+// in gemm's panels.
+mh::Tensor make_tensor(const std::vector<float>& values, int64_t rows, int64_t cols, mh::WeightType type, bool panels) {
+  mh::Tensor t;
+  t.type = type;
+  t.rows = rows;
+  t.cols = cols;
+  t.panels = panels;
+  t.bytes.assign(static_cast<size_t>(t.stored_elements() * mh::weight_type_bytes(type)), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float value = values[static_cast<size_t>(r * cols + c)];
+      if (type == mh::WeightType::kF32) {
+        std::memcpy(t.bytes.data() + t.index(r, c) * 4, &value, 4);
+      } else {
+        const uint16_t bits = mh::float_to_bf16(value);
+        std::memcpy(t.bytes.data() + t.index(r, c) * 2, &bits, 2);
+      }
+    }
+  return t;
+}
+
+// ‖v · rows [first, first + rows) of w‖ in float64, from the elements as stored.
+double direct_norm(const std::vector<double>& v, const mh::Tensor& w, int64_t first) {
+  double sum = 0;
+  for (int64_t c = 0; c < w.cols; ++c) {
+    double moved = 0;
+    for (size_t k = 0; k < v.size(); ++k) moved += v[k] * w.at(first + static_cast<int64_t>(k), c);
+    sum += moved * moved;
+  }
+  return std::sqrt(sum);
+}
+
+// ‖v · factor‖ in float64, factor in gemm's panels.
+double factor_norm(const std::vector<double>& v, const std::vector<float>& factor) {
+  const size_t rows = v.size();
+  double sum = 0;
+  for (size_t c = 0; c < rows; ++c) {
+    double moved = 0;
+    for (size_t k = 0; k < rows; ++k) moved += v[k] * factor[mh::panel_index(int64_t(k), int64_t(c), int64_t(rows))];
+    sum += moved * moved;
+  }
+  return std::sqrt(sum);
+}
+
+// By hand: rows (3, 4) and (6, 8) span one direction. v = (1, 0) moves to (3, 4), norm 5;
+// (0, 1) to (6, 8), norm 10; (2, −1) to 0. The Gram matrix [[25, 50], [50, 100]] is singular.
+TEST(Ops, NormPreservingFactorOfARankOneMatrix) {
+  const mh::Tensor w = make_tensor({3, 4, 6, 8}, 2, 2, mh::WeightType::kF32, false);
+  std::vector<float> factor(2 * 8);
+  mh::norm_preserving_factor(factor.data(), w, 0, 2);
+  for (float value : factor) ASSERT_TRUE(std::isfinite(value));
+  EXPECT_NEAR(factor_norm({1, 0}, factor), 5.0, 1e-6);
+  EXPECT_NEAR(factor_norm({0, 1}, factor), 10.0, 1e-6);
+  EXPECT_NEAR(factor_norm({2, -1}, factor), 0.0, 1e-5);
+  EXPECT_NEAR(factor_norm({1, 1}, factor), 15.0, 1e-5);
+}
+
+// Random heads of W_O (the rows of one head in a larger matrix), with zero and repeated rows, more
+// rows than columns (rank below rows), both layouts and bf16: ‖v · factor‖ = ‖v · w_rows‖.
+TEST(Ops, NormPreservingFactorKeepsEveryNorm) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  struct Case {
+    int64_t total_rows, cols, first;
+    int rows;
+  };
+  for (const Case& shape : {Case{48, 40, 16, 16}, Case{12, 5, 4, 8}, Case{64, 37, 0, 64}, Case{9, 3, 0, 9}}) {
+    std::vector<float> values(static_cast<size_t>(shape.total_rows * shape.cols));
+    for (float& value : values) value = normal(gen) * 0.05f;
+    // A zero row and a row repeated inside the head.
+    std::fill_n(values.begin() + (shape.first + 1) * shape.cols, shape.cols, 0.0f);
+    std::copy_n(values.begin() + shape.first * shape.cols, shape.cols, values.begin() + (shape.first + 2) * shape.cols);
+    for (mh::WeightType type : {mh::WeightType::kF32, mh::WeightType::kBF16})
+      for (bool panels : {false, true}) {
+        const mh::Tensor w = make_tensor(values, shape.total_rows, shape.cols, type, panels);
+        std::vector<float> factor(static_cast<size_t>(shape.rows) * ((shape.rows + 7) / 8 * 8));
+        mh::norm_preserving_factor(factor.data(), w, shape.first, shape.rows);
+        double worst = 0, scale = 0;
+        for (int trial = 0; trial < 20; ++trial) {
+          std::vector<double> v(static_cast<size_t>(shape.rows));
+          for (double& x : v) x = normal(gen);
+          // Some v lie in the null space: (1, 0, −1) on the repeated rows, the zero row alone.
+          if (trial == 0) std::fill(v.begin(), v.end(), 0.0), v[0] = 1, v[2] = -1;
+          if (trial == 1) std::fill(v.begin(), v.end(), 0.0), v[1] = 3;
+          const double want = direct_norm(v, w, shape.first), got = factor_norm(v, factor);
+          if (trial < 2) EXPECT_LT(got, 1e-5) << "null-space vector " << trial;
+          double v_norm = 0;
+          for (double x : v) v_norm += x * x;
+          scale = std::max(scale, std::sqrt(v_norm) * 0.05 * std::sqrt(double(shape.cols)));
+          worst = std::max(worst, std::fabs(got - want));
+        }
+        EXPECT_LT(worst, 1e-6 * scale) << shape.rows << " × " << shape.cols << " panels " << panels;
+      }
+  }
+}
+
+}  // namespace

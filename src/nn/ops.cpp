@@ -67,11 +67,9 @@ void norm_preserving_factor(float* factor, const Tensor& w, int64_t first, int r
   // Rounding can leave a zero pivot of a semidefinite G slightly negative: it is 0.
   const Eigen::VectorXd root_d = ldlt.vectorD().cwiseMax(0.0).cwiseSqrt();
   MatrixD lower_scaled = MatrixD(ldlt.matrixL()) * root_d.asDiagonal();
-  const MatrixD result = ldlt.transpositionsP().transpose() * lower_scaled;
+  const RowMatrix result = (ldlt.transpositionsP().transpose() * lower_scaled).cast<float>();
   // In panels, as the products that read it take a B: then gemm reads it in place, call after call.
-  std::fill(factor, factor + int64_t{rows} * ((rows + 7) / 8 * 8), 0.0f);
-  for (int k = 0; k < rows; ++k)
-    for (int j = 0; j < rows; ++j) factor[panel_index(k, j, rows)] = static_cast<float>(result(k, j));
+  pack_panels(factor, result.data(), rows, rows, rows);
 }
 
 void row_norms(float* norms, const float* x, int n, int d, int64_t stride) {

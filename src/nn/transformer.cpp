@@ -16,7 +16,6 @@ namespace mh {
 Transformer::Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors)
     : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {
   caches_.resize(static_cast<size_t>(config_.layers));
-  factored_layers_.assign(static_cast<size_t>(config_.layers), 0);
 }
 
 int64_t Transformer::parameter_count() const {
@@ -159,12 +158,12 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
     // of the page asks for these (144 heads of GPT-2 small); the factors are made on first use.
     const int d_kv = c.kv_heads * d_k, group = c.heads / c.kv_heads;
     const int64_t factor_size = int64_t{d_k} * ((d_k + 7) / 8 * 8);  // in panels (norm_preserving_factor)
-    if (!factored_layers_[layer]) {
+    if (value_norm_factors_.empty()) {  // every layer's, in the first run that asks for value norms
       value_norm_factors_.resize(static_cast<size_t>(c.layers) * c.heads * factor_size);
-      for (int h = 0; h < c.heads; ++h)
-        norm_preserving_factor(value_norm_factors_.data() + (int64_t{layer} * c.heads + h) * factor_size, *w.wo,
-                               int64_t{h} * d_k, d_k);
-      factored_layers_[layer] = 1;
+      for (int l = 0; l < c.layers; ++l)
+        for (int h = 0; h < c.heads; ++h)
+          norm_preserving_factor(value_norm_factors_.data() + (int64_t{l} * c.heads + h) * factor_size,
+                                 *weights_.layers[l].wo, int64_t{h} * d_k, d_k);
     }
     const float* values = cache ? cache->v.data() : ws_.v.data();
     moved_.resize(static_cast<size_t>(n_k) * d_k);

@@ -139,9 +139,8 @@ class Transformer {
   std::vector<float> x_, h_, a_, up_, gate_, head_rows_, moved_;
   std::vector<uint8_t> wo_ablated_;
   // Value norms: layers × heads factors (d_k × d_k, norm_preserving_factor) of W_O's rows of each
-  // head, made for a layer the first time a run asks for its value norms; which layers have them.
+  // head, all made the first time a run asks for value norms (empty until then).
   std::vector<float> value_norm_factors_;
-  std::vector<uint8_t> factored_layers_;
 };
 
 // Picks a token from one row of logits: greedy when temperature is 0, else a sample from

@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/parallel.h"
 
@@ -520,9 +521,29 @@ Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) 
   return ahead;
 }
 
+// Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
+// in a block otherwise: as few blocks as kRowBlock allows, of equal size, since a last block of a
+// few rows would pass over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 +
+// 84. GPT-2 small's 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as
+// any grouping).
+inline bool streams_b(const MatrixRef& b, int n, int K) { return b.panels && int64_t{n} * K <= kStreamedA; }
+inline int row_block_size(int n) {
+  const int row_blocks = (n + kRowBlock - 1) / kRowBlock;
+  return (n + row_blocks - 1) / row_blocks;
+}
+
+// Rows [0, rows) × columns [k0, k0 + depth) of a, packed by pack_rows at packed + rows · k0: the
+// layout columns() reads a block of rows in, every block of depth side by side.
+inline void pack_depth_block(float* packed, const float* a, int64_t lda, int rows, int K, int k0) {
+  pack_rows(packed + int64_t{rows} * k0, a + k0, lda, rows, std::min(kDepth, K - k0));
+}
+
+// out (n × columns [c0, c1)) = a · b + bias. `prepacked`, where not null, is a's n rows already
+// packed by pack_depth_block (gemm() packs them once for all of its threads; n is then at most one
+// row block); otherwise this packs them itself, on the stack.
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
-             int K, int c0, int c1, bool touch) {
+             int K, int c0, int c1, bool touch, const float* prepacked) {
   if (n < 4) {  // fewer rows than the 4-row tile
     for (int i = 0; i < n;) {
       const int r = std::min(n - i, 3);
@@ -545,33 +566,33 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
   const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * K : 0;  // panel_index(0, c1 rounded up to 8, K)
-  if (b.panels && int64_t{n} * K <= kStreamedA) {
+  if (streams_b(b, n, K)) {
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
     // order, each block of a panel read in place (float32) while the tiles touch the next.
-    for (int k0 = 0; k0 < K; k0 += kDepth)
-      pack_rows(packed_a + int64_t{n} * k0, a + k0, lda, n, std::min(kDepth, K - k0));
+    if (!prepacked)
+      for (int k0 = 0; k0 < K; k0 += kDepth) pack_depth_block(packed_a, a, lda, n, K, k0);
+    const float* a_packed = prepacked ? prepacked : packed_a;
     for (int j = c0; j < c1; j += 8) {
       for (int k0 = 0; k0 < K; k0 += kDepth) {
         const int depth = std::min(kDepth, K - k0);
-        panel_rows(out + j, ldo, packed_a + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
+        panel_rows(out + j, ldo, a_packed + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
                    std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr,
                    block_at<T>(b, panel_index(k0 + depth, j, K), kDepth, limit));
       }
     }
     return;
   }
-  // As few row blocks as kRowBlock allows, of equal size: a last block of a few rows would pass
-  // over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 + 84. GPT-2 small's
-  // 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as any grouping).
-  const int row_blocks = (n + kRowBlock - 1) / kRowBlock, row_block = (n + row_blocks - 1) / row_blocks;
+  // A block of rows (in L2) at a time, while all of B's panels pass.
+  const int row_block = prepacked ? n : row_block_size(n);
   for (int i0 = 0; i0 < n; i0 += row_block) {
     const int rows = std::min(row_block, n - i0);
     for (int k0 = 0; k0 < K; k0 += kDepth) {
       const int depth = std::min(kDepth, K - k0);
-      pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
+      if (!prepacked) pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
+      const float* a_block = prepacked ? prepacked + int64_t{rows} * k0 : packed_a;
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
-        panel_rows(out + i0 * ldo + j, ldo, packed_a, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
+        panel_rows(out + i0 * ldo + j, ldo, a_block, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
                    k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, K), depth, limit));
       }
     }
@@ -581,12 +602,12 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
 // gemm_columns, told whether the whole of B is big enough to touch ahead (a thread's share of a
 // matrix is smaller than the matrix).
 void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
-                int K, int col_begin, int col_end, bool touch) {
+                int K, int col_begin, int col_end, bool touch, const float* prepacked = nullptr) {
   if (n <= 0 || col_end <= col_begin) return;
   switch (b.type) {
-    case WeightType::kF32: columns<WeightType::kF32>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch); break;
-    case WeightType::kF16: columns<WeightType::kF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch); break;
-    case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch); break;
+    case WeightType::kF32: columns<WeightType::kF32>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kF16: columns<WeightType::kF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 
@@ -611,14 +632,36 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   // or is descheduled (a browser's own threads share the cores) is balanced by the others: on a
   // 2-core Zen 3, GPT-2 small's 48 products at 32 tokens on 2 threads took 88–103 ms against
   // 105–122 ms with two chunks per thread (4 alternating runs, medians of 25 each). At least 24
-  // columns a chunk, since each chunk packs its own copy of A's rows. Whole panels of 8 columns,
-  // so every element is computed exactly as in one thread.
+  // columns a chunk.
+  // Whole panels of 8 columns, so every element is computed exactly as in one thread. The rows of
+  // `a` are packed once for all chunks (a block of rows at a time, its blocks of depth split over
+  // the threads too): packed by every chunk, they had cost as much as a sixth of the arithmetic
+  // (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   const int chunks = (N + chunk - 1) / chunk;
-  parallel_for(chunks, [&](int t, int) {
-    const int c0 = t * chunk;
-    columns_of(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk), touch);
-  });
+  if (n < 4 || K == 0) {  // nothing packed (few_rows: decoding reads `a` in place)
+    parallel_for(chunks, [&](int t, int) {
+      const int c0 = t * chunk;
+      columns_of(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk), touch);
+    });
+    return;
+  }
+  const int row_block = streams_b(b, n, K) ? n : row_block_size(n);
+  // The calling thread's buffer, grown to the largest block of rows × K so far. Named through a
+  // plain pointer: inside the tasks `packing` would be the running thread's own.
+  thread_local std::vector<float> packing;
+  if (packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
+  float* const packed = packing.data();
+  for (int i0 = 0; i0 < n; i0 += row_block) {
+    const int rows = std::min(row_block, n - i0);
+    const float* a_rows = a + i0 * lda;
+    parallel_for((K + kDepth - 1) / kDepth,
+                 [&](int block, int) { pack_depth_block(packed, a_rows, lda, rows, K, block * kDepth); });
+    parallel_for(chunks, [&](int t, int) {
+      const int c0 = t * chunk;
+      columns_of(out + i0 * ldo, ldo, a_rows, lda, b, bias, rows, K, c0, std::min(N, c0 + chunk), touch, packed);
+    });
+  }
 }
 
 void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {

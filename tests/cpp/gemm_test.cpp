@@ -98,13 +98,19 @@ void check_product(WeightType type, int n, int K, int N, bool with_bias, bool pa
 
 TEST(Gemm, MatchesFloat64OnEdgeShapes) {
   std::mt19937 rng(7);
-  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
-    for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 16, 17, 130, 250})  // 130, 250: 2 and 3 row blocks
-      for (int K : {0, 1, 7, 256, 300, 513})
-        for (int N : {1, 5, 8, 9, 31, 40, 77}) {
-          if (n * K * N > 3'000'000) continue;
-          for (bool panels : {false, true}) check_product(type, n, K, N, (n + K + N) % 2 == 0, panels, rng);
-        }
+  // On 3 threads too: the rows of `a` are then packed once for all column chunks, a block of rows
+  // at a time (130 and 250 rows: 2 and 3 blocks), its blocks of depth on several threads (K = 513).
+  for (int threads : {1, 3}) {
+    set_thread_count(threads);
+    for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
+      for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 16, 17, 130, 250})  // 130, 250: 2 and 3 row blocks
+        for (int K : {0, 1, 7, 256, 300, 513})
+          for (int N : {1, 5, 8, 9, 31, 40, 77}) {
+            if (n * K * N > 3'000'000) continue;
+            for (bool panels : {false, true}) check_product(type, n, K, N, (n + K + N) % 2 == 0, panels, rng);
+          }
+  }
+  set_thread_count(1);
 }
 
 TEST(Gemm, Fp16SpecialValuesWidenExactly) {

@@ -6,7 +6,7 @@
 // <multihead-attention view="model"> widget's shadow root) and reports its state through onState.
 import { cellAt, drawHeatmap, drawLegend } from './heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
-import { drawRows, drawStrip, drawThumbnail, valueWeighted } from './your-model-draw.mjs';
+import { drawRows, drawStrip, drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { ROLES } from './your-model-roles.mjs';
 
 export const MODES = ['attention', 'value', 'rollout'];
@@ -15,12 +15,11 @@ export const modelViewCss = `
 [hidden] { display: none !important; }
 .mv-grid-wrap { overflow-x: auto; }
 #mvMode { max-width: min(16em, 70vw); }
-.mv-grid { display: grid; gap: 3px; grid-template-columns: 2.2em repeat(var(--heads, 4), minmax(14px, 1fr)); align-items: center; max-width: min(100%, calc(var(--heads, 4) * 72px + 3em)); }
+.mv-grid { position: relative; display: grid; gap: 3px; grid-template-columns: 2.2em repeat(var(--heads, 4), minmax(14px, 1fr)); align-items: center; max-width: min(100%, calc(var(--heads, 4) * 72px + 3em)); }
 .mv-grid .mv-label { font-size: 0.72rem; color: var(--muted, #666); text-align: center; }
-.mv-thumb { padding: 0; border: 2px solid transparent; border-radius: 3px; background: none; cursor: pointer; line-height: 0; min-width: 0; }
-.mv-thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; display: block; }
+.mv-grid-canvas { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; image-rendering: pixelated; }
+.mv-thumb { position: relative; aspect-ratio: 1; padding: 0; border: 2px solid transparent; border-radius: 3px; background: none; cursor: pointer; line-height: 0; min-width: 0; }
 .mv-thumb[aria-pressed="true"] { border-color: var(--accent, #1a5fb4); }
-.mv-thumb.off canvas { opacity: 0.3; }
 .mv-body { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr); gap: 14px; align-items: start; }
 .mv-head { margin: 0; min-width: 0; }
 .mv-head canvas { width: 100%; display: block; cursor: crosshair; touch-action: none; }
@@ -310,17 +309,22 @@ export class ModelView {
 
   // The grid's buttons are made once per model shape; a new input only redraws the thumbnails and
   // updates the labels (a 24 × 16 model would otherwise rebuild 384 buttons on every keystroke).
+  // The buttons are transparent: the thumbnails are drawn under them on one canvas (see
+  // drawThumbnails), redrawn from the sprite when the grid changes size.
   #buildGrid() {
     const { layers, heads } = this.config;
-    const cells = [el('span', {})];
+    this.ui.gridCanvas = el('canvas', { className: 'mv-grid-canvas' });
+    this.ui.gridCanvas.setAttribute('aria-hidden', 'true');
+    this.sprite ??= document.createElement('canvas');
+    this.gridResize ??= new ResizeObserver(() => { if (this.shown) this.#paintGrid(); });
+    this.gridResize.observe(this.ui.grid);
+    const cells = [this.ui.gridCanvas, el('span', {})];
     for (let h = 0; h < heads; h += 1) cells.push(el('span', { className: 'mv-label', textContent: `H${h + 1}` }));
     this.thumbs = [];
     for (let l = 0; l < layers; l += 1) {
       cells.push(el('span', { className: 'mv-label', textContent: `L${l + 1}` }));
       for (let h = 0; h < heads; h += 1) {
-        const canvas = el('canvas');
-        canvas.setAttribute('aria-hidden', 'true');
-        const button = el('button', { type: 'button', className: 'mv-thumb' }, canvas);
+        const button = el('button', { type: 'button', className: 'mv-thumb' });
         button.dataset.layer = l;
         button.dataset.head = h;
         this.thumbs.push(button);
@@ -343,8 +347,32 @@ export class ModelView {
       button.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}${role ? `: ${role}` : ''}${off ? ' (switched off)' : ''}`);
       button.setAttribute('aria-pressed', String(l === sl && h === sh));
       button.title = `${headName(l, h)}${role ? ` · ${role}` : ''}`;
-      drawThumbnail(button.firstChild, this.#weightsOf(l, h), this.shown.n);
     }
+    drawThumbnails(this.sprite, (l, h) => this.#weightsOf(l, h), layers, heads, this.shown.n);
+    this.#paintGrid();
+  }
+
+  // Each head's tile of the sprite, scaled without smoothing into its button's box (inside the
+  // border); a switched-off head faded.
+  #paintGrid() {
+    const { gridCanvas: canvas, grid } = this.ui;
+    // Device pixels, up to 4 million in all (a 24 × 16 grid on a 3× screen would be 30 MB).
+    const area = Math.max(1, grid.clientWidth * grid.clientHeight);
+    const scale = Math.min(window.devicePixelRatio || 1, Math.sqrt(4e6 / area));
+    const width = Math.round(grid.clientWidth * scale), height = Math.round(grid.clientHeight * scale);
+    if (canvas.width !== width) canvas.width = width;
+    if (canvas.height !== height) canvas.height = height;
+    const ctx = canvas.getContext('2d');
+    ctx.clearRect(0, 0, width, height);
+    ctx.imageSmoothingEnabled = false;
+    const size = thumbnailSize(this.shown.n);
+    for (const button of this.thumbs) {
+      const l = Number(button.dataset.layer), h = Number(button.dataset.head);
+      ctx.globalAlpha = button.classList.contains('off') ? 0.3 : 1;
+      ctx.drawImage(this.sprite, h * size, l * size, size, size, (button.offsetLeft + button.clientLeft) * scale,
+        (button.offsetTop + button.clientTop) * scale, button.clientWidth * scale, button.clientHeight * scale);
+    }
+    ctx.globalAlpha = 1;
   }
 
   #wireGrid() {
@@ -534,6 +562,7 @@ export class ModelView {
   }
 
   destroy() {
+    this.gridResize?.disconnect();
     this.worker.terminate();
     this.root.replaceChildren();
   }

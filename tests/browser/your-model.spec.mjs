@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { test, expect } from './guard.mjs';
 import { FIXTURES, expectedOutputs, maxAbsDiff } from '../js/checkpoints.mjs';
+import { VIRIDIS } from '../../web/colormap.mjs';
 
 const PAGE = '/web/your-model.html';
 const HUB = 'http://127.0.0.1:4181';
@@ -40,6 +41,52 @@ test('from the landing page to every head of a dropped-in checkpoint', async ({ 
   expect(maxAbsDiff(shown, c.attentions.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
   await expect(page.locator('.mv-roles tbody tr')).toHaveCount(8);
   expect(page.url()).toContain('head=2.3');
+});
+
+test('each thumbnail in the grid is its head\'s attention, drawn under its button (one canvas for the grid)', async ({ page }) => {
+  await openFixture(page, 'gpt2');
+  const c = expectedOutputs('gpt2')[1];
+  await page.locator('#mvText').fill(c.text);
+  await ready(page);
+  // Switch L2 H1 off: its thumbnail is then drawn faded.
+  await page.getByRole('button', { name: /^Layer 2, head 1/ }).click();
+  await page.locator('#mvToggle').click();
+  await ready(page);
+  const n = c.ids.length;
+  // The colour at the centre of every cell of every head, read back from the grid's canvas.
+  const cells = await page.evaluate((n) => {
+    const grid = document.querySelector('#mvGrid'), canvas = grid.querySelector('canvas');
+    const scale = canvas.width / grid.clientWidth, ctx = canvas.getContext('2d');
+    const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    return [...grid.querySelectorAll('.mv-thumb')].map((b) => {
+      const out = [];
+      for (let i = 0; i < n; i += 1) {
+        for (let j = 0; j < n; j += 1) {
+          const x = Math.floor((b.offsetLeft + b.clientLeft + ((j + 0.5) * b.clientWidth) / n) * scale);
+          const y = Math.floor((b.offsetTop + b.clientTop + ((i + 0.5) * b.clientHeight) / n) * scale);
+          const p = 4 * (y * canvas.width + x);
+          out.push(Array.from(pixels.data.subarray(p, p + 4)));
+        }
+      }
+      return { layer: Number(b.dataset.layer), head: Number(b.dataset.head), off: b.classList.contains('off'), out };
+    });
+  }, n);
+  expect(cells).toHaveLength(8);
+  for (const { layer, head, off, out } of cells) {
+    expect(off).toBe(layer === 1 && head === 0);
+    if (off) {  // faded: 30% opaque
+      for (const [, , , alpha] of out) expect(Math.abs(alpha - 0.3 * 255)).toBeLessThan(3);
+      continue;
+    }
+    // transformers' weights through the page's colour map: the head's own, at its own place.
+    const offset = (layer * 4 + head) * n * n;
+    out.forEach(([r, g, b, alpha], k) => {
+      const index = Math.round(c.attentions[offset + k] * 255) * 3;
+      const want = [VIRIDIS[index], VIRIDIS[index + 1], VIRIDIS[index + 2]];
+      expect(alpha).toBe(255);
+      expect(Math.max(Math.abs(r - want[0]), Math.abs(g - want[1]), Math.abs(b - want[2]))).toBeLessThanOrEqual(4);
+    });
+  }
 });
 
 test('weights in memory at 2 bytes: a float32 GPT-2 in half the memory, its heads close to transformers', async ({ page }) => {

@@ -31,30 +31,17 @@ export const thumbnailSize = (n) => Math.min(n, THUMB_PX);
  * cost the page's main thread and compositor ~25 ms a frame (GPT-2 small, 2 cores).
  */
 export function drawThumbnails(sprite, weightsOf, layers, heads, n) {
-  const size = thumbnailSize(n), block = n / size, width = heads * size;
-  const image = new ImageData(width, layers * size);
-  const data = image.data;
-  for (let l = 0; l < layers; l += 1) {
-    for (let h = 0; h < heads; h += 1) {
-      const weights = weightsOf(l, h);
-      for (let y = 0; y < size; y += 1) {
-        for (let x = 0; x < size; x += 1) {
-          let value = 0;
-          if (block === 1) value = weights[y * n + x];
-          else {
-            for (let i = Math.floor(y * block); i < Math.ceil((y + 1) * block); i += 1) {
-              for (let j = Math.floor(x * block); j < Math.ceil((x + 1) * block); j += 1) value = Math.max(value, weights[i * n + j]);
-            }
-          }
-          const c = Math.max(0, Math.min(255, Math.round(value * 255))) * 3, p = 4 * ((l * size + y) * width + h * size + x);
-          data[p] = VIRIDIS[c]; data[p + 1] = VIRIDIS[c + 1]; data[p + 2] = VIRIDIS[c + 2]; data[p + 3] = 255;
-        }
-      }
+  const size = thumbnailSize(n), block = n / size;
+  const weights = Array.from({ length: layers * heads }, (_, i) => weightsOf(Math.floor(i / heads), i % heads));
+  paint(sprite, heads * size, layers * size, (y, x) => {
+    const w = weights[Math.floor(y / size) * heads + Math.floor(x / size)], ty = y % size, tx = x % size;
+    if (block === 1) return w[ty * n + tx];
+    let max = 0;
+    for (let i = Math.floor(ty * block); i < Math.ceil((ty + 1) * block); i += 1) {
+      for (let j = Math.floor(tx * block); j < Math.ceil((tx + 1) * block); j += 1) max = Math.max(max, w[i * n + j]);
     }
-  }
-  if (sprite.width !== width) sprite.width = width;
-  if (sprite.height !== layers * size) sprite.height = layers * size;
-  sprite.getContext('2d').putImageData(image, 0, 0);
+    return max;
+  });
 }
 
 /** One row of weights (length n) as a 1-pixel-high strip. */

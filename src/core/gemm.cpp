@@ -639,24 +639,20 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   // (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   const int chunks = (N + chunk - 1) / chunk;
-  if (n < 4 || K == 0) {  // nothing packed (few_rows: decoding reads `a` in place)
-    parallel_for(chunks, [&](int t, int) {
-      const int c0 = t * chunk;
-      columns_of(out, ldo, a, lda, b, bias, n, K, c0, std::min(N, c0 + chunk), touch);
-    });
-    return;
-  }
-  const int row_block = streams_b(b, n, K) ? n : row_block_size(n);
+  // Fewer rows than a tile (decoding) read `a` in place (few_rows): nothing to pack.
+  const bool pack = n >= 4 && K > 0;
+  const int row_block = !pack || streams_b(b, n, K) ? n : row_block_size(n);
   // The calling thread's buffer, grown to the largest block of rows × K so far. Named through a
   // plain pointer: inside the tasks `packing` would be the running thread's own.
   thread_local std::vector<float> packing;
-  if (packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
-  float* const packed = packing.data();
+  if (pack && packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
+  float* const packed = pack ? packing.data() : nullptr;
   for (int i0 = 0; i0 < n; i0 += row_block) {
     const int rows = std::min(row_block, n - i0);
     const float* a_rows = a + i0 * lda;
-    parallel_for((K + kDepth - 1) / kDepth,
-                 [&](int block, int) { pack_depth_block(packed, a_rows, lda, rows, K, block * kDepth); });
+    if (packed)
+      parallel_for((K + kDepth - 1) / kDepth,
+                   [&](int block, int) { pack_depth_block(packed, a_rows, lda, rows, K, block * kDepth); });
     parallel_for(chunks, [&](int t, int) {
       const int c0 = t * chunk;
       columns_of(out + i0 * ldo, ldo, a_rows, lda, b, bias, rows, K, c0, std::min(N, c0 + chunk), touch, packed);

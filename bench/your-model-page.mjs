@@ -1,7 +1,9 @@
 // Measures the "Your model" page in Chromium (a measurement, not a test): time to load a checkpoint
 // from the file input until its grid is drawn, and per keystroke the forward pass (in the worker)
-// and the drawing, as medians of 15 edits; once on a plain host (one thread) and once on a
-// cross-origin isolated one (the worker loads the threaded build: one thread per core). Usage
+// and the drawing, as medians of 15 edits that each set a new text (a whole forward pass) and of
+// ~25 characters typed at the end (only the tokens after the unchanged start are computed); once
+// on a plain host (one thread) and once on a cross-origin isolated one (the worker loads the
+// threaded build: one thread per core). Usage
 // (after npm run build:wasm):
 //   node scripts/make-random-checkpoint.mjs && node bench/your-model-page.mjs [--isolated-only]
 import { chromium } from '@playwright/test';
@@ -50,28 +52,34 @@ try {
       throw error;
     }
     const loadMs = Date.now() - started;
-    const forward = [], draw = [], total = [];
-    {
-      for (const text of texts(dir)) {
-        // Waits on the page's own signal (a MutationObserver), not page.waitForFunction: that polls
-        // on requestAnimationFrame, which makes the page produce a frame every 16 ms while the
-        // worker computes (9 frames a keystroke in a trace, each committing the page on the main
-        // thread), work a typing user does not cause and that takes the cores from the pass.
-        const drawn = page.evaluate(() => new Promise((resolve) => {
-          const observer = new MutationObserver(() => {
-            if (document.body.dataset.ready === 'true') { observer.disconnect(); resolve(); }
-          });
-          observer.observe(document.body, { attributes: true, attributeFilter: ['data-ready'] });
-        }));
-        await page.locator('#mvText').fill(text);
-        await drawn;
-        const t = await page.locator('.timing').last().evaluate((el) => [Number(el.dataset.forwardMs), Number(el.dataset.drawMs), Number(el.dataset.totalMs)]);
-        forward.push(t[0]); draw.push(t[1]); total.push(t[2]);
-      }
-    }
+    // One edit: sets the text (an input event, as typing makes) and waits until it is drawn.
+    // Waits on the page's own signal (a MutationObserver), not page.waitForFunction: that polls on
+    // requestAnimationFrame, which makes the page produce a frame every 16 ms while the worker
+    // computes (9 frames a keystroke in a trace, each committing the page on the main thread), work
+    // a typing user does not cause and that takes the cores from the pass.
+    const edit = async (text) => {
+      const drawn = page.evaluate(() => new Promise((resolve) => {
+        const observer = new MutationObserver(() => {
+          if (document.body.dataset.ready === 'true') { observer.disconnect(); resolve(); }
+        });
+        observer.observe(document.body, { attributes: true, attributeFilter: ['data-ready'] });
+      }));
+      await page.locator('#mvText').fill(text);
+      await drawn;
+      return page.locator('.timing').last().evaluate((el) => ['forwardMs', 'drawMs', 'totalMs', 'reused'].map((k) => Number(el.dataset[k])));
+    };
+    // Two kinds of keystroke at TOKENS tokens: a new text each time (nothing shared with the last
+    // one from the start: the whole forward pass), and typing at the end (one more character of
+    // the last word: the tokens before it are reused, causal models).
+    const timings = { replace: [], type: [] };
+    const all = texts(dir);
+    for (const text of all) timings.replace.push(await edit(text));
+    await edit(all[0].slice(0, all[0].lastIndexOf(' ')));
+    for (const char of all[0].slice(all[0].lastIndexOf(' ')) + ' and then it rested') timings.type.push(await edit((await page.locator('#mvText').inputValue()) + char));
+    const stats = (rows) => ({ forwardMs: median(rows.map((t) => t[0])), drawMs: median(rows.map((t) => t[1])), keystrokeMs: median(rows.map((t) => t[2])), reusedTokens: median(rows.map((t) => t[3])) });
     const heads = await page.locator('.mv-thumb').count();
     const threads = await page.evaluate(async () => (await import('/bindings/multihead.mjs')).threadsAvailable() ? navigator.hardwareConcurrency : 1);
-    const row = { host, threads, tokens: TOKENS, model: label, heads, loadMs, forwardMs: median(forward), drawMs: median(draw), keystrokeMs: median(total) };
+    const row = { host, threads, tokens: TOKENS, model: label, heads, loadMs, newText: stats(timings.replace), typingAtTheEnd: stats(timings.type) };
     console.log(JSON.stringify(row));
     results.push(row);
     await page.close();

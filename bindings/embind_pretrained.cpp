@@ -97,7 +97,8 @@ class PretrainedCore {
   void logitRows(int count) { logit_rows_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
   // flags: 1 logits, 2 logits only for the rows in view(kLogitRows), 4 token types, 8 hidden states, 16 value norms,
   // 32 head switches, 64 use the key/value cache, 128 the final hidden state of every row (without
-  // it, the last layer's MLP runs over the logits' rows only: RunRequest::last_hidden)
+  // it, the last layer's MLP runs over the logits' rows only: RunRequest::last_hidden), 256 reuse the
+  // previous such run's tokens shared from the start (Transformer::run_reusing_prefix)
   std::string run(int n, int flags, int first_head, int heads) {
     mh::RunRequest r;
     r.logits = flags & 1;
@@ -116,9 +117,11 @@ class PretrainedCore {
     r.heads = heads;
     model_->memory_limit = heap_available();
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    if (flags & 256) return model_->run_reusing_prefix(result_, ids_.data(), n, r);
     return model_->run(result_, ids_.data(), n, r);
   }
   int resultKeys() const { return result_.n_k; }
+  int reusedTokens() const { return result_.reused; }
   // Attention rollout over the last run, which must have returned every head of every layer.
   std::string rollout() {
     const mh::TransformerConfig& c = model_->config();
@@ -192,6 +195,7 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("logitRows", &PretrainedCore::logitRows)
       .function("run", &PretrainedCore::run)
       .function("resultKeys", &PretrainedCore::resultKeys)
+      .function("reusedTokens", &PretrainedCore::reusedTokens)
       .function("rollout", &PretrainedCore::rollout)
       .function("resetCache", &PretrainedCore::resetCache)
       .function("cachedTokens", &PretrainedCore::cachedTokens)

@@ -362,6 +362,11 @@ export interface PretrainedRunOptions {
   logits?: boolean | number[];
   /** Attention rollout across layers (needs attentions: true). */
   rollout?: boolean;
+  /** Causal models: a text run again after an edit computes only the tokens after those it shares
+   * from the start with the previous reusePrefix run (same options); their keys and values come from
+   * the key/value cache and their attention rows from that run, so the results equal a full run's.
+   * Needs logits as a list of rows (or false), and no hidden states. Bidirectional models run in full. */
+  reusePrefix?: boolean;
 }
 
 export interface PretrainedRun {
@@ -381,6 +386,8 @@ export interface PretrainedRun {
   valueNorms?: Float32Array;
   /** n × n. */
   rollout?: Float32Array;
+  /** With reusePrefix: how many leading tokens were taken from the previous run, not computed. */
+  reusedTokens?: number;
 }
 
 export interface GenerateOptions {

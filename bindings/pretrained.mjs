@@ -9,7 +9,7 @@ import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 // Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
 const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
   hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10, logitRows: 11 };
-const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64, lastHidden: 128 };
+const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64, lastHidden: 128, reusePrefix: 256 };
 
 function fail(message) {
   throw new Error(`multihead: ${message}`);
@@ -212,13 +212,14 @@ export class PretrainedModel {
   }
 
   // logits: true (every row), false, or a list of rows (only those are computed).
-  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout }) {
+  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix }) {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
     core.view(SLOT.ids).set(ids);
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
     let flags = (logits ? FLAG.logits : 0) | (hiddenStates ? FLAG.hidden : 0) |
-      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0) | (lastHiddenState ? FLAG.lastHidden : 0);
+      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0) | (lastHiddenState ? FLAG.lastHidden : 0) |
+      (reusePrefix ? FLAG.reusePrefix : 0);
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
@@ -272,6 +273,7 @@ export class PretrainedModel {
       attentionLayers: selection.layers,
       attentionHeads: selection.heads,
     };
+    if (reusePrefix) out.reusedTokens = core.reusedTokens();
     if (lastHiddenState) out.lastHiddenState = core.view(SLOT.lastHidden).slice();
     if (hiddenStates) out.hiddenStates = core.view(SLOT.hiddenStates).slice();
     if (valueNorms) out.valueNorms = core.view(SLOT.valueNorms).slice();
@@ -291,14 +293,26 @@ export class PretrainedModel {
    *   lastHiddenState n × dModel; hiddenStates (layers + 1) × n × dModel, as transformers'
    *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention);
    *   rollout n × n: attention rollout across layers (Abnar & Zuidema 2020; heads averaged, residual ½).
+   *   reusePrefix (causal models): for a text run again after an edit, as a page does while the user
+   *   types: the tokens this run shares from the start with the previous reusePrefix run (same
+   *   options) are not computed again; their keys and values come from the key/value cache and
+   *   their attention rows from that run (a causal row depends only on the tokens up to it), so the
+   *   results are those of a full run. reusedTokens says how many were taken. Bidirectional models
+   *   run in full; generate() in between starts it over.
    */
-  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true, rollout = false } = {}) {
+  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true, rollout = false, reusePrefix = false } = {}) {
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('run needs at least one token id');
     if (rollout && attentions !== true) fail('rollout needs every head of every layer: leave attentions at true');
+    if (reusePrefix && (lastHiddenState || hiddenStates)) {
+      fail('reusePrefix does not recompute the shared tokens, so it cannot return their hidden states: leave lastHiddenState and hiddenStates off');
+    }
+    if (reusePrefix && logits === true && this.config.causal && this.config.hasLmHead) {
+      fail('reusePrefix needs the rows logits are asked for (logits: [rows] or false): logits for every row would recompute every token');
+    }
     return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
-      hiddenStates, valueNorms, disabledHeads, rollout });
+      hiddenStates, valueNorms, disabledHeads, rollout, reusePrefix });
   }
 
   /**

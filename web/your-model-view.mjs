@@ -285,8 +285,9 @@ export class ModelView {
     this.#renderPredictions(data);
     const drawMs = performance.now() - drawStart;
     const { layers, heads } = this.config;
-    this.ui.timing.textContent = `${data.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · forward ${data.forwardMs.toFixed(1)} ms in the worker${data.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ${(performance.now() - this.requested).toFixed(0)} ms from input to picture`;
+    this.ui.timing.textContent = `${data.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · forward ${data.forwardMs.toFixed(1)} ms in the worker${data.reused ? ` (the first ${data.reused} tokens unchanged: ${data.n - data.reused} computed)` : ''}${data.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ${(performance.now() - this.requested).toFixed(0)} ms from input to picture`;
     this.ui.timing.dataset.forwardMs = data.forwardMs.toFixed(2);
+    this.ui.timing.dataset.reused = String(data.reused ?? 0);
     this.ui.timing.dataset.drawMs = drawMs.toFixed(2);
     this.ui.timing.dataset.totalMs = (performance.now() - this.requested).toFixed(2);
     this.onReady(true);

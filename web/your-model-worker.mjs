@@ -79,7 +79,9 @@ async function view({ seq, text, pair, pos, off, rollout }) {
   const at = pos < 0 || pos >= n ? n - 1 : pos;
   const masks = model.config.causal ? [] : enc.tokens.map((t, i) => (/mask/i.test(t) && !enc.special[i] ? i : -1)).filter((i) => i >= 0);
   const rows = masks.length ? masks : [at];
-  const run = model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, valueNorms: true, logits: rows, rollout: !!rollout && off.length === 0 });
+  // While the user types at the end, only the tokens after the unchanged start are computed
+  // (reusePrefix: causal models; the earlier rows of every head cannot change).
+  const run = model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, valueNorms: true, logits: rows, rollout: !!rollout && off.length === 0, reusePrefix: true });
   const ablated = off.length ? model.run(enc.ids, { tokenTypeIds: enc.tokenTypeIds, disabledHeads: off, logits: rows, rollout: !!rollout }) : null;
   const forwardMs = performance.now() - started;
   const vocab = model.config.vocabSize;
@@ -99,7 +101,7 @@ async function view({ seq, text, pair, pos, off, rollout }) {
   }
   const shown = ablated ?? run;
   const result = {
-    type: 'view', seq, n, messages, forwardMs, total: full.ids.length,
+    type: 'view', seq, n, messages, forwardMs, reused: run.reusedTokens ?? 0, total: full.ids.length,
     tokens: tokensOf(text, pair, enc), attentions: shown.attentions, valueNorms: shown.valueNorms ?? run.valueNorms,
     rollout: shown.rollout ?? null, predictions, ablated: !!ablated,
   };

@@ -31,6 +31,7 @@ int64_t Transformer::weight_bytes() const {
 }
 
 void Transformer::reset_cache(int tokens) {
+  prefix_.valid = false;
   const int d_kv = config_.kv_heads * config_.head_dim;
   for (KvCache& cache : caches_) cache.reset(tokens, d_kv);
 }
@@ -66,6 +67,7 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
   if (cached + n > max_tokens)
     return "this model reads at most " + std::to_string(max_tokens) + " tokens (its max positions), got " +
            std::to_string(cached + n) + (cached ? " with the cached ones" : "") + ": pass fewer tokens";
+  if (r.use_cache) prefix_.valid = false;  // the caches are about to hold other tokens
   if (r.use_cache && (!c.causal || cached + n > caches_[0].capacity))
     return !c.causal ? "only causal (decoder) models can decode with a key/value cache"
                      : "the key/value cache has room for " + std::to_string(caches_[0].capacity) + " tokens";
@@ -107,6 +109,117 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
     out = RunResult();
     return "the model's activations overflowed float32 (a corrupt or mis-scaled checkpoint?)";
   }
+  return "";
+}
+
+namespace {
+// A request's switched-off heads as one flag per layer and head (all on when it has none).
+std::vector<uint8_t> enabled_flags(const RunRequest& r, int count) {
+  return r.head_enabled ? std::vector<uint8_t>(r.head_enabled, r.head_enabled + count) : std::vector<uint8_t>(count, 1);
+}
+std::vector<uint8_t> layer_flags(const RunRequest& r, int layers) {
+  return r.attention_layers ? std::vector<uint8_t>(r.attention_layers, r.attention_layers + layers)
+                            : std::vector<uint8_t>(layers, 0);
+}
+}  // namespace
+
+int Transformer::reusable_prefix(const int32_t* ids, int n, const RunRequest& r) const {
+  const TransformerConfig& c = config_;
+  if (!prefix_.valid || prefix_.first_head != r.first_head || prefix_.heads != r.heads ||
+      prefix_.value_norms != r.value_norms || prefix_.attention_layers != layer_flags(r, c.layers) ||
+      prefix_.head_enabled != enabled_flags(r, c.layers * c.heads))
+    return 0;
+  // At least the last token is computed (a run needs one), and every row logits are asked for.
+  int shared = 0;
+  const int most = std::min<int>(n - 1, static_cast<int>(prefix_.ids.size()));
+  while (shared < most && ids[shared] == prefix_.ids[shared]) ++shared;
+  if (r.logits && has_lm_head()) {
+    if (!r.logit_rows) return 0;
+    for (int i = 0; i < r.logit_row_count; ++i) shared = std::min(shared, r.logit_rows[i]);
+  }
+  return shared;
+}
+
+std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
+  const TransformerConfig& c = config_;
+  if (!c.causal || r.use_cache || r.hidden_states || r.last_hidden || n < 1) return run(out, ids, n, r);
+  // Bad ids, types or rows: run() says so, with positions counted from the first token. (A causal
+  // model has no token types; run() only checks that they are 0.)
+  for (int t = 0; t < n; ++t)
+    if (ids[t] < 0 || ids[t] >= c.vocab || (r.token_types && r.token_types[t] != 0)) return run(out, ids, n, r);
+  for (int i = 0; r.logit_rows && i < r.logit_row_count; ++i)
+    if (r.logit_rows[i] < 0 || r.logit_rows[i] >= n) return run(out, ids, n, r);
+  int reused = reusable_prefix(ids, n, r);
+  const int max_tokens = std::min(c.max_positions, kMaxTokens);
+  if (n > max_tokens) return run(out, ids, n, r);  // which says so
+  if (n > caches_[0].capacity) {
+    // Room for the text to grow before the caches are made again; the shared tokens move over.
+    const int capacity = std::min(max_tokens, std::max(2 * n, 64));
+    const int d_kv = c.kv_heads * c.head_dim;
+    const double cache_bytes = 8.0 * c.layers * capacity * d_kv;
+    if (run_bytes(n, n, r) + cache_bytes > memory_limit) {
+      reset_cache(0);  // frees the caches; the run says what is wrong, or runs without them
+      return run(out, ids, n, r);
+    }
+    for (KvCache& cache : caches_) {
+      KvCache larger;
+      larger.reset(capacity, d_kv);
+      std::copy(cache.k.begin(), cache.k.begin() + int64_t{reused} * d_kv, larger.k.begin());
+      std::copy(cache.v.begin(), cache.v.begin() + int64_t{reused} * d_kv, larger.v.begin());
+      cache = std::move(larger);
+    }
+  }
+  for (KvCache& cache : caches_) cache.length = reused;
+  // The tokens after the shared ones, appended to the caches; logit rows counted from the first of them.
+  RunRequest rest = r;
+  rest.use_cache = true;
+  if (r.token_types) rest.token_types = r.token_types + reused;
+  std::vector<int32_t> rows;
+  if (r.logit_rows) {
+    rows.assign(r.logit_rows, r.logit_rows + r.logit_row_count);
+    for (int32_t& row : rows) row -= reused;
+    rest.logit_rows = rows.data();
+  }
+  RunResult tail;
+  const std::string error = run(tail, ids + reused, n - reused, rest);
+  if (!error.empty()) {
+    out = RunResult();
+    return error;
+  }
+  // Rows [0, reused) of every head from the previous run (a causal row has no weight past its own
+  // token, so its columns from `reused` on are 0), the rest from this one.
+  out = RunResult();
+  out.n = out.n_k = n;
+  out.reused = reused;
+  out.logits = std::move(tail.logits);
+  out.last_hidden = std::move(tail.last_hidden);
+  out.value_norms = std::move(tail.value_norms);
+  const size_t blocks = tail.attentions.size() / (static_cast<size_t>(n - reused) * n);
+  out.attentions.assign(blocks * n * n, 0.0f);
+  const int previous_n = static_cast<int>(prefix_.ids.size());
+  for (size_t b = 0; b < blocks; ++b) {
+    float* to = out.attentions.data() + b * n * n;
+    for (int i = 0; i < reused; ++i) {
+      const float* from = prefix_.attentions.data() + (b * previous_n + i) * previous_n;
+      std::copy(from, from + reused, to + static_cast<size_t>(i) * n);
+    }
+    const float* computed = tail.attentions.data() + b * (n - reused) * n;
+    std::copy(computed, computed + static_cast<size_t>(n - reused) * n, to + static_cast<size_t>(reused) * n);
+  }
+  // Kept for the next run, unless the copy would not fit in memory (then the next run is a full one).
+  const double kept_bytes = 4.0 * out.attentions.size();
+  prefix_.valid = run_bytes(n, n, r) + 2 * kept_bytes < memory_limit;
+  if (!prefix_.valid) {
+    std::vector<float>().swap(prefix_.attentions);
+    return "";
+  }
+  prefix_.ids.assign(ids, ids + n);
+  prefix_.attention_layers = layer_flags(r, c.layers);
+  prefix_.head_enabled = enabled_flags(r, c.layers * c.heads);
+  prefix_.first_head = r.first_head;
+  prefix_.heads = r.heads;
+  prefix_.value_norms = r.value_norms;
+  prefix_.attentions = out.attentions;
   return "";
 }
 

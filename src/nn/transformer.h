@@ -79,6 +79,7 @@ struct RunRequest {
 
 struct RunResult {
   int n = 0, n_k = 0;  // tokens in this call; tokens attended over (cached + new)
+  int reused = 0;      // run_reusing_prefix: leading tokens taken from the previous run, not computed
   std::vector<float> logits, attentions, hidden_states, last_hidden, value_norms;
 };
 
@@ -98,6 +99,15 @@ class Transformer {
   // "" and results, or what is wrong (ids out of range, too many tokens, over the memory budget,
   // a float32 overflow). Checked before anything is allocated.
   std::string run(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+
+  // run(), for a text that is edited and run again (a page updating as the user types), reusing
+  // the previous run_reusing_prefix's keys and values for the tokens the two share from the
+  // start: only the tokens after them are computed. In a causal model a row depends on the tokens
+  // up to it only, so the shared rows' attentions are the previous run's and the results equal a
+  // full run's (out.reused says how many rows were taken). Bidirectional models, and requests for
+  // every row's hidden states, run in full. Uses the key/value cache (reset_cache() or a run
+  // with use_cache in between starts it over).
+  std::string run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
 
   // The key/value cache for decoding: reset() empties it and reserves room for `tokens`.
   void reset_cache(int tokens);
@@ -132,6 +142,19 @@ class Transformer {
   std::map<std::string, Tensor> tensors_;
   TransformerWeights weights_;
   std::vector<KvCache> caches_;
+  // What run_reusing_prefix kept of its last run, whose tokens the caches hold: the ids, what was
+  // asked (a different selection or set of switched-off heads cannot reuse it), and its attentions
+  // (layers asked × heads × n × n), the rows a next run takes.
+  struct PrefixRun {
+    bool valid = false;
+    std::vector<int32_t> ids;
+    std::vector<uint8_t> attention_layers, head_enabled;
+    int first_head = 0, heads = 0;
+    bool value_norms = false;
+    std::vector<float> attentions;
+  } prefix_;
+  // How many leading tokens of ids a run_reusing_prefix over them can take from prefix_.
+  int reusable_prefix(const int32_t* ids, int n, const RunRequest& request) const;
   Workspace ws_;
   bool overflow_ = false;
   // Scratch reused across calls: activations, W_O with switched-off heads' rows zeroed (in its

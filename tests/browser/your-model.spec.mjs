@@ -89,6 +89,28 @@ test('each thumbnail in the grid is its head\'s attention, drawn under its butto
   }
 });
 
+test('typing at the end computes only the tokens after the unchanged start; every head is still transformers\' attention', async ({ page }) => {
+  await openFixture(page, 'gpt2');
+  const c = expectedOutputs('gpt2')[1], n = c.ids.length;
+  await page.locator('#mvText').fill(c.text.slice(0, -1));
+  await ready(page);
+  await page.locator('#mvText').press('End');
+  await page.keyboard.type(c.text.slice(-1));
+  await ready(page);
+  const reused = Number(await page.locator('.timing').last().getAttribute('data-reused'));
+  expect(reused).toBeGreaterThan(0);
+  expect(reused).toBeLessThan(n);
+  await expect(page.locator('.timing').last()).toContainText(`the first ${reused} tokens unchanged`);
+  for (let layer = 0; layer < 2; layer += 1) {
+    for (let head = 0; head < 4; head += 1) {
+      await page.getByRole('button', { name: new RegExp(`^Layer ${layer + 1}, head ${head + 1}\\b`) }).click();
+      const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+      const offset = (layer * 4 + head) * n * n;
+      expect(maxAbsDiff(shown, c.attentions.subarray(offset, offset + n * n)), `layer ${layer} head ${head}`).toBeLessThan(1e-4);
+    }
+  }
+});
+
 test('weights in memory at 2 bytes: a float32 GPT-2 in half the memory, its heads close to transformers', async ({ page }) => {
   await page.goto(PAGE);
   await ready(page);

@@ -267,6 +267,86 @@ describe('generation with the key/value cache', () => {
   });
 });
 
+describe('reusePrefix: a text edited and run again computes only what changed', () => {
+  // Every result is compared with a full run of the same ids (and the last with transformers).
+  const options = { valueNorms: true };
+  function expectSameAsFull(model, ids, got, what) {
+    const want = model.run(ids, { ...options, logits: got.logitRows });
+    expect(got.attentionShape, what).toEqual(want.attentionShape);
+    expect(maxAbsDiff(got.attentions, want.attentions), `${what} attentions`).toBeLessThan(1e-5);
+    expect(maxAbsDiff(got.valueNorms, want.valueNorms), `${what} value norms`).toBeLessThan(1e-5 * maxAbs(want.valueNorms));
+    expect(maxAbsDiff(got.logits, want.logits), `${what} logits`).toBeLessThan(1e-5 * maxAbs(want.logits));
+  }
+  for (const fixture of ['gpt2', 'llama', 'qwen2']) {
+    it(`${fixture}: typed token by token, edited in the middle, cut short: each run equals a full run; the last, transformers'`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const c = expectedOutputs(fixture).at(-1), ids = Array.from(c.ids), n = ids.length, V = model.config.vocabSize;
+      const run = (list, rows = [list.length - 1]) => model.run(Int32Array.from(list), { ...options, logits: rows, reusePrefix: true });
+      for (let k = 1; k <= n; k += 1) {
+        const got = run(ids.slice(0, k));
+        expect(got.reusedTokens).toBe(k - 1);  // the previous run had the first k − 1 tokens
+        expectSameAsFull(model, Int32Array.from(ids.slice(0, k)), got, `${fixture} ${k} tokens`);
+        if (k === n) {
+          expect(maxAbsDiff(got.attentions, c.attentions), 'transformers\' attentions').toBeLessThan(1e-4);
+          const last = c.logits.subarray((n - 1) * V, n * V);
+          expect(maxAbsDiff(got.logits, last), 'transformers\' logits').toBeLessThan(1e-3 * maxAbs(last));
+        }
+      }
+      // An edit at position 2: rows 0 and 1 are kept, the rest computed again.
+      const edited = [...ids];
+      edited[2] = (edited[2] + 1) % V;
+      let got = run(edited);
+      expect(got.reusedTokens).toBe(2);
+      expectSameAsFull(model, Int32Array.from(edited), got, `${fixture} edited`);
+      // Cut short: all but the last of the shorter text; a logits row before the shared end limits it.
+      got = run(edited.slice(0, n - 2));
+      expect(got.reusedTokens).toBe(n - 3);
+      got = run(edited.slice(0, n - 2), [1, n - 3]);
+      expect(got.reusedTokens).toBe(1);
+      expectSameAsFull(model, Int32Array.from(edited.slice(0, n - 2)), got, `${fixture} rows 1 and n − 3`);
+      // Other switched-off heads cannot reuse the last run; the same ones again can.
+      const off = { ...options, logits: [n - 1], reusePrefix: true, disabledHeads: [[0, 1]] };
+      expect(model.run(Int32Array.from(ids), off).reusedTokens).toBe(0);
+      got = model.run(Int32Array.from(ids), off);
+      expect(got.reusedTokens).toBe(n - 1);
+      const full = model.run(Int32Array.from(ids), { ...options, logits: [n - 1], disabledHeads: [[0, 1]] });
+      expect(maxAbsDiff(got.attentions, full.attentions)).toBeLessThan(1e-5);
+      expect(maxAbsDiff(got.logits, full.logits)).toBeLessThan(1e-5 * maxAbs(full.logits));
+      // generate() uses the same cache: the next run starts over.
+      for await (const step of model.generate(ids.slice(0, 3), { maxNewTokens: 2, stopAtEos: false })) expect(step.id).toBeGreaterThanOrEqual(0);
+      got = run(ids);
+      expect(got.reusedTokens).toBe(0);
+      expectSameAsFull(model, Int32Array.from(ids), got, `${fixture} after generate`);
+      model.dispose();
+    });
+  }
+
+  it('bad input still gets run()\'s errors (positions from the first token), and the model keeps working', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = model.tokenize('The cat sat on the mat because it was tired.').ids, n = ids.length;
+    const reuse = { logits: [n - 1], reusePrefix: true };
+    model.run(ids, reuse);
+    const bad = Int32Array.from(ids);
+    bad[n - 1] = model.config.vocabSize;
+    expect(() => model.run(bad, reuse)).toThrow(`token id ${model.config.vocabSize} at position ${n - 1}`);
+    // The refused run changed nothing: the cache still holds the first run's tokens.
+    const again = model.run(ids, reuse);
+    expect(again.reusedTokens).toBe(n - 1);
+    expect(again.logits.every(Number.isFinite)).toBe(true);
+    expect(() => model.run(ids, { ...reuse, lastHiddenState: true })).toThrow(/hidden states/);
+    expect(() => model.run(ids, { reusePrefix: true })).toThrow(/logits/);
+    // A bidirectional model: every row depends on every token, so it runs in full.
+    const bert = await loadPretrained(join(FIXTURES, 'bert'));
+    const enc = bert.tokenize('The cat sat on the [MASK].');
+    const first = bert.run(enc.ids, { logits: [2], reusePrefix: true });
+    const second = bert.run(enc.ids, { logits: [2], reusePrefix: true });
+    expect(second.reusedTokens).toBe(0);
+    expect(second.attentions).toEqual(first.attentions);
+    bert.dispose();
+    model.dispose();
+  });
+});
+
 describe('bad checkpoints and bad input: a readable Error, nothing leaked, the module keeps working', () => {
   const good = () => fixtureFiles('gpt2');
   const without = (name) => { const f = good(); f.delete(name); return f; };

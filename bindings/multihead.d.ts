@@ -363,7 +363,7 @@ export interface PretrainedRunOptions {
   /** Attention rollout across layers (needs attentions: true). */
   rollout?: boolean;
   /** Causal models: a text run again after an edit computes only the tokens after those it shares
-   * from the start with the previous reusePrefix run (same options); their keys and values come from
+   * from the start with the previous reusePrefix run (same attentions and disabledHeads); their keys and values come from
    * the key/value cache and their attention rows from that run, so the results equal a full run's.
    * Needs logits as a list of rows (or false), and no hidden states. Bidirectional models run in full. */
   reusePrefix?: boolean;

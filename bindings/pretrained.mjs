@@ -295,7 +295,7 @@ export class PretrainedModel {
    *   rollout n × n: attention rollout across layers (Abnar & Zuidema 2020; heads averaged, residual ½).
    *   reusePrefix (causal models): for a text run again after an edit, as a page does while the user
    *   types: the tokens this run shares from the start with the previous reusePrefix run (same
-   *   options) are not computed again; their keys and values come from the key/value cache and
+   *   attentions and disabledHeads) are not computed again; their keys and values come from the key/value cache and
    *   their attention rows from that run (a causal row depends only on the tokens up to it), so the
    *   results are those of a full run. reusedTokens says how many were taken. Bidirectional models
    *   run in full; generate() in between starts it over.

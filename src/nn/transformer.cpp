@@ -58,19 +58,8 @@ double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
   return bytes;
 }
 
-std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
+std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest& r) const {
   const TransformerConfig& c = config_;
-  out = RunResult();
-  const int cached = r.use_cache ? cached_tokens() : 0;
-  if (n < 1) return "run needs at least one token id";
-  const int max_tokens = std::min(c.max_positions, kMaxTokens);
-  if (cached + n > max_tokens)
-    return "this model reads at most " + std::to_string(max_tokens) + " tokens (its max positions), got " +
-           std::to_string(cached + n) + (cached ? " with the cached ones" : "") + ": pass fewer tokens";
-  if (r.use_cache) prefix_.valid = false;  // the caches are about to hold other tokens
-  if (r.use_cache && (!c.causal || cached + n > caches_[0].capacity))
-    return !c.causal ? "only causal (decoder) models can decode with a key/value cache"
-                     : "the key/value cache has room for " + std::to_string(caches_[0].capacity) + " tokens";
   for (int t = 0; t < n; ++t)
     if (ids[t] < 0 || ids[t] >= c.vocab)
       return "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
@@ -87,6 +76,23 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
       return "logits were asked for row " + std::to_string(r.logit_rows[i]) + ", but rows are 0 … " + std::to_string(n - 1);
   if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
     return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
+  return "";
+}
+
+std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
+  const TransformerConfig& c = config_;
+  out = RunResult();
+  const int cached = r.use_cache ? cached_tokens() : 0;
+  if (n < 1) return "run needs at least one token id";
+  const int max_tokens = std::min(c.max_positions, kMaxTokens);
+  if (cached + n > max_tokens)
+    return "this model reads at most " + std::to_string(max_tokens) + " tokens (its max positions), got " +
+           std::to_string(cached + n) + (cached ? " with the cached ones" : "") + ": pass fewer tokens";
+  if (r.use_cache) prefix_.valid = false;  // the caches are about to hold other tokens
+  if (r.use_cache && (!c.causal || cached + n > caches_[0].capacity))
+    return !c.causal ? "only causal (decoder) models can decode with a key/value cache"
+                     : "the key/value cache has room for " + std::to_string(caches_[0].capacity) + " tokens";
+  if (std::string error = input_error(ids, n, r); !error.empty()) return error;
   const double need = run_bytes(n, cached + n, r);
   if (need > memory_limit)
     return "this run needs " + std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB of memory but " +
@@ -125,8 +131,9 @@ std::vector<uint8_t> layer_flags(const RunRequest& r, int layers) {
 
 int Transformer::reusable_prefix(const int32_t* ids, int n, const RunRequest& r) const {
   const TransformerConfig& c = config_;
+  // Value norms may differ: they are computed over every key, from the cached values.
   if (!prefix_.valid || prefix_.first_head != r.first_head || prefix_.heads != r.heads ||
-      prefix_.value_norms != r.value_norms || prefix_.attention_layers != layer_flags(r, c.layers) ||
+      prefix_.attention_layers != layer_flags(r, c.layers) ||
       prefix_.head_enabled != enabled_flags(r, c.layers * c.heads))
     return 0;
   // At least the last token is computed (a run needs one), and every row logits are asked for.
@@ -142,16 +149,14 @@ int Transformer::reusable_prefix(const int32_t* ids, int n, const RunRequest& r)
 
 std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
   const TransformerConfig& c = config_;
-  if (!c.causal || r.use_cache || r.hidden_states || r.last_hidden || n < 1) return run(out, ids, n, r);
-  // Bad ids, types or rows: run() says so, with positions counted from the first token. (A causal
-  // model has no token types; run() only checks that they are 0.)
-  for (int t = 0; t < n; ++t)
-    if (ids[t] < 0 || ids[t] >= c.vocab || (r.token_types && r.token_types[t] != 0)) return run(out, ids, n, r);
-  for (int i = 0; r.logit_rows && i < r.logit_row_count; ++i)
-    if (r.logit_rows[i] < 0 || r.logit_rows[i] >= n) return run(out, ids, n, r);
-  int reused = reusable_prefix(ids, n, r);
   const int max_tokens = std::min(c.max_positions, kMaxTokens);
-  if (n > max_tokens) return run(out, ids, n, r);  // which says so
+  if (!c.causal || r.use_cache || r.hidden_states || r.last_hidden || n < 1 || n > max_tokens) return run(out, ids, n, r);
+  // Checked here, over all n tokens: the run below sees only those after the shared ones.
+  if (std::string error = input_error(ids, n, r); !error.empty()) {
+    out = RunResult();
+    return error;
+  }
+  const int reused = reusable_prefix(ids, n, r);
   if (n > caches_[0].capacity) {
     // Room for the text to grow before the caches are made again; the shared tokens move over.
     const int capacity = std::min(max_tokens, std::max(2 * n, 64));
@@ -218,7 +223,6 @@ std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, 
   prefix_.head_enabled = enabled_flags(r, c.layers * c.heads);
   prefix_.first_head = r.first_head;
   prefix_.heads = r.heads;
-  prefix_.value_norms = r.value_norms;
   prefix_.attentions = out.attentions;
   return "";
 }

@@ -123,6 +123,8 @@ class Transformer {
   // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
   // written into out where the request asks. Returns false on a float32 overflow.
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
+  // "" or what is wrong with a run's ids, token types, logit rows or heads.
+  std::string input_error(const int32_t* ids, int n, const RunRequest& request) const;
   // Whether a run over n tokens carries only the rows logits are asked for past the last layer's
   // attention (request.last_hidden and hidden_states off).
   bool keeps_head_rows_only(int n, const RunRequest& request) const;
@@ -150,7 +152,6 @@ class Transformer {
     std::vector<int32_t> ids;
     std::vector<uint8_t> attention_layers, head_enabled;
     int first_head = 0, heads = 0;
-    bool value_norms = false;
     std::vector<float> attentions;
   } prefix_;
   // How many leading tokens of ids a run_reusing_prefix over them can take from prefix_.

@@ -333,6 +333,11 @@ describe('reusePrefix: a text edited and run again computes only what changed', 
     const again = model.run(ids, reuse);
     expect(again.reusedTokens).toBe(n - 1);
     expect(again.logits.every(Number.isFinite)).toBe(true);
+    // Value norms asked or not: the cached values give them for every key, so the start is still reused.
+    const withNorms = model.run(ids, { ...reuse, valueNorms: true });
+    expect(withNorms.reusedTokens).toBe(n - 1);
+    const fullNorms = model.run(ids, { logits: [n - 1], valueNorms: true }).valueNorms;
+    expect(maxAbsDiff(withNorms.valueNorms, fullNorms)).toBeLessThan(1e-5 * maxAbs(fullNorms));
     expect(() => model.run(ids, { ...reuse, lastHiddenState: true })).toThrow(/hidden states/);
     expect(() => model.run(ids, { reusePrefix: true })).toThrow(/logits/);
     // A bidirectional model: every row depends on every token, so it runs in full.

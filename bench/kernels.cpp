@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   // The products as a model runs them: GPT-2 small's 48 weight matrices (12 layers of QKV, W_O,
   // MLP up and down), each in its own memory and in panels, so every weight comes from memory
   // (340 MB), not from the cache the table above runs in.
-  for (int tokens : {16, 64}) {
+  for (int tokens : {16, 32, 64}) {
     struct Matrix { int K, N; };
     const Matrix layer[] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
     std::vector<std::vector<float>> weights;

@@ -16,13 +16,30 @@ let { state, warnings } = parseYourModelHash(location.hash);
 let plan = null, controller = null;
 
 const view = new ModelView($('view'), {
-  onState: (s) => { state = { ...state, ...s }; writeHash(); },
+  onState: (s) => {
+    const typed = s.text !== state.text || s.pair !== state.pair;
+    state = { ...state, ...s };
+    if (typed) writeHashSoon();
+    else writeHash();
+  },
   onReady: (ready) => { document.body.dataset.ready = String(ready); },
 });
 
+let hashTimer = 0;
 function writeHash() {
+  clearTimeout(hashTimer);
   const hash = toYourModelHash(state);
   if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+// Typing writes the link once the text has been still for TYPING_PAUSE_MS, not on every keystroke:
+// each history.replaceState kept Chromium's browser process busy for ~20 ms (2-core Zen 3, driven
+// by Playwright), on the cores the keystroke's forward pass runs on. Without it, GPT-2 small's pass
+// for a character typed at the end took 36–45 ms in the worker instead of 51–54 (bench:page).
+// Every other change (a head, a mode, a switched-off head) is written at once.
+const TYPING_PAUSE_MS = 400;
+function writeHashSoon() {
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(writeHash, TYPING_PAUSE_MS);
 }
 
 function say(message) {

@@ -195,6 +195,23 @@ test('ablation, value-weighted attention, rollout and predictions; the URL repro
   await expect(page.locator('.mv-thumb.off')).toHaveCount(1);
 });
 
+test('typing writes the link once the text is still, and the link brings the text back', async ({ page }) => {
+  await openFixture(page, 'gpt2');
+  await page.locator('#mvText').fill('Once upon');
+  await page.locator('#mvText').pressSequentially(' a time', { delay: 30 });
+  await ready(page);
+  // Written after a pause in the typing (not on every keystroke), with the rest of the view.
+  await expect(page).toHaveURL(/text=Once\+upon\+a\+time(&|$)/);
+  await page.getByRole('button', { name: /^Layer 2, head 4/ }).click();
+  await expect(page).toHaveURL(/head=2\.4/);  // a click is written at once
+  await page.goto(page.url().replace(/#/, '?again#'));
+  await page.setInputFiles('#files', filesOf('gpt2'));
+  await expect(page.locator('.mv-info')).toContainText('Loaded in');
+  await ready(page);
+  await expect(page.locator('#mvText')).toHaveValue('Once upon a time');
+  await expect(page.getByRole('button', { name: /^Layer 2, head 4/ })).toHaveAttribute('aria-pressed', 'true');
+});
+
 test('generation streams each token with its attention row per head, and stops', async ({ page }) => {
   await openFixture(page, 'qwen2');
   await page.locator('#mvText').fill('The cat sat on the');

@@ -44,33 +44,30 @@ export const thumbnailSize = (n) => Math.min(n, THUMB_PX);
  * cost the page's main thread and compositor ~25 ms a frame (GPT-2 small, 2 cores).
  */
 export function drawThumbnails(sprite, weightsOf, layers, heads, n) {
-  const size = thumbnailSize(n), block = n / size;
-  const weights = Array.from({ length: layers * heads }, (_, i) => weightsOf(Math.floor(i / heads), i % heads));
-  if (block === 1) {
-    // One pixel per weight, each head's rows copied in. Not through paint(): its value(y, x) is
-    // called per pixel, and with the strips' and rows' callbacks too, that call stays un-inlined
-    // in the page. GPT-2 small's 144 heads at 32 tokens on the main thread: 7–10 ms a keystroke
-    // through paint() with 4 byte stores a pixel, 2–4 ms this way with one 32-bit store.
-    const width = heads * size;
-    paintWith(sprite, width, layers * size, (pixels) => {
-      weights.forEach((w, i) => {
-        const x0 = (i % heads) * size, y0 = Math.floor(i / heads) * size;
-        for (let y = 0; y < n; y += 1) {
-          const row = (y0 + y) * width + x0;
-          for (let x = 0; x < n; x += 1) pixels[row + x] = pixel(w[y * n + x]);
-        }
-      });
-    });
-    return;
-  }
-  paint(sprite, heads * size, layers * size, (y, x) => {
-    const w = weights[Math.floor(y / size) * heads + Math.floor(x / size)], ty = y % size, tx = x % size;
-    let max = 0;
-    for (let i = Math.floor(ty * block); i < Math.ceil((ty + 1) * block); i += 1) {
-      for (let j = Math.floor(tx * block); j < Math.ceil((tx + 1) * block); j += 1) max = Math.max(max, w[i * n + j]);
+  const size = thumbnailSize(n), block = n / size, width = heads * size;
+  // Each head's tile written in one loop of its own, not through paint(): paint's value(y, x) is
+  // called per pixel, and with the strips' and rows' callbacks too, that call stays un-inlined in
+  // the page. GPT-2 small's 144 heads at 32 tokens on the main thread: 7–10 ms a keystroke through
+  // paint() with 4 byte stores a pixel, 2–4 ms this way with one 32-bit store.
+  paintWith(sprite, width, layers * size, (pixels) => {
+    for (let i = 0; i < layers * heads; i += 1) {
+      const w = weightsOf(Math.floor(i / heads), i % heads);
+      const x0 = (i % heads) * size, y0 = Math.floor(i / heads) * size;
+      for (let y = 0; y < size; y += 1) {
+        const row = (y0 + y) * width + x0;
+        for (let x = 0; x < size; x += 1) pixels[row + x] = pixel(block === 1 ? w[y * n + x] : pooledMax(w, n, block, y, x));
+      }
     }
-    return max;
   });
+}
+
+// The largest of the weights (n × n) that thumbnail pixel (y, x) covers, block × block of them.
+function pooledMax(w, n, block, y, x) {
+  let max = 0;
+  for (let i = Math.floor(y * block); i < Math.ceil((y + 1) * block); i += 1) {
+    for (let j = Math.floor(x * block); j < Math.ceil((x + 1) * block); j += 1) max = Math.max(max, w[i * n + j]);
+  }
+  return max;
 }
 
 /** One row of weights (length n) as a 1-pixel-high strip. */

@@ -89,6 +89,47 @@ test('each thumbnail in the grid is its head\'s attention, drawn under its butto
   }
 });
 
+test.describe('past 64 tokens', () => {
+  test.use({ deviceScaleFactor: 2 });  // at least one device pixel per thumbnail pixel, so each can be read back
+  test('a thumbnail pixel is the largest weight of the block of cells it covers', async ({ page }) => {
+    await openFixture(page, 'gpt2');
+    const words = 'the cat sat on a mat and then it ran off to see the dog who was not there'.split(' ');
+    await page.locator('#mvText').fill(Array.from({ length: 90 }, (_, i) => words[i % words.length]).join(' '));
+    await ready(page);
+    const { n, weights, thumb } = await page.evaluate(() => {
+      const grid = document.querySelector('#mvGrid'), canvas = grid.querySelector('canvas');
+      const scale = canvas.width / grid.clientWidth, ctx = canvas.getContext('2d');
+      const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      const { nQ, weights } = document.querySelector('.mv-head canvas')._model;  // the selected head: layer 1, head 1
+      const b = grid.querySelector('.mv-thumb');
+      const thumb = [];
+      for (let y = 0; y < 64; y += 1) {
+        for (let x = 0; x < 64; x += 1) {
+          const px = Math.floor((b.offsetLeft + b.clientLeft + ((x + 0.5) * b.clientWidth) / 64) * scale);
+          const py = Math.floor((b.offsetTop + b.clientTop + ((y + 0.5) * b.clientHeight) / 64) * scale);
+          thumb.push(Array.from(pixels.subarray(4 * (py * canvas.width + px), 4 * (py * canvas.width + px) + 4)));
+        }
+      }
+      return { n: nQ, weights: Array.from(weights), thumb };
+    });
+    expect(n).toBeGreaterThan(64);
+    const block = n / 64;
+    let worst = 0, opaque = true;
+    thumb.forEach(([r, g, b, alpha], k) => {
+      const y = Math.floor(k / 64), x = k % 64;
+      let max = 0;
+      for (let i = Math.floor(y * block); i < Math.ceil((y + 1) * block); i += 1) {
+        for (let j = Math.floor(x * block); j < Math.ceil((x + 1) * block); j += 1) max = Math.max(max, weights[i * n + j]);
+      }
+      const index = Math.round(max * 255) * 3;
+      opaque &&= alpha === 255;
+      worst = Math.max(worst, Math.abs(r - VIRIDIS[index]), Math.abs(g - VIRIDIS[index + 1]), Math.abs(b - VIRIDIS[index + 2]));
+    });
+    expect(opaque).toBe(true);
+    expect(worst).toBeLessThanOrEqual(4);
+  });
+});
+
 test('typing at the end computes only the tokens after the unchanged start; every head is still transformers\' attention', async ({ page }) => {
   await openFixture(page, 'gpt2');
   const c = expectedOutputs('gpt2')[1], n = c.ids.length;

@@ -23,6 +23,10 @@ if [ "${1:-}" = "--gpt2" ]; then  # npm run bench:gpt2: the real-model part, pla
   node bench/gpt2.mjs "$@"
   exec node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed "$@"
 fi
+if [ "${1:-}" = "--node-threads" ]; then  # npm run bench:node-threads: the threaded build, in Node
+  shift
+  exec node bench/node-threads.mjs "$@"
+fi
 if [ "${1:-}" = "--threads" ]; then  # npm run bench:threads: the threaded build, in Chromium
   shift
   exec node bench/threads.mjs "$@"

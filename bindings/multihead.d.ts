@@ -137,7 +137,8 @@ export declare function createMultiHeadAttention(options?: MultiHeadAttentionOpt
 export interface LoadOptions {
   /**
    * 1 (the default): the single-thread build, which runs everywhere. 'auto': the threaded build
-   * where the page is cross-origin isolated (one thread per core, up to 16), else one thread.
+   * in Node (worker_threads) and where the page is cross-origin isolated (one thread per core, up
+   * to 16) when there is more than one core, else one thread.
    * A number > 1 asks for the threaded build and throws where it cannot run. The first call decides
    * the build.
    */
@@ -152,7 +153,7 @@ export interface LoadOptions {
 export declare function loadMultihead(options?: LoadOptions): Promise<unknown>;
 /** True where the engine validates relaxed SIMD (Chromium ≥ 114, Firefox ≥ 120, Node ≥ 21 or 20 with a flag). */
 export declare function relaxedSimdAvailable(): boolean;
-/** True where the threaded build can run: a cross-origin isolated page or worker, not Node. */
+/** True where the threaded build can run: Node, or a cross-origin isolated page or worker. */
 export declare function threadsAvailable(): boolean;
 /** Sets the threaded build's thread count (capped at its workers); resolves to the count in effect. */
 export declare function setThreads(threads: number): Promise<number>;
@@ -163,7 +164,7 @@ export interface RuntimeInfo {
   maxTokens: number;
   /** Threads a large forward call is split over (1 in the single-thread build). */
   threads: number;
-  /** True when the threaded build (dist/multihead_core_mt) is loaded. */
+  /** True when a threaded build (dist/multihead_core_mt, or dist/node/ in Node) is loaded. */
   threadedBuild: boolean;
   /** True when a relaxed-SIMD build (fused multiply-add) is loaded. */
   relaxedSimd: boolean;

@@ -15,6 +15,7 @@ const TRACE_NAMES = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'attention', '
 let corePromise = null;
 let loadedThreaded = null;  // which build corePromise holds: true = dist/multihead_core_mt…
 let loadedRelaxed = null;   // true = a …_relaxed build (fused multiply-add)
+let poolThreads = 1;        // the threaded build's most: the caller + the workers it loaded at start-up
 
 // The smallest module that uses f32x4.relaxed_madd (0xfd 0x85 0x02): a function returning
 // relaxed_madd of three zero v128.const. Engines without relaxed SIMD (Safari; Node 20 without
@@ -41,34 +42,53 @@ function inNode() {
   return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
 }
 
-/** True where the threaded build can run: a cross-origin isolated page or worker (not Node). */
+/** True where the threaded build can run: Node (worker_threads), or a cross-origin isolated page or worker. */
 export function threadsAvailable() {
-  return !inNode() && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  return typeof SharedArrayBuffer === 'function' && (inNode() || globalThis.crossOriginIsolated === true);
 }
 
 const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with the headers ' +
   '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
   "(see the README's Threads section), or use threads: 'auto', which falls back to one thread";
 
-// The most threads the threaded build can use: the caller plus the Web Workers it loads at
-// start-up, one per extra core, at most 15 (keep in sync with PTHREAD_POOL_SIZE in CMakeLists.txt).
-// More would need workers started later, which only begin once the page's event loop runs.
-function maxThreads() {
-  return 1 + Math.max(1, Math.min(15, (globalThis.navigator?.hardwareConcurrency || 2) - 1));
-}
-
-// How many threads a request means here: 'auto' = all the pool has (one per core, at most 16)
-// where threads can run and there is more than one core.
+// The threads option checked: 1 (not given), 'auto', or an integer from 1 to 16 that can run here.
 function threadsWanted(threads) {
-  if (threads === undefined || threads === 'auto') {
-    const cores = globalThis.navigator?.hardwareConcurrency || 2;
-    return threads === 'auto' && threadsAvailable() && cores > 1 ? maxThreads() : 1;
-  }
+  if (threads === undefined) return 1;
+  if (threads === 'auto') return threads;
   if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
     fail(`threads must be 'auto' or an integer from 1 to 16, got ${describe(threads)}`);
   }
   if (threads > 1 && !threadsAvailable()) fail(`threads: ${threads} is not possible here: ${THREADS_HELP}`);
-  return Math.min(threads, maxThreads());
+  return threads;
+}
+
+// The machine's cores: the os module in Node (Node 20 has no navigator), the browser's count
+// elsewhere. The threaded builds load one worker per extra core, up to 15 (PTHREAD_POOL_SIZE in
+// CMakeLists.txt), before they resolve: a page cannot start a Web Worker and wait for it in one call.
+async function coreCount() {
+  if (!inNode()) return globalThis.navigator?.hardwareConcurrency || 2;
+  const osModule = 'node:os';
+  const os = await import(/* @vite-ignore */ osModule);
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+}
+
+// A checked request as a thread count (capped later at what the pool holds): 'auto' = all of
+// them where threads can run and there is more than one core, else 1.
+async function threadsFor(wanted) {
+  if (wanted !== 'auto') return wanted;
+  return threadsAvailable() && (await coreCount()) > 1 ? 16 : 1;
+}
+
+// Node: the threaded build is CommonJS (CMakeLists.txt says why), loaded through createRequire; the
+// specifiers are variables so that bundlers leave this alone. Its worker threads are unref()'d:
+// otherwise they would keep the process running after the program is done.
+async function loadNodeThreaded(suffix, wasmBinary) {
+  const moduleModule = 'node:module';
+  const { createRequire } = await import(/* @vite-ignore */ moduleModule);
+  const create = createRequire(import.meta.url)(`../dist/node/multihead_core_mt${suffix}.js`);
+  const core = await create({ wasmBinary });
+  for (const worker of [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers]) worker.unref();
+  return core;
 }
 
 /**
@@ -76,20 +96,21 @@ function threadsWanted(threads) {
  * load) hides the compile time; createMultiHeadAttention calls it anyway.
  *
  * options.threads: 1 (the default) loads the single-thread build, which runs everywhere.
- * 'auto' loads the threaded build when the page is cross-origin isolated (one thread per core,
- * up to 16) and the single-thread build otherwise. The first call decides the build; later calls
- * may change the thread count within the threaded build (setThreads).
+ * 'auto' loads the threaded build in Node and on a cross-origin isolated page (one thread per
+ * core, up to 16) where there is more than one core, and the single-thread build otherwise. The
+ * first call decides the build; later calls may change the thread count within the threaded build
+ * (setThreads).
  *
  * options.relaxedSimd: 'auto' (the default) loads the build with fused multiply-add where the
  * engine validates relaxed SIMD, the plain SIMD build elsewhere; false always loads plain SIMD
  * (its results are the same bits on every engine; fused ones may differ in the last bits).
  */
 export function loadMultihead(options = {}) {
-  let requested, threads;
+  let requested, wanted;
   try {
     if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
     requested = options.threads;
-    threads = threadsWanted(requested);
+    wanted = threadsWanted(requested);
     if (options.relaxedSimd !== undefined && options.relaxedSimd !== 'auto' && options.relaxedSimd !== false) {
       fail(`relaxedSimd must be 'auto' or false, got ${describe(options.relaxedSimd)}`);
     }
@@ -98,21 +119,23 @@ export function loadMultihead(options = {}) {
   }
   if (corePromise) {
     if (requested === undefined) return corePromise;
-    return corePromise.then((core) => {
+    return corePromise.then(async (core) => {
+      const threads = await threadsFor(wanted);
       if (threads > 1 && !loadedThreaded) {
         fail(`multihead is already loaded single-threaded; ask for threads in the first ` +
           `loadMultihead() call, before any layer, model or trainer is created`);
       }
-      if (loadedThreaded) core.setThreadCount(threads);
+      if (loadedThreaded) core.setThreadCount(Math.min(threads, poolThreads));
       return core;
     });
   }
-  const threaded = threads > 1;
   const relaxed = options.relaxedSimd !== false && relaxedSimdAvailable();
-  loadedThreaded = threaded;
   loadedRelaxed = relaxed;
   const suffix = relaxed ? '_relaxed' : '';
   corePromise = (async () => {
+    const threads = await threadsFor(wanted);
+    const threaded = threads > 1;
+    loadedThreaded = threaded;
     const moduleOptions = {};
     if (inNode()) {
       // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
@@ -120,7 +143,8 @@ export function loadMultihead(options = {}) {
       // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
       const fsModule = 'node:fs/promises';
       const { readFile } = await import(/* @vite-ignore */ fsModule);
-      const wasmUrl = new URL(`../dist/multihead_core${suffix}.wasm`, import.meta.url);
+      const build = threaded ? `node/multihead_core_mt${suffix}` : `multihead_core${suffix}`;
+      const wasmUrl = new URL(`../dist/${build}.wasm`, import.meta.url);
       moduleOptions.wasmBinary = await readFile(wasmUrl);
     }
     // Imported here, not at the top, so that importing the API costs nothing until first use.
@@ -129,8 +153,13 @@ export function loadMultihead(options = {}) {
     const load = threaded
       ? relaxed ? () => import('../dist/multihead_core_mt_relaxed.mjs') : () => import('../dist/multihead_core_mt.mjs')
       : relaxed ? () => import('../dist/multihead_core_relaxed.mjs') : () => import('../dist/multihead_core.mjs');
-    const core = await (await load()).default(moduleOptions);
-    if (threaded) core.setThreadCount(threads);
+    const core = threaded && inNode()
+      ? await loadNodeThreaded(suffix, moduleOptions.wasmBinary)
+      : await (await load()).default(moduleOptions);
+    if (threaded) {
+      poolThreads = 1 + core.PThread.unusedWorkers.length + core.PThread.runningWorkers.length;
+      core.setThreadCount(Math.min(threads, poolThreads));
+    }
     return core;
   })();
   corePromise.catch(() => { corePromise = null; loadedThreaded = null; loadedRelaxed = null; });  // a failed load may be retried
@@ -152,7 +181,7 @@ export async function setThreads(threads) {
       (threadsAvailable() ? "call loadMultihead({ threads: 'auto' }) first, before any layer is created"
         : THREADS_HELP));
   }
-  return core.setThreadCount(Math.min(threads, maxThreads()));
+  return core.setThreadCount(Math.min(threads, poolThreads));
 }
 
 /** Facts about the loaded wasm runtime, for diagnostics and tests. */

@@ -1,6 +1,7 @@
 // The packed tarball (npm pack), installed into a Vite app and bundled, works in Chromium.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { test, expect } from './guard.mjs';
 
 const work = 'build/package-test';
@@ -39,6 +40,25 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   // The widget, imported from the bundle as 'multihead/widget', renders too.
   await page.waitForFunction(() => document.querySelector('#widget')?.shadowRoot?.querySelector('canvas')?._model);
   expect(await page.locator('#widget').evaluate((el) => el.shadowRoot.querySelectorAll('canvas').length)).toBe(2);
+});
+
+test('the installed package in Node: threads on its own worker_threads build, and the process ends by itself', () => {
+  const shipped = readdirSync(`${work}/app/node_modules/multihead/dist/node`).sort();
+  expect(shipped).toEqual(['multihead_core_mt.js', 'multihead_core_mt.wasm', 'multihead_core_mt.worker.js',
+    'multihead_core_mt_relaxed.js', 'multihead_core_mt_relaxed.wasm', 'multihead_core_mt_relaxed.worker.js', 'package.json']);
+  const script = `
+    import { createMultiHeadAttention, loadMultihead, runtimeInfo } from 'multihead';
+    await loadMultihead({ threads: 'auto' });
+    const mha = await createMultiHeadAttention({ dModel: 128, numHeads: 4, seed: 3 });
+    const { output } = mha.forward(new Float32Array(40 * 128).map((_, i) => Math.sin(i)));
+    const { threads, threadedBuild } = await runtimeInfo();
+    console.log(JSON.stringify({ threads, threadedBuild, finite: output.every(Number.isFinite) }));`;
+  const cores = availableParallelism();
+  for (const flags of [[], ['--experimental-wasm-relaxed-simd']]) {
+    const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script],
+      { cwd: `${work}/app`, encoding: 'utf8', timeout: 30_000 });
+    expect(JSON.parse(out)).toEqual({ threads: cores > 1 ? Math.min(16, cores) : 1, threadedBuild: cores > 1, finite: true });
+  }
 });
 
 test('the same bundle on a cross-origin isolated host runs the threaded build', async ({ page }) => {

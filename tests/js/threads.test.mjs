@@ -1,27 +1,132 @@
-// Threads in Node: the threaded build is for cross-origin isolated browsers only (tested with
-// Playwright in tests/browser/threads.spec.mjs); here 'auto' must fall back to one thread, and
-// asking for more must say why, without breaking the module.
+// Threads in Node: threads: 'auto' loads the CommonJS threaded build (dist/node/, Node's
+// worker_threads) where there is more than one core. The same bits at any thread count, the
+// float64 reference, transformers' outputs for every fixture, clear errors on bad input, and a
+// process that exits by itself when the program is done (its workers must not keep it alive).
 import { describe, expect, it } from 'vitest';
-import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads, threadsAvailable } from '../../bindings/multihead.mjs';
+import { execFileSync } from 'node:child_process';
+import { availableParallelism, cpus } from 'node:os';
+import { join } from 'node:path';
+import {
+  createMultiHeadAttention, loadMultihead, loadPretrained, runtimeInfo, setThreads, threadsAvailable,
+} from '../../bindings/multihead.mjs';
+import { FIXTURES, MODELS, expectedOutputs, maxAbs, maxAbsDiff } from './checkpoints.mjs';
+import { misuse, runAtThreadCounts } from './thread-checks.mjs';
+
+const cores = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length;
+const poolThreads = 1 + Math.max(1, Math.min(15, cores - 1));  // the caller + one worker per extra core
+const sameBits = (a, b) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const relaxedFlag = process.env.MULTIHEAD_EXPECT_BUILD === 'relaxed' ? ['--experimental-wasm-relaxed-simd'] : [];
 
 describe('threads in Node', () => {
-  it("'auto' loads the single-thread build", async () => {
-    expect(threadsAvailable()).toBe(false);
+  it("'auto' loads the threaded build with one thread per core (one core: the single-thread build)", async () => {
+    expect(threadsAvailable()).toBe(true);
     await loadMultihead({ threads: 'auto' });
-    expect(await runtimeInfo()).toMatchObject({ threads: 1, threadedBuild: false });
-    expect(await setThreads(1)).toBe(1);
+    const info = await runtimeInfo();
+    expect(info).toMatchObject({ threadedBuild: cores > 1, threads: cores > 1 ? poolThreads : 1, simdFloatsPerPacket: 4 });
+    expect(info.relaxedSimd).toBe(process.env.MULTIHEAD_EXPECT_BUILD === 'relaxed');
+    if (cores > 1) {
+      expect(await setThreads(1)).toBe(1);
+      expect(await setThreads(16)).toBe(poolThreads);  // capped at the workers loaded at start-up
+    }
   });
 
-  it('asking for more threads, or for nonsense, is a clear error and changes nothing', async () => {
-    await expect(setThreads(2)).rejects.toThrow(/threads need a cross-origin isolated page.*Cross-Origin-Embedder-Policy: require-corp/);
-    await expect(loadMultihead({ threads: 4 })).rejects.toThrow(/threads: 4 is not possible here/);
+  for (const shape of [
+    { dModel: 256, numHeads: 8, n: 40, causal: true },                 // the projections split
+    { dModel: 72, numHeads: 3, numKvHeads: 1, n: 150, causal: false }, // multi-query, 9 panels
+    { dModel: 40, numHeads: 5, n: 200, causal: true },                 // odd d_k, 4 query blocks
+  ]) {
+    it(`1, 2 and 3 threads give the same bits, and the float64 reference (${JSON.stringify(shape)})`, async () => {
+      const r = await runAtThreadCounts({ ...shape, threadCounts: [1, 2, 3] });
+      expect(r.used).toEqual(cores > 1 ? [1, 2, Math.min(3, poolThreads)] : [1, 1, 1]);
+      expect(r.sameBits).toEqual([true, true, true]);
+      expect(r.outputError).toBeLessThanOrEqual(1e-5);
+      expect(r.attentionError).toBeLessThanOrEqual(1e-5);
+    });
+  }
+
+  it('every fixture on the threaded build: transformers\' attentions and logits, the same bits on 1 thread', async () => {
+    for (const fixture of MODELS) {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      for (const c of expectedOutputs(fixture)) {
+        await setThreads(16);
+        const out = model.run(c.ids, { tokenTypeIds: c.types });
+        expect(maxAbsDiff(out.attentions, c.attentions), `${fixture} ${c.key} attentions`).toBeLessThan(1e-4);
+        expect(maxAbsDiff(out.logits, c.logits), `${fixture} ${c.key} logits`).toBeLessThan(1e-3 * maxAbs(c.logits));
+        await setThreads(1);
+        const one = model.run(c.ids, { tokenTypeIds: c.types });
+        expect(sameBits(one.attentions, out.attentions), `${fixture} ${c.key} attentions, 1 thread`).toBe(true);
+        expect(sameBits(one.logits, out.logits), `${fixture} ${c.key} logits, 1 thread`).toBe(true);
+      }
+      model.dispose();
+    }
+    await setThreads(16);
+  });
+
+  it('bad input on the threaded build: readable errors, no leak, still working', async () => {
+    const r = await misuse();
+    expect(r.errors[0]).toMatch(/^Error: multihead: x has 255 values/);
+    expect(r.errors[1]).toMatch(/^Error: multihead: .*NaN at index 300/);
+    expect(r.badConfig).toMatch(/dModel \(250\) must be divisible by numHeads \(8\)/);
+    expect(r.after.allocatedBytes).toBe(r.before.allocatedBytes);
+    expect(r.after.heapBytes).toBe(r.before.heapBytes);
+    expect(r.finite).toBe(true);
+  });
+
+  it('asking for nonsense is a clear error and changes nothing', async () => {
+    const before = (await runtimeInfo()).threads;
     await expect(loadMultihead({ threads: 0 })).rejects.toThrow(/threads must be 'auto' or an integer from 1 to 16, got 0/);
+    await expect(loadMultihead({ threads: 17 })).rejects.toThrow(/integer from 1 to 16, got 17/);
     await expect(loadMultihead({ threads: 'two' })).rejects.toThrow(/got "two"/);
     await expect(setThreads(1.5)).rejects.toThrow(/integer from 1 to 16, got 1.5/);
     await expect(loadMultihead(null)).rejects.toThrow(/options must be an object/);
+    expect((await runtimeInfo()).threads).toBe(before);
     const mha = await createMultiHeadAttention({ dModel: 16, numHeads: 2 });
     expect(mha.forward(new Float32Array(3 * 16)).output.every(Number.isFinite)).toBe(true);
     mha.dispose();
-    expect((await runtimeInfo()).threads).toBe(1);
+  });
+});
+
+describe('a Node program with threads', () => {
+  // A separate process, as a user's script runs: it must end by itself once its work is done
+  // (worker threads that are not unref()'d keep Node running for ever), leave Node's own handling
+  // of an error in the user's code alone, and ask for threads after a single-thread load in vain.
+  const api = join(process.cwd(), 'bindings/multihead.mjs');
+  const node = (script) => execFileSync(process.execPath, [...relaxedFlag, '--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  it('ends by itself when the program is done', () => {
+    const out = node(`
+      import { createMultiHeadAttention, loadMultihead, runtimeInfo } from ${JSON.stringify(api)};
+      await loadMultihead({ threads: 'auto' });
+      const mha = await createMultiHeadAttention({ dModel: 256, numHeads: 8, seed: 4 });
+      const { output } = mha.forward(new Float32Array(64 * 256).map((_, i) => Math.cos(i)));
+      const info = await runtimeInfo();
+      console.log(JSON.stringify({ threads: info.threads, finite: output.every(Number.isFinite),
+        handlers: process.listenerCount('uncaughtException') + process.listenerCount('unhandledRejection') }));`);
+    expect(JSON.parse(out)).toEqual({ threads: cores > 1 ? poolThreads : 1, finite: true, handlers: 0 });
+  });
+
+  it("an error in the program still ends it with Node's own exit code and message", () => {
+    let failure;
+    try {
+      node(`
+        import { loadMultihead } from ${JSON.stringify(api)};
+        await loadMultihead({ threads: 2 });
+        throw new Error('the user program failed');`);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure?.status).toBe(1);
+    expect(failure?.stderr).toMatch(/the user program failed/);
+  });
+
+  it('threads asked for after a single-thread load: a clear error', () => {
+    const out = node(`
+      import { loadMultihead, setThreads } from ${JSON.stringify(api)};
+      await loadMultihead();
+      let message = '';
+      try { await setThreads(2); } catch (e) { message = e.message; }
+      console.log(message);`);
+    expect(out).toMatch(/setThreads\(2\): multihead was loaded single-threaded; call loadMultihead\(\{ threads: 'auto' \}\) first/);
   });
 });

@@ -1,0 +1,51 @@
+// Checks of the threaded build that run the same in Node (tests/js/threads.test.mjs) and in a
+// cross-origin isolated page (tests/browser/fixtures/threads.mjs): the same forward pass at any
+// thread count, bits included, and bad input on the threaded build.
+import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
+import { maxAbsDiff, referenceAttention } from './reference.mjs';
+
+// One forward pass per entry of `threadCounts` on the same seeded layer and input. Returns the
+// thread count each call really ran with, whether each call's output and weights are the same bits
+// as the first call's, and the first call's largest difference from the float64 reference
+// (computed where it runs, so that only a few numbers cross back from a page).
+export async function runAtThreadCounts({ dModel, numHeads, numKvHeads = numHeads, n, causal, threadCounts, seed = 1 }) {
+  const mha = await createMultiHeadAttention({ dModel, numHeads, numKvHeads, seed });
+  const x = new Float32Array(n * dModel).map((_, i) => Math.sin(i * 0.37 + seed));
+  const runs = [];
+  for (const threads of threadCounts) {
+    const used = await setThreads(threads);
+    runs.push({ used, ...mha.forward(x, { causal, returnAttention: true }) });
+  }
+  const want = referenceAttention({ dModel, numHeads, numKvHeads, weights: mha.getWeights() }, x, x, n, n, { causal });
+  mha.dispose();
+  await loadMultihead({ threads: 'auto' });  // back to the default count
+  const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  return {
+    used: runs.map((r) => r.used),
+    sameBits: runs.map((r) => same(r.output, runs[0].output) && same(r.attention, runs[0].attention)),
+    outputError: maxAbsDiff(runs[0].output, want.output),
+    attentionError: maxAbsDiff(runs[0].attention, want.attention),
+    finite: runs.every((r) => r.output.every(Number.isFinite)),
+  };
+}
+
+// Bad calls on the threaded build: each must throw a readable Error, leak nothing, and leave the
+// module working.
+export async function misuse() {
+  const mha = await createMultiHeadAttention({ dModel: 256, numHeads: 8, seed: 2 });
+  const x = new Float32Array(64 * 256).fill(0.5);
+  mha.forward(x);
+  const before = await runtimeInfo();
+  const errors = [];
+  const attempt = (f) => { try { f(); errors.push(''); } catch (e) { errors.push(`${e.constructor.name}: ${e.message}`); } };
+  for (let i = 0; i < 200; ++i) {
+    attempt(() => mha.forward(new Float32Array(255)));
+    attempt(() => mha.forward(x.map((v, j) => (j === 300 ? NaN : v))));
+  }
+  let badConfig = '';
+  try { await createMultiHeadAttention({ dModel: 250, numHeads: 8 }); } catch (e) { badConfig = e.message; }
+  const after = await runtimeInfo();
+  const { output } = mha.forward(x);
+  mha.dispose();
+  return { errors: errors.slice(0, 2), badConfig, before, after, finite: output.every(Number.isFinite) };
+}

@@ -35,7 +35,10 @@ export const modelViewCss = `
 .mv-generated { font-family: ui-monospace, monospace; white-space: pre-wrap; }
 .mv-generated .new { background: color-mix(in srgb, var(--accent, #1a5fb4) 20%, transparent); }
 .mv-roles th button { font: inherit; background: none; border: none; color: inherit; cursor: pointer; padding: 0; text-decoration: underline dotted; }
+.mv-roles td:first-child { white-space: nowrap; }
 @media (max-width: 720px) { .mv-body { grid-template-columns: minmax(0, 1fr); } }
+/* A phone: the roles table in the screen's width (it still scrolls sideways if a role is long). */
+@media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
 `;
 
 const el = (tag, props = {}, ...children) => {

@@ -331,6 +331,10 @@ test('keyboard only, and a phone-sized screen', async ({ page }) => {
   await page.locator('.mv-head canvas').focus();
   await page.keyboard.press('ArrowDown');
   await expect(page.locator('.mv-head + .readout, .readout').first()).toContainText('→');
+  // The head-roles table fits the phone's width (it had run 16 px past its box, its last column cut).
+  await expect(page.locator('.mv-roles tbody tr')).toHaveCount(8);
+  const roles = await page.locator('.mv-roles').evaluate((t) => ({ table: t.scrollWidth, box: t.closest('.table-wrap').clientWidth }));
+  expect(roles.table).toBeLessThanOrEqual(roles.box);
   await page.screenshot({ path: test.info().outputPath('phone.png'), fullPage: true });
 });
 

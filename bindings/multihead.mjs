@@ -91,6 +91,29 @@ async function loadNodeThreaded(suffix, wasmBinary) {
   return core;
 }
 
+// One of the builds, instantiated: threaded or not, fused multiply-add or not.
+async function loadBuild(threaded, relaxed) {
+  const suffix = relaxed ? '_relaxed' : '';
+  const moduleOptions = {};
+  if (inNode()) {
+    // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
+    // file: URL, so Node reads the bytes itself. The specifiers are variables so that
+    // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    const build = threaded ? `node/multihead_core_mt${suffix}` : `multihead_core${suffix}`;
+    moduleOptions.wasmBinary = await readFile(new URL(`../dist/${build}.wasm`, import.meta.url));
+    if (threaded) return loadNodeThreaded(suffix, moduleOptions.wasmBinary);
+  }
+  // Imported here, not at the top, so that importing the API costs nothing until first use.
+  // The threaded module also starts its Web Workers (one per extra core) before it resolves.
+  // Literal specifiers, so that bundlers see (and copy) all four builds.
+  const load = threaded
+    ? relaxed ? () => import('../dist/multihead_core_mt_relaxed.mjs') : () => import('../dist/multihead_core_mt.mjs')
+    : relaxed ? () => import('../dist/multihead_core_relaxed.mjs') : () => import('../dist/multihead_core.mjs');
+  return (await load()).default(moduleOptions);
+}
+
 /**
  * Loads and compiles the wasm module once; every layer shares it. Calling it early (e.g. on page
  * load) hides the compile time; createMultiHeadAttention calls it anyway.
@@ -131,31 +154,20 @@ export function loadMultihead(options = {}) {
   }
   const relaxed = options.relaxedSimd !== false && relaxedSimdAvailable();
   loadedRelaxed = relaxed;
-  const suffix = relaxed ? '_relaxed' : '';
   corePromise = (async () => {
     const threads = await threadsFor(wanted);
-    const threaded = threads > 1;
-    loadedThreaded = threaded;
-    const moduleOptions = {};
-    if (inNode()) {
-      // Emscripten 3.1.6 would fetch() the .wasm in Node 20 (which has fetch) and fail on a
-      // file: URL, so Node reads the bytes itself. The specifiers are variables so that
-      // bundlers and Vitest's jsdom environment leave this Node-only branch alone.
-      const fsModule = 'node:fs/promises';
-      const { readFile } = await import(/* @vite-ignore */ fsModule);
-      const build = threaded ? `node/multihead_core_mt${suffix}` : `multihead_core${suffix}`;
-      const wasmUrl = new URL(`../dist/${build}.wasm`, import.meta.url);
-      moduleOptions.wasmBinary = await readFile(wasmUrl);
+    let threaded = threads > 1, core;
+    try {
+      core = await loadBuild(threaded, relaxed);
+    } catch (error) {
+      if (!(threaded && inNode())) throw error;
+      // Node's threaded build is files of its own (dist/node/); a bundle may have left them out.
+      // 'auto' then runs on one thread, as it does wherever threads cannot run; a count says why.
+      if (wanted !== 'auto') fail(`threads: ${wanted}: the threaded build for Node (dist/node/) did not load: ${error.message}`);
+      threaded = false;
+      core = await loadBuild(false, relaxed);
     }
-    // Imported here, not at the top, so that importing the API costs nothing until first use.
-    // The threaded module also starts its Web Workers (one per extra core) before it resolves.
-    // Literal specifiers, so that bundlers see (and copy) all four builds.
-    const load = threaded
-      ? relaxed ? () => import('../dist/multihead_core_mt_relaxed.mjs') : () => import('../dist/multihead_core_mt.mjs')
-      : relaxed ? () => import('../dist/multihead_core_relaxed.mjs') : () => import('../dist/multihead_core.mjs');
-    const core = threaded && inNode()
-      ? await loadNodeThreaded(suffix, moduleOptions.wasmBinary)
-      : await (await load()).default(moduleOptions);
+    loadedThreaded = threaded;
     if (threaded) {
       poolThreads = 1 + core.PThread.unusedWorkers.length + core.PThread.runningWorkers.length;
       core.setThreadCount(Math.min(threads, poolThreads));

@@ -4,8 +4,9 @@
 // process that exits by itself when the program is done (its workers must not keep it alive).
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { availableParallelism, cpus } from 'node:os';
-import { join } from 'node:path';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
 import {
   createMultiHeadAttention, loadMultihead, loadPretrained, runtimeInfo, setThreads, threadsAvailable,
 } from '../../bindings/multihead.mjs';
@@ -118,6 +119,29 @@ describe('a Node program with threads', () => {
     }
     expect(failure?.status).toBe(1);
     expect(failure?.stderr).toMatch(/the user program failed/);
+  });
+
+  it("without dist/node/ (a bundle that left it out): 'auto' runs on one thread, a count says why", () => {
+    const copy = mkdtempSync(join(tmpdir(), 'multihead-no-node-build-'));
+    try {
+      cpSync('bindings', join(copy, 'bindings'), { recursive: true });
+      cpSync('dist', join(copy, 'dist'), { recursive: true, filter: (from) => !from.includes(`dist${sep}node`) });
+      writeFileSync(join(copy, 'package.json'), '{ "type": "module" }');
+      const copied = join(copy, 'bindings/multihead.mjs');
+      const out = node(`
+        import { createMultiHeadAttention, loadMultihead, runtimeInfo } from ${JSON.stringify(copied)};
+        let message = '';
+        try { await loadMultihead({ threads: 2 }); } catch (e) { message = e.message; }
+        await loadMultihead({ threads: 'auto' });
+        const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 4 });
+        const { threads, threadedBuild } = await runtimeInfo();
+        console.log(JSON.stringify({ message, threads, threadedBuild, finite: mha.forward(new Float32Array(5 * 64)).output.every(Number.isFinite) }));`);
+      const r = JSON.parse(out);
+      expect(r.message).toMatch(/^multihead: threads: 2: the threaded build for Node \(dist\/node\/\) did not load: .*multihead_core_mt/);
+      expect(r).toMatchObject({ threads: 1, threadedBuild: false, finite: true });
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('threads asked for after a single-thread load: a clear error', () => {

@@ -5,7 +5,8 @@
 // as bench/threads.mjs opens two pages: ours at both counts interleaved with ORT at 1 thread in the
 // first process, and with ORT at N threads in the second (where ORT's threads also spin on the
 // cores after each of its runs, so ours there is the conservative number). Relaxed SIMD (Node 20's
-// flag), the build a browser with relaxed SIMD loads. Medians of interleaved calls.
+// flag), the build a browser with relaxed SIMD loads. Medians of interleaved calls. Also decoding
+// (F32 and BF16 weights) at 1 and N threads.
 // Usage: npm run bench:node-threads [-- --quick]   (writes bench/node-threads-results.json)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const GPT2_DIR = 'build/gpt2-small-random';
+const GPT2_DIR = 'build/gpt2-small-random', BF16_DIR = 'build/gpt2-small-random-bf16';
 const LENGTHS = quick ? [16, 32, 64] : [16, 32, 64, 256];
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
@@ -60,23 +61,52 @@ async function child(ortThreads) {
     }
     rows.push({ n, ...Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) });
   }
+  // Decoding (first process only): a 16-token prompt, then greedy tokens from the key/value cache;
+  // ms per token is the median gap after the first, at 1 and N threads in alternation. A step
+  // reads every weight once, and two cores read faster than one.
+  const decode = [];
+  if (ortThreads === 1) {
+    const bf16 = await loadPretrained(BF16_DIR);
+    for (const [weights, m] of [['f32', model], ['bf16', bf16]]) {
+      const perToken = { ours1: [], oursN: [] };
+      for (let r = 0; r < (quick ? 2 : 4); r += 1) {
+        for (const [name, threads] of [['ours1', 1], ['oursN', 16]]) {
+          await setThreads(threads);
+          const gaps = [];
+          let last = null;
+          const prompt = Int32Array.from({ length: 16 }, (_, i) => (i * 7919 + 13) % 50257);
+          for await (const step of m.generate(prompt, { maxNewTokens: quick ? 12 : 24, temperature: 0, stopAtEos: false })) {
+            const now = performance.now();
+            if (last !== null) gaps.push(now - last);
+            last = now;
+            void step;
+          }
+          if (r > 0) perToken[name].push(median(gaps));  // the first round warms up
+        }
+      }
+      decode.push({ weights, ours1: median(perToken.ours1), oursN: median(perToken.oursN) });
+    }
+    bf16.dispose();
+  }
   await setThreads(16);
   model.dispose();
-  console.log(JSON.stringify({ threads: info.threads, gemmKernel: info.gemmKernel, ortThreads, rows }));
+  console.log(JSON.stringify({ threads: info.threads, gemmKernel: info.gemmKernel, ortThreads, rows, decode }));
   process.exit(0);  // ORT's worker threads would keep the process alive
 }
 
 if (args.includes('--child')) {
   await child(Number(args[args.indexOf('--child') + 1]));
 } else {
-  if (!existsSync(`${GPT2_DIR}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', GPT2_DIR], { stdio: 'inherit' });
+  for (const [dir, flags] of [[GPT2_DIR, []], [BF16_DIR, ['--bf16']]]) {
+    if (!existsSync(`${dir}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', dir, ...flags], { stdio: 'inherit' });
+  }
   const self = fileURLToPath(import.meta.url);
   const run = (ortThreads) => JSON.parse(execFileSync(process.execPath,
     ['--experimental-wasm-relaxed-simd', self, '--child', String(ortThreads), ...(quick ? ['--quick'] : [])],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1));
   const first = run(1);
   const second = run(first.threads);
-  const results = { machine: machine(), gemmKernel: first.gemmKernel, threads: first.threads, withOrt1: first.rows, withOrtN: second.rows };
+  const results = { machine: machine(), gemmKernel: first.gemmKernel, threads: first.threads, withOrt1: first.rows, withOrtN: second.rows, decode: first.decode };
   writeFileSync(new URL('./node-threads-results.json', import.meta.url), JSON.stringify(results, null, 1));
   const m = results.machine, N = first.threads;
   console.log(`\n## GPT-2 small prefill in Node, ${first.gemmKernel}: ${m.cpu} (family ${m.family}, model ${m.model}; ${m.simdFlags}), ${m.cores} cores, Node ${m.node}`);
@@ -87,4 +117,6 @@ if (args.includes('--child')) {
     const b = second.rows[i];
     console.log(`| ${a.n} | ${f(a.ours1)} | ${f(a.oursN)} (${f(b.oursN)}) | ${(a.ours1 / a.oursN).toFixed(2)}× | ${f(a.ort)} | ${f(b.ort)} | ${ratio(a.ort, a.ours1)} | ${ratio(b.ort, b.oursN)} |`);
   }
+  console.log(`\n| decoding, ms per token | ours, 1 thread | ours, ${N} threads | speed-up |\n|---|---|---|---|`);
+  for (const d of first.decode) console.log(`| ${d.weights} | ${f(d.ours1)} | ${f(d.oursN)} | ${(d.ours1 / d.oursN).toFixed(2)}× |`);
 }

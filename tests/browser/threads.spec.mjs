@@ -1,6 +1,7 @@
 // The threaded build (dist/multihead_core_mt): chosen by threads: 'auto' only where the page is
 // cross-origin isolated, the same bits as one thread, and the same behaviour on bad input.
 import { test, expect } from './guard.mjs';
+import { THREAD_SHAPES, expectMisuseHandled, expectSameAtEveryThreadCount } from '../js/thread-checks.mjs';
 
 const ISOLATED = 'http://127.0.0.1:4180';
 const FIXTURE = '/tests/browser/fixtures/threads.html';
@@ -20,33 +21,20 @@ test('on an isolated page, threads: "auto" loads the threaded build with one thr
   expect(info.simdFloatsPerPacket).toBe(4);
 });
 
-for (const shape of [
-  { dModel: 256, numHeads: 8, n: 40, causal: true },                 // the projections split
-  { dModel: 72, numHeads: 3, numKvHeads: 1, n: 150, causal: false }, // multi-query, 9 panels
-  { dModel: 40, numHeads: 5, n: 200, causal: true },                 // odd d_k, 4 query blocks
-]) {
+for (const shape of THREAD_SHAPES) {
   test(`1, 2 and 3 threads give the same bits, and the float64 reference (${JSON.stringify(shape)})`, async ({ page }) => {
     await open(page, ISOLATED);
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     const r = await page.evaluate((s) => window.run({ ...s, threadCounts: [1, 2, 3] }), shape);
     // Capped at the workers loaded at start-up: one per extra core, at least one.
     const most = 1 + Math.max(1, Math.min(3, cores - 1));
-    expect(r.used).toEqual([1, 2, Math.min(3, most)]);
-    expect(r.sameBits).toEqual([true, true, true]);
-    expect(r.outputError).toBeLessThanOrEqual(1e-5);
-    expect(r.attentionError).toBeLessThanOrEqual(1e-5);
+    expectSameAtEveryThreadCount(expect, r, [1, 2, Math.min(3, most)]);
   });
 }
 
 test('bad input on the threaded build: readable errors, no leak, still working', async ({ page }) => {
   await open(page, ISOLATED);
-  const r = await page.evaluate(() => window.misuse());
-  expect(r.errors[0]).toMatch(/^Error: multihead: x has 255 values/);
-  expect(r.errors[1]).toMatch(/^Error: multihead: .*NaN at index 300/);
-  expect(r.badConfig).toMatch(/dModel \(250\) must be divisible by numHeads \(8\)/);
-  expect(r.after.allocatedBytes).toBe(r.before.allocatedBytes);
-  expect(r.after.heapBytes).toBe(r.before.heapBytes);
-  expect(r.finite).toBe(true);
+  expectMisuseHandled(expect, await page.evaluate(() => window.misuse()));
 });
 
 test('without isolation, "auto" falls back to one thread and asking for more says why', async ({ page }) => {

@@ -1,8 +1,17 @@
 // Checks of the threaded build that run the same in Node (tests/js/threads.test.mjs) and in a
-// cross-origin isolated page (tests/browser/fixtures/threads.mjs): the same forward pass at any
-// thread count, bits included, and bad input on the threaded build.
+// cross-origin isolated page (tests/browser/fixtures/threads.mjs, driven by
+// tests/browser/threads.spec.mjs): the same forward pass at any thread count, bits included, and
+// bad input on the threaded build. The runs happen where the build runs; the expectations on their
+// results are here too, given the test runner's `expect` (Vitest's or Playwright's).
 import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from '../../bindings/multihead.mjs';
 import { maxAbsDiff, referenceAttention } from './reference.mjs';
+
+// Shapes whose forward pass is split over the threads in different ways.
+export const THREAD_SHAPES = [
+  { dModel: 256, numHeads: 8, n: 40, causal: true },                 // the projections split
+  { dModel: 72, numHeads: 3, numKvHeads: 1, n: 150, causal: false }, // multi-query, 9 panels
+  { dModel: 40, numHeads: 5, n: 200, causal: true },                 // odd d_k, 4 query blocks
+];
 
 // One forward pass per entry of `threadCounts` on the same seeded layer and input. Returns the
 // thread count each call really ran with, whether each call's output and weights are the same bits
@@ -48,4 +57,23 @@ export async function misuse() {
   const { output } = mha.forward(x);
   mha.dispose();
   return { errors: errors.slice(0, 2), badConfig, before, after, finite: output.every(Number.isFinite) };
+}
+
+// runAtThreadCounts(…, threadCounts: [1, 2, 3]): each call ran with the thread count `used` says,
+// gave the first call's bits, and matched the float64 reference.
+export function expectSameAtEveryThreadCount(expect, r, used) {
+  expect(r.used).toEqual(used);
+  expect(r.sameBits).toEqual([true, true, true]);
+  expect(r.outputError).toBeLessThanOrEqual(1e-5);
+  expect(r.attentionError).toBeLessThanOrEqual(1e-5);
+}
+
+// misuse(): readable errors, nothing leaked, still working.
+export function expectMisuseHandled(expect, r) {
+  expect(r.errors[0]).toMatch(/^Error: multihead: x has 255 values/);
+  expect(r.errors[1]).toMatch(/^Error: multihead: .*NaN at index 300/);
+  expect(r.badConfig).toMatch(/dModel \(250\) must be divisible by numHeads \(8\)/);
+  expect(r.after.allocatedBytes).toBe(r.before.allocatedBytes);
+  expect(r.after.heapBytes).toBe(r.before.heapBytes);
+  expect(r.finite).toBe(true);
 }

@@ -11,7 +11,9 @@ import {
   createMultiHeadAttention, loadMultihead, loadPretrained, runtimeInfo, setThreads, threadsAvailable,
 } from '../../bindings/multihead.mjs';
 import { FIXTURES, MODELS, expectedOutputs, maxAbs, maxAbsDiff } from './checkpoints.mjs';
-import { misuse, runAtThreadCounts } from './thread-checks.mjs';
+import {
+  THREAD_SHAPES, expectMisuseHandled, expectSameAtEveryThreadCount, misuse, runAtThreadCounts,
+} from './thread-checks.mjs';
 
 const cores = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length;
 const poolThreads = 1 + Math.max(1, Math.min(15, cores - 1));  // the caller + one worker per extra core
@@ -31,17 +33,10 @@ describe('threads in Node', () => {
     }
   });
 
-  for (const shape of [
-    { dModel: 256, numHeads: 8, n: 40, causal: true },                 // the projections split
-    { dModel: 72, numHeads: 3, numKvHeads: 1, n: 150, causal: false }, // multi-query, 9 panels
-    { dModel: 40, numHeads: 5, n: 200, causal: true },                 // odd d_k, 4 query blocks
-  ]) {
+  for (const shape of THREAD_SHAPES) {
     it(`1, 2 and 3 threads give the same bits, and the float64 reference (${JSON.stringify(shape)})`, async () => {
       const r = await runAtThreadCounts({ ...shape, threadCounts: [1, 2, 3] });
-      expect(r.used).toEqual(cores > 1 ? [1, 2, Math.min(3, poolThreads)] : [1, 1, 1]);
-      expect(r.sameBits).toEqual([true, true, true]);
-      expect(r.outputError).toBeLessThanOrEqual(1e-5);
-      expect(r.attentionError).toBeLessThanOrEqual(1e-5);
+      expectSameAtEveryThreadCount(expect, r, cores > 1 ? [1, 2, Math.min(3, poolThreads)] : [1, 1, 1]);
     });
   }
 
@@ -64,13 +59,7 @@ describe('threads in Node', () => {
   });
 
   it('bad input on the threaded build: readable errors, no leak, still working', async () => {
-    const r = await misuse();
-    expect(r.errors[0]).toMatch(/^Error: multihead: x has 255 values/);
-    expect(r.errors[1]).toMatch(/^Error: multihead: .*NaN at index 300/);
-    expect(r.badConfig).toMatch(/dModel \(250\) must be divisible by numHeads \(8\)/);
-    expect(r.after.allocatedBytes).toBe(r.before.allocatedBytes);
-    expect(r.after.heapBytes).toBe(r.before.heapBytes);
-    expect(r.finite).toBe(true);
+    expectMisuseHandled(expect, await misuse());
   });
 
   it('asking for nonsense is a clear error and changes nothing', async () => {

@@ -15,6 +15,11 @@ NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 bench/kernels.cpp src/co
 NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 -mrelaxed-simd bench/kernels.cpp src/core/gemm.cpp \
   src/core/parallel.cpp -o build/bench/kernels_relaxed.cjs
 node scripts/relax-wasm.mjs build/bench/kernels_relaxed.wasm >/dev/null
+# The GEMM's inner loop alone on data in L1 (bench/tile-loop.cpp: the ceiling this CPU allows the
+# micro-kernel; not run by default, see bench/README.md).
+NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 bench/tile-loop.cpp -o build/bench/tile-loop_simd.cjs
+NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 -mrelaxed-simd bench/tile-loop.cpp -o build/bench/tile-loop_relaxed.cjs
+node scripts/relax-wasm.mjs build/bench/tile-loop_relaxed.wasm >/dev/null
 # onnxruntime-web must be the version bench/package.json pins (an older copy is replaced).
 grep -q '"version": "1.30.0"' bench/node_modules/onnxruntime-web/package.json 2>/dev/null ||
   npm --prefix bench ci --no-audit --no-fund --loglevel=error

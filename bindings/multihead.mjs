@@ -79,6 +79,11 @@ async function threadsFor(wanted) {
   return threadsAvailable() && (await coreCount()) > 1 ? 16 : 1;
 }
 
+// The threaded build's pool: the workers it started before it resolved (Emscripten's PThread).
+function poolWorkers(core) {
+  return [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers];
+}
+
 // Node: the threaded build is CommonJS (CMakeLists.txt says why), loaded through createRequire; the
 // specifiers are variables so that bundlers leave this alone. Its worker threads are unref()'d:
 // otherwise they would keep the process running after the program is done.
@@ -87,7 +92,7 @@ async function loadNodeThreaded(suffix, wasmBinary) {
   const { createRequire } = await import(/* @vite-ignore */ moduleModule);
   const create = createRequire(import.meta.url)(`../dist/node/multihead_core_mt${suffix}.js`);
   const core = await create({ wasmBinary });
-  for (const worker of [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers]) worker.unref();
+  for (const worker of poolWorkers(core)) worker.unref();
   return core;
 }
 
@@ -169,7 +174,7 @@ export function loadMultihead(options = {}) {
     }
     loadedThreaded = threaded;
     if (threaded) {
-      poolThreads = 1 + core.PThread.unusedWorkers.length + core.PThread.runningWorkers.length;
+      poolThreads = 1 + poolWorkers(core).length;
       core.setThreadCount(Math.min(threads, poolThreads));
     }
     return core;

@@ -8,21 +8,16 @@
 // flag), which is the build a browser with relaxed SIMD loads.
 // Usage: node bench/gpt2.mjs [--quick] [--relaxed]   (writes bench/gpt2-results[-relaxed].json)
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
+import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken, peerSession, timeInterleaved } from './gpt2-common.mjs';
 import { machine } from './machine.mjs';
-import { gpt2PeerWeights } from './weights.mjs';
 
 const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');
-const F32_DIR = 'build/gpt2-small-random', BF16_DIR = 'build/gpt2-small-random-bf16';
-const PEER_DIR = new URL('./peers/gpt2-small/', import.meta.url);
 const LENGTHS = [16, 64, 256];
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
-for (const [dir, flags] of [[F32_DIR, []], [BF16_DIR, ['--bf16']]]) {
-  if (!existsSync(`${dir}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', dir, ...flags], { stdio: 'inherit' });
-}
+ensureCheckpoints();
 
 // The kernel table, from the wasm build of bench/kernels.cpp that matches this process's build.
 function kernels() {
@@ -45,29 +40,8 @@ async function ortSessions() {
   ort.env.wasm.simd = true;
   ort.env.logLevel = 'error';
   const sessions = {};
-  for (const name of ['gpt2s', 'gpt2s-attn']) {
-    // The graphs keep their weights as external data (bench/peers/gpt2-small/README.md).
-    const external = JSON.parse(readFileSync(new URL(`${name}.external.json`, PEER_DIR), 'utf8'));
-    const data = gpt2PeerWeights(external);
-    sessions[name] = await ort.InferenceSession.create(readFileSync(new URL(`${name}.onnx`, PEER_DIR)), {
-      externalData: [{ path: external.data_file, data }],
-    });
-  }
+  for (const name of ['gpt2s', 'gpt2s-attn']) sessions[name] = await peerSession(ort, name);
   return { ort, sessions };
-}
-
-// Median ms of each function, measured interleaved, after a warm-up call of each.
-async function timeAll(fns, rounds) {
-  const names = Object.keys(fns), times = Object.fromEntries(names.map((n) => [n, []]));
-  for (const name of names) await fns[name]();
-  for (let r = 0; r < rounds; r += 1) {
-    for (const name of names) {
-      const t0 = performance.now();
-      await fns[name]();
-      times[name].push(performance.now() - t0);
-    }
-  }
-  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
 }
 
 const kernelTable = kernels();
@@ -75,11 +49,10 @@ const f32 = await loadPretrained(F32_DIR);
 const bf16 = await loadPretrained(BF16_DIR);
 const peer = await ortSessions();
 const info = await runtimeInfo();
-const ids = (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 50257);
 
 const prefill = [];
 for (const n of LENGTHS) {
-  const x = ids(n);
+  const x = gpt2Ids(n);
   const fns = {
     'ours, all attentions, last row logits': () => f32.run(x, { logits: [n - 1] }),
     'ours, all attentions, all logits': () => f32.run(x, { logits: true }),
@@ -91,7 +64,7 @@ for (const n of LENGTHS) {
     fns['ORT gpt2s-attn (all attentions)'] = () => peer.sessions['gpt2s-attn'].run({ ids: input });
   }
   const rounds = quick ? 3 : n >= 256 ? 5 : 9;
-  const ms = await timeAll(fns, rounds);
+  const ms = await timeInterleaved(fns, rounds);
   const row = { n, ms };
   if (peer) {
     row.vsOrtAttn = ms['ORT gpt2s-attn (all attentions)'] / ms['ours, all attentions, last row logits'];
@@ -102,20 +75,9 @@ for (const n of LENGTHS) {
   console.log(JSON.stringify(row));
 }
 
-// Decoding: a 16-token prompt, then 32 greedy tokens from the key/value cache; ms per token is the
-// median gap between tokens after the first. Every step reads every weight matrix once (the
-// output head included), so bytes ÷ bandwidth is the bound.
-async function decode(model) {
-  const gaps = [];
-  let last = null;
-  for await (const step of model.generate(ids(16), { maxNewTokens: quick ? 12 : 32, temperature: 0, stopAtEos: false })) {
-    const now = performance.now();
-    if (last !== null) gaps.push(now - last);
-    last = now;
-    void step;
-  }
-  return median(gaps);
-}
+// Decoding: 32 greedy tokens after a 16-token prompt (msPerToken). Every step reads every weight
+// matrix once (the output head included), so bytes ÷ bandwidth is the bound.
+const decode = (model) => msPerToken(model, quick ? 12 : 32);
 const c = f32.config;
 const matrixElements = c.layers * (4 * c.dModel * c.dModel + 2 * c.dModel * 4 * c.dModel) + c.dModel * c.vocabSize;  // GPT-2: d_ff = 4·d
 const decodeRows = [];

@@ -9,38 +9,32 @@
 // (F32 and BF16 weights) at 1 and N threads.
 // Usage: npm run bench:node-threads [-- --quick]   (writes bench/node-threads-results.json)
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, median, msPerToken, peerSession, timeInterleaved } from './gpt2-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const GPT2_DIR = 'build/gpt2-small-random', BF16_DIR = 'build/gpt2-small-random-bf16';
 const LENGTHS = quick ? [16, 32, 64] : [16, 32, 64, 256];
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 async function child(ortThreads) {
   const { loadMultihead, loadPretrained, runtimeInfo, setThreads } = await import('../bindings/multihead.mjs');
-  const { gpt2PeerWeights } = await import('./weights.mjs');
   await loadMultihead({ threads: 'auto' });
   const info = await runtimeInfo();
-  const model = await loadPretrained(GPT2_DIR);
+  const model = await loadPretrained(F32_DIR);
   let session = null, ort = null;
   try {
     ort = await import('onnxruntime-web');
     ort.env.wasm.numThreads = ortThreads;
     ort.env.logLevel = 'error';
-    const peerDir = new URL('./peers/gpt2-small/', import.meta.url);
-    const external = JSON.parse(readFileSync(new URL('gpt2s-attn.external.json', peerDir), 'utf8'));
-    session = await ort.InferenceSession.create(readFileSync(new URL('gpt2s-attn.onnx', peerDir)), {
-      externalData: [{ path: external.data_file, data: gpt2PeerWeights(external) }],
-    });
+    session = await peerSession(ort, 'gpt2s-attn');
   } catch (error) {
     console.error(`onnxruntime-web did not load (npm --prefix bench ci): ${error.message}; no peer column`);
   }
   const rows = [];
   for (const n of LENGTHS) {
-    const ids = Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 50257);
+    const ids = gpt2Ids(n);
     const fns = {
       ours1: async () => { await setThreads(1); model.run(ids, { logits: [n - 1] }); },
       oursN: async () => { await setThreads(16); model.run(ids, { logits: [n - 1] }); },
@@ -49,17 +43,7 @@ async function child(ortThreads) {
       const input = new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, n]);
       fns.ort = () => session.run({ ids: input });
     }
-    const times = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
-    for (const fn of Object.values(fns)) await fn();  // warm-up
-    const rounds = quick ? 5 : n >= 256 ? 5 : 9;
-    for (let r = 0; r < rounds; r += 1) {
-      for (const [name, fn] of Object.entries(fns)) {
-        const t0 = performance.now();
-        await fn();
-        times[name].push(performance.now() - t0);
-      }
-    }
-    rows.push({ n, ...Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) });
+    rows.push({ n, ...await timeInterleaved(fns, quick ? 5 : n >= 256 ? 5 : 9) });
   }
   // Decoding (first process only): a 16-token prompt, then greedy tokens from the key/value cache;
   // ms per token is the median gap after the first, at 1 and N threads in alternation. A step
@@ -72,16 +56,8 @@ async function child(ortThreads) {
       for (let r = 0; r < (quick ? 2 : 4); r += 1) {
         for (const [name, threads] of [['ours1', 1], ['oursN', 16]]) {
           await setThreads(threads);
-          const gaps = [];
-          let last = null;
-          const prompt = Int32Array.from({ length: 16 }, (_, i) => (i * 7919 + 13) % 50257);
-          for await (const step of m.generate(prompt, { maxNewTokens: quick ? 12 : 24, temperature: 0, stopAtEos: false })) {
-            const now = performance.now();
-            if (last !== null) gaps.push(now - last);
-            last = now;
-            void step;
-          }
-          if (r > 0) perToken[name].push(median(gaps));  // the first round warms up
+          const ms = await msPerToken(m, quick ? 12 : 24);
+          if (r > 0) perToken[name].push(ms);  // the first round warms up
         }
       }
       decode.push({ weights, ours1: median(perToken.ours1), oursN: median(perToken.oursN) });
@@ -97,9 +73,7 @@ async function child(ortThreads) {
 if (args.includes('--child')) {
   await child(Number(args[args.indexOf('--child') + 1]));
 } else {
-  for (const [dir, flags] of [[GPT2_DIR, []], [BF16_DIR, ['--bf16']]]) {
-    if (!existsSync(`${dir}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', dir, ...flags], { stdio: 'inherit' });
-  }
+  ensureCheckpoints();
   const self = fileURLToPath(import.meta.url);
   const run = (ortThreads) => JSON.parse(execFileSync(process.execPath,
     ['--experimental-wasm-relaxed-simd', self, '--child', String(ortThreads), ...(quick ? ['--quick'] : [])],

@@ -10,6 +10,11 @@
 //   as shipped          plain: 4 rows, each splatted by a load; relaxed: 5 rows, rows 0–3 out of
 //                       one vector load by shuffles, row 4 by a splat load
 //   5 rows, splat loads relaxed only: every row by a splat load (in the real loop V8 then spills)
+//   4 rows rotated      one vector load of a's 4 rows, rotated by a shuffle 3 times; accumulator r
+//                       then holds row (lane + r) mod 4 in each lane (unscrambled once per tile in a
+//                       real kernel; not here): 3 loads + 3 shuffles a step instead of 6 loads
+//   pre-splatted        each row's value stored 4 times when a is packed, loaded as a vector
+//                       (a 4× larger a), as many loads as splats
 //   4 rows, a in registers
 //                       a's 4 values never reloaded: the same arithmetic with 2 loads per step
 //                       instead of 6, which a real GEMM cannot do (a changes with k); it isolates
@@ -48,7 +53,7 @@ inline v4 lane(v4 v, int r) {
   }
 }
 
-enum Source { kSplatLoads, kShuffled, kInRegisters };
+enum Source { kSplatLoads, kShuffled, kRotated, kPreSplatted, kInRegisters };
 
 // c (R × 8) = a (R × depth, k-major) · panel (depth × 8), as tile() computes it.
 template <int R, Source S>
@@ -60,12 +65,18 @@ __attribute__((noinline)) void tile(float* c, const float* a, const float* panel
   const float* a_k = a;
   for (const float *b_k = panel, *end = panel + 8 * depth; b_k < end; b_k += 8, a_k += R) {
     const v4 b0 = wasm_v128_load(b_k), b1 = wasm_v128_load(b_k + 4);
-    const v4 rows0to3 = S == kShuffled ? wasm_v128_load(a_k) : wasm_f32x4_splat(0.0f);
+    v4 rows0to3 = S == kShuffled || S == kRotated ? wasm_v128_load(a_k) : wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; ++r) {
-      const v4 s = S == kInRegisters ? held[r] : S == kShuffled && r < 4 ? lane(rows0to3, r) : wasm_v128_load32_splat(a_k + r);
+      if (S == kRotated && r > 0) rows0to3 = wasm_i32x4_shuffle(rows0to3, rows0to3, 1, 2, 3, 0);
+      const v4 s = S == kInRegisters  ? held[r]
+                   : S == kRotated    ? rows0to3
+                   : S == kPreSplatted ? wasm_v128_load(a_k + 4 * r)
+                   : S == kShuffled && r < 4 ? lane(rows0to3, r)
+                                            : wasm_v128_load32_splat(a_k + r);
       acc[r][0] = madd(acc[r][0], s, b0);
       acc[r][1] = madd(acc[r][1], s, b1);
     }
+    if (S == kPreSplatted) a_k += 3 * R;  // 4 floats a row
   }
   for (int r = 0; r < R; ++r) {
     wasm_v128_store(c + 8 * r, acc[r][0]);
@@ -92,8 +103,11 @@ int main() {
   } else {
     variants.push_back({"as shipped (4 rows, splat loads)", 4, tile<4, kSplatLoads>});
   }
+  variants.push_back({"4 rows rotated (3 loads + 3 shuffles)", 4, tile<4, kRotated>});
+  if (kFused) variants.push_back({"5 rows pre-splatted (7 vector loads)", 5, tile<5, kPreSplatted>});
+  else variants.push_back({"4 rows pre-splatted (6 vector loads)", 4, tile<4, kPreSplatted>});
   variants.push_back({"4 rows, a in registers (not a GEMM: the cost of a's loads)", 4, tile<4, kInRegisters>});
-  std::vector<float> a(5 * kDepth + 4, 0.5f), panel(8 * kDepth, 0.25f), c(64);
+  std::vector<float> a(4 * 5 * kDepth + 4, 0.5f), panel(8 * kDepth, 0.25f), c(64);
   std::vector<std::vector<double>> seconds(variants.size() + 1);
   const long spin_steps = static_cast<long>(double(kCalls) * kDepth * 64 / (kAccumulators * 4 * 2));
   float sink = spin(spin_steps / 10, 1.0f);

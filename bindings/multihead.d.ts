@@ -140,7 +140,7 @@ export interface LoadOptions {
    * in Node (worker_threads) and where the page is cross-origin isolated (one thread per core, up
    * to 16) when there is more than one core, else one thread.
    * A number > 1 asks for the threaded build and throws where it cannot run. The first call decides
-   * the build.
+   * the build: after a single-thread load, a later 'auto' runs on one thread and a number > 1 throws.
    */
   threads?: 'auto' | number;
   /**

@@ -127,7 +127,8 @@ async function loadBuild(threaded, relaxed) {
  * 'auto' loads the threaded build in Node and on a cross-origin isolated page (one thread per
  * core, up to 16) where there is more than one core, and the single-thread build otherwise. The
  * first call decides the build; later calls may change the thread count within the threaded build
- * (setThreads).
+ * (setThreads). After a single-thread load, a later 'auto' runs on its one thread and a count > 1
+ * throws.
  *
  * options.relaxedSimd: 'auto' (the default) loads the build with fused multiply-add where the
  * engine validates relaxed SIMD, the plain SIMD build elsewhere; false always loads plain SIMD
@@ -148,9 +149,11 @@ export function loadMultihead(options = {}) {
   if (corePromise) {
     if (requested === undefined) return corePromise;
     return corePromise.then(async (core) => {
-      const threads = await threadsFor(wanted);
+      // The first call decided the build: 'auto' is then all that build has (one thread in the
+      // single-thread build, as where threads cannot run); only a count it cannot give is an error.
+      const threads = wanted === 'auto' && !loadedThreaded ? 1 : await threadsFor(wanted);
       if (threads > 1 && !loadedThreaded) {
-        fail(`multihead is already loaded single-threaded; ask for threads in the first ` +
+        fail(`already loaded single-threaded; ask for threads in the first ` +
           `loadMultihead() call, before any layer, model or trainer is created`);
       }
       if (loadedThreaded) core.setThreadCount(Math.min(threads, poolThreads));

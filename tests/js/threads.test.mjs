@@ -122,6 +122,7 @@ describe('a Node program with threads', () => {
         let message = '';
         try { await loadMultihead({ threads: 2 }); } catch (e) { message = e.message; }
         await loadMultihead({ threads: 'auto' });
+        await loadMultihead({ threads: 'auto' });  // asked again: still one thread, not an error
         const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 4 });
         const { threads, threadedBuild } = await runtimeInfo();
         console.log(JSON.stringify({ message, threads, threadedBuild, finite: mha.forward(new Float32Array(5 * 64)).output.every(Number.isFinite) }));`);
@@ -133,13 +134,19 @@ describe('a Node program with threads', () => {
     }
   });
 
-  it('threads asked for after a single-thread load: a clear error', () => {
+  it("threads asked for after a single-thread load: a clear error for a count, one thread for 'auto'", () => {
     const out = node(`
-      import { loadMultihead, setThreads } from ${JSON.stringify(api)};
+      import { loadMultihead, runtimeInfo, setThreads } from ${JSON.stringify(api)};
       await loadMultihead();
-      let message = '';
-      try { await setThreads(2); } catch (e) { message = e.message; }
-      console.log(message);`);
-    expect(out).toMatch(/setThreads\(2\): multihead was loaded single-threaded; call loadMultihead\(\{ threads: 'auto' \}\) first/);
+      const messages = [];
+      try { await setThreads(2); } catch (e) { messages.push(e.message); }
+      try { await loadMultihead({ threads: 2 }); } catch (e) { messages.push(e.message); }
+      await loadMultihead({ threads: 'auto' });
+      const { threads, threadedBuild } = await runtimeInfo();
+      console.log(JSON.stringify({ messages, threads, threadedBuild }));`);
+    const r = JSON.parse(out);
+    expect(r.messages[0]).toMatch(/setThreads\(2\): multihead was loaded single-threaded; call loadMultihead\(\{ threads: 'auto' \}\) first/);
+    expect(r.messages[1]).toMatch(/^multihead: already loaded single-threaded; ask for threads in the first loadMultihead\(\) call/);
+    expect(r).toMatchObject({ messages: [expect.any(String), expect.any(String)], threads: 1, threadedBuild: false });
   });
 });

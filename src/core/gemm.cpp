@@ -21,19 +21,27 @@
 //   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
 //   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
 //   A B of at most 1 MB is taken to be in cache already, and not touched (touch_ahead()).
-// - The micro-kernel keeps a 4 × 8 tile of `out` in 8 vector registers and, per k, loads 8 floats
-//   of the panel and splats one float of each of 4 rows of `a`, which is packed too (k-major, one
+// - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers and, per k, loads 8 floats
+//   of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
-//   the kernel from ~72% to ~88% of the peak on Zen 5). V8 gives wasm 15 vector registers, and
-//   it schedules every load of a loop body first (loads are ordered effects; the arithmetic
-//   sinks to its uses), so all of a tile's splats are live at once: 5 × 8 and 6 × 8 spilled
-//   (half the speed).
-// - With fused multiply-adds a 4 × 8 tile is bound by latency, not throughput: 8 chains of a
-//   4-cycle FMA on 2 pipes keep them busy only if nothing else ever waits (65–84% of the fused
-//   peak on Zen 5). The relaxed build therefore runs 5 × 8 tiles (10 chains) that splat rows
-//   0–3 from one vector load by shuffles, which V8 schedules next to their use, so 10
-//   accumulators + 2 panel vectors + a's vector + row 4's splat + one shuffle fit in 15
-//   registers. The plain build cannot: its separate multiply needs a 16th.
+//   the kernel from ~72% to ~88% of the peak on Zen 5). 10 chains also keep 2 pipes of 4-cycle
+//   fused multiply-adds busy, where 4 rows (8 chains) left no slack. V8 gives wasm 15 vector
+//   registers: 10 accumulators, 2 panel vectors, a splat and the plain build's product fit only
+//   if V8 places each splat next to its use. Where it does is decided by its scheduler (read on
+//   V8 11.3's machine code, --print-wasm-code): values that feed the loop's phis directly are
+//   placed use by use, in the order of the stores after the loop (so tile() stores the last row
+//   first; in row order all 5 splats came first and 3 registers spilled), but values that feed
+//   other arithmetic are placed level by level: all loads first. V8 unrolls a small loop nested
+//   in another twice, and its first copy feeds the second, so that copy spilled too. So tile()'s
+//   k loop is its function's only loop, and the function is called through a pointer (binaryen
+//   would otherwise inline it into its caller's loops). Zen 3, same-process A/B against the 4-row
+//   (plain) and shuffled 5-row (relaxed) kernels it replaced: hot products 3–13% faster plain,
+//   0–6% relaxed; weights from memory within ±5%.
+// - Touching ahead without an outer loop costs a load and an add every step of k. The plain
+//   build pays it (about even); in the relaxed build a step is half as many instructions and it
+//   cost 7–17%, so while touching the relaxed build runs touching_tile(): an outer loop touches
+//   every few steps, and rows 0–3 are splatted out of one vector load by shuffles, which V8 places
+//   next to their use even in the levelled first copy (10 + 2 + 1 + 1 + 1 = 15 registers).
 // - Fewer rows than a tile (decoding: one token) skip the packing: B is read in place and streams
 //   from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
 //   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
@@ -62,15 +70,6 @@ using v4 = v128_t;
 inline v4 load(const float* p) { return wasm_v128_load(p); }
 inline void store(float* p, v4 v) { wasm_v128_store(p, v); }
 inline v4 splat(const float* p) { return wasm_v128_load32_splat(p); }
-// Lane `lane` of v in all four lanes: a shuffle, which V8 (unlike a load) places next to its use.
-inline v4 broadcast(v4 v, int lane) {
-  switch (lane) {
-    case 0: return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
-    case 1: return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
-    case 2: return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
-    default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
-  }
-}
 inline v4 zero() { return wasm_f32x4_splat(0.0f); }
 inline v4 add(v4 x, v4 y) { return wasm_f32x4_add(x, y); }
 #if defined(__wasm_relaxed_simd__)
@@ -124,7 +123,6 @@ inline v4 splat(const float* p) {
   const float x = *p;
   return v4{x, x, x, x};
 }
-inline v4 broadcast(v4 v, int lane) { return v4{v[lane], v[lane], v[lane], v[lane]}; }
 inline v4 zero() { return v4{0, 0, 0, 0}; }
 inline v4 add(v4 x, v4 y) { return x + y; }
 inline v4 madd(v4 acc, v4 x, v4 y) { return acc + x * y; }
@@ -138,14 +136,10 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 }
 #endif
 
-// 4 (plain) or 5 (fused) rows × 8 columns: see the header comment. (MH_GEMM_TILE_ROWS=4 or 5
-// tries the other in the benchmark.)
+// 5 rows × 8 columns in both builds: see the header comment. (MH_GEMM_TILE_ROWS=4 tries 4 in the
+// benchmark.)
 #ifndef MH_GEMM_TILE_ROWS
-#if defined(__wasm_relaxed_simd__)
 #define MH_GEMM_TILE_ROWS 5
-#else
-#define MH_GEMM_TILE_ROWS 4
-#endif
 #endif
 constexpr int kTileRows = MH_GEMM_TILE_ROWS;
 static_assert(kTileRows == 4 || kTileRows == 5, "tile_height() splits rows into 4s, or 5s and 4s");
@@ -209,31 +203,38 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
 }
 
 // The weights that come after the panel a tile is reading, touched while it computes (header
-// comment): one byte of a 64-byte line every `every` steps of k, from `next` up to `end`. Nothing
-// to touch: next == end.
+// comment): the tiles of a panel share the lines from `next` up to `end` (nothing to touch:
+// next == end), each tile at most `lines_per_tile` of them.
 struct Lookahead {
   const char* next = nullptr;
   const char* end = nullptr;
-  int every = 1 << 20;
-  // Touches spread evenly over `steps` steps of k (rounded down, so that every line is touched).
-  void spread_over(int64_t steps) {
+  int64_t lines_per_tile = 0;
+  void spread_over(int tiles) {
     const int64_t lines = (end - next + 63) / 64;
-    if (lines > 0) every = static_cast<int>(std::max<int64_t>(1, steps / lines));
+    if (lines > 0) lines_per_tile = (lines + tiles - 1) / tiles;
   }
-  void touch_next() {
-    if (next >= end) return;
-    (void)*reinterpret_cast<const volatile char*>(next);  // a load the compiler must keep
-    next += 64;
-  }
+};
+
+// What a tile touches ahead (Lookahead): its share of the lines from `next` up to `end`. The flat
+// kernel reads the byte at `next` every step of k and steps it by `stride`; the relaxed build's
+// touching kernel reads one line every `every` steps.
+struct Touch {
+  const char* next = nullptr;
+  const char* end = nullptr;
+  int stride = 0;
+  int every = 1;
 };
 
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
 // every load's address is a register plus a constant, and V8 keeps the loop's counters in
-// registers (with a row pointer each it spilled them).
-template <int R>
+// registers (with a row pointer each it spilled them). With kTouch, each step of k also reads the
+// byte at touch.next and steps it by touch.stride (a load the compiler must keep, no branch).
+// Called only through tile_of_height()'s pointers, and its k loop is its only loop: see the header
+// comment for why both matter to V8.
+template <int R, bool kTouch>
 void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
-          const float* bias, Lookahead& ahead) {
+          const float* bias, const Touch& touch) {
   v4 acc[R][2];
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
@@ -242,13 +243,62 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
   // multiply-adds, in a loop bound by how many instructions a cycle the core can issue).
+  const char* next = touch.next;
+  const int stride = touch.stride;
+  const float* a_k = a;
+  for (const float *b_k = panel, *b_end = panel + 8 * depth; b_k < b_end; b_k += 8, a_k += R) {
+    if (kTouch) {
+      (void)*reinterpret_cast<const volatile char*>(next);
+      next += stride;
+    }
+    const v4 b0 = load(b_k), b1 = load(b_k + 4);
+    for (int r = 0; r < R; ++r) {
+      const v4 s = splat(a_k + r);
+      acc[r][0] = madd(acc[r][0], s, b0);
+      acc[r][1] = madd(acc[r][1], s, b1);
+    }
+  }
+  // Stored last row first: in this order V8 schedules each row's splat next to its multiply-adds
+  // (in row order it issues all the splats first, and 5 rows then spill; header comment).
+  for (int r = R - 1; r >= 0; --r) {
+    store(c + r * ldc + 4, acc[r][1]);
+    store(c + r * ldc, acc[r][0]);
+  }
+}
+
+#if defined(__wasm_relaxed_simd__)
+// The relaxed build's kernel while touching ahead: a load every step costs a fused step (~20
+// instructions) more than it does a plain one, so the touches come every `every` steps from an
+// outer loop. V8 then unrolls the inner loop twice and issues all the first copy's loads first
+// (header comment), so rows 0–3 come out of one vector load by shuffles, which it places next to
+// their use: 10 accumulators, 2 panel vectors, a's vector, row 4's splat and a shuffle fit in 15
+// registers where 5 splats did not.
+inline v4 broadcast(v4 v, int lane) {
+  switch (lane) {
+    case 0: return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
+    case 1: return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
+    case 2: return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
+    default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
+  }
+}
+template <int R>
+void touching_tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
+                   const float* bias, const Touch& touch) {
+  v4 acc[R][2];
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
+    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
+  }
+  const char* next = touch.next;
   const float* b_k = panel;
   const float* a_k = a;
-  for (int k_start = 0; k_start < depth; k_start += ahead.every) {
-    ahead.touch_next();
-    for (const float* b_end = panel + 8 * std::min(depth, k_start + ahead.every); b_k < b_end; b_k += 8, a_k += R) {
+  for (int k_start = 0; k_start < depth; k_start += touch.every) {
+    if (next < touch.end) {
+      (void)*reinterpret_cast<const volatile char*>(next);
+      next += 64;
+    }
+    for (const float* b_end = panel + 8 * std::min(depth, k_start + touch.every); b_k < b_end; b_k += 8, a_k += R) {
       const v4 b0 = load(b_k), b1 = load(b_k + 4);
-      // The 5-row tile splats rows 0–3 out of one vector (header comment); other tiles load each.
       constexpr bool kShuffled = R == 5;
       const v4 rows0to3 = kShuffled ? load(a_k) : zero();
       for (int r = 0; r < R; ++r) {
@@ -263,20 +313,54 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
     store(c + r * ldc + 4, acc[r][1]);
   }
 }
+constexpr bool kTouchEveryStep = false;
+#else
+template <int R>
+void touching_tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
+                   const float* bias, const Touch& touch) {
+  tile<R, true>(c, ldc, a, panel, depth, accumulate, bias, touch);
+}
+constexpr bool kTouchEveryStep = true;
+#endif
+
+using TileFn = void (*)(float*, int64_t, const float*, const float*, int, bool, const float*, const Touch&);
+
+// Called through pointers, so that binaryen cannot inline them (it inlines a function with one
+// caller whatever `noinline` says): inlined, their loop would sit inside their caller's loops, and
+// V8 would unroll it.
+TileFn tile_of_height(int rows, bool touching) {
+  static TileFn volatile plain[6] = {nullptr, tile<1, false>, tile<2, false>, tile<3, false>, tile<4, false>,
+                                     tile<5, false>};
+  static TileFn volatile touching_tiles[6] = {nullptr,          touching_tile<1>, touching_tile<2>,
+                                              touching_tile<3>, touching_tile<4>, touching_tile<5>};
+  return touching ? touching_tiles[rows] : plain[rows];
+}
 
 void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
                const float* bias, Lookahead& ahead) {
-  switch (rows) {
-    case 5: tile<5>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
-    case 4: tile<4>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
-    case 3: tile<3>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
-    case 2: tile<2>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
-    default: tile<1>(c, ldc, a, panel, depth, accumulate, bias, ahead); break;
+  Touch touch;
+  if (ahead.next >= ahead.end || depth <= 0) {
+    tile_of_height(rows, false)(c, ldc, a, panel, depth, accumulate, bias, touch);
+    return;
   }
+  // This tile's share of the lines, spread evenly over its steps; no touch reaches `end`.
+  const int64_t left = ahead.end - ahead.next;
+  const int64_t bytes = std::min(ahead.lines_per_tile * 64, left);
+  touch.next = ahead.next;
+  touch.end = ahead.next + bytes;
+  if (kTouchEveryStep) {
+    int64_t stride = (bytes + depth - 1) / depth;
+    if (depth > 1) stride = std::min(stride, (left - 1) / (depth - 1));
+    touch.stride = static_cast<int>(stride);
+  } else {
+    touch.every = static_cast<int>(std::max<int64_t>(1, depth / ((bytes + 63) / 64)));
+  }
+  tile_of_height(rows, true)(c, ldc, a, panel, depth, accumulate, bias, touch);
+  ahead.next += bytes;
 }
 
-// The rows of the tile that starts at row i of `rows`. Plain build: 4, the rest in the last tile.
-// Fused build: a tile of r rows takes max(r, 4) cycles per k (r cycles of 2r multiply-adds on 2
+// The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the last
+// tile). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k (r cycles of 2r multiply-adds on 2
 // pipes, but never less than the 4-cycle latency of its chains), so rows are split into 5s and 4s
 // where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3 took 18), and otherwise
 // into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
@@ -334,7 +418,7 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
 // scratch tile.
 void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
                 bool accumulate, const float* bias, Lookahead ahead) {
-  ahead.spread_over(int64_t{depth} * tile_count(rows));
+  ahead.spread_over(tile_count(rows));
   for (int i = 0, r; i < rows; i += r) {
     r = tile_height(i, rows);
     float* c = out + i * ldo;

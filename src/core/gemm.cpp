@@ -225,6 +225,16 @@ struct Touch {
   int every = 1;
 };
 
+// acc (R × 8, two vectors a row) = c's R rows (ldc apart), or the bias in every row, or 0: what a
+// tile adds its products to.
+template <int R>
+inline void start_tile(v4 (&acc)[R][2], const float* c, int64_t ldc, bool accumulate, const float* bias) {
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
+    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
+  }
+}
+
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
 // every load's address is a register plus a constant, and V8 keeps the loop's counters in
@@ -236,10 +246,7 @@ template <int R, bool kTouch>
 void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
           const float* bias, const Touch& touch) {
   v4 acc[R][2];
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
-    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
-  }
+  start_tile(acc, c, ldc, accumulate, bias);
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
   // multiply-adds, in a loop bound by how many instructions a cycle the core can issue).
@@ -285,10 +292,7 @@ template <int R>
 void touching_tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
                    const float* bias, const Touch& touch) {
   v4 acc[R][2];
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
-    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
-  }
+  start_tile(acc, c, ldc, accumulate, bias);
   const char* next = touch.next;
   const float* b_k = panel;
   const float* a_k = a;

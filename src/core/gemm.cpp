@@ -33,15 +33,17 @@
 //   first; in row order all 5 splats came first and 3 registers spilled), but values that feed
 //   other arithmetic are placed level by level: all loads first. V8 unrolls a small loop nested
 //   in another twice, and its first copy feeds the second, so that copy spilled too. So tile()'s
-//   k loop is its function's only loop, and the function is called through a pointer (binaryen
+//   k loops are not nested in any other, and the function is called through a pointer (binaryen
 //   would otherwise inline it into its caller's loops). Zen 3, same-process A/B against the 4-row
 //   (plain) and shuffled 5-row (relaxed) kernels it replaced: hot products 3–13% faster plain,
 //   0–6% relaxed; weights from memory within ±5%.
-// - Touching ahead without an outer loop costs a load and an add every step of k. The plain
-//   build pays it (about even); in the relaxed build a step is half as many instructions and it
-//   cost 7–17%, so while touching the relaxed build runs touching_tile(): an outer loop touches
-//   every few steps, and rows 0–3 are splatted out of one vector load by shuffles, which V8 places
-//   next to their use even in the levelled first copy (10 + 2 + 1 + 1 + 1 = 15 registers).
+// - Touching ahead costs a load and an add a step of k. A tile touches its share of the lines in
+//   its first steps, 8 bytes apart (each line 8 times, so the misses come spread out: 32 bytes
+//   apart, 16-token products took 3–10% longer than before), and runs its other
+//   steps in a second loop without the touch. Touching every step had cost the relaxed build
+//   7–17%, and it had run a shuffled 5-row kernel in an outer loop while touching instead;
+//   against that (and the plain build's touch every step), Zen 3, same-process A/B: GPT-2's
+//   products from memory 2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
 // - Fewer rows than a tile (decoding: one token) skip the packing: B is read in place and streams
 //   from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
 //   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
@@ -215,15 +217,17 @@ struct Lookahead {
   }
 };
 
-// What a tile touches ahead (Lookahead): its share of the lines from `next` up to `end`. The flat
-// kernel reads the byte at `next` every step of k and steps it by `stride`; the relaxed build's
-// touching kernel reads one line every `every` steps.
+// What a tile touches ahead (Lookahead): its share of the lines, one byte each of its first
+// `steps` steps of k, from `next` on, `stride` bytes apart (header comment).
 struct Touch {
   const char* next = nullptr;
-  const char* end = nullptr;
   int stride = 0;
-  int every = 1;
+  int steps = 0;
 };
+#ifndef MH_TOUCH_STRIDE
+#define MH_TOUCH_STRIDE 8
+#endif
+constexpr int kTouchStride = MH_TOUCH_STRIDE;
 
 // acc (R × 8, two vectors a row) = c's R rows (ldc apart), or the bias in every row, or 0: what a
 // tile adds its products to.
@@ -235,14 +239,26 @@ inline void start_tile(v4 (&acc)[R][2], const float* c, int64_t ldc, bool accumu
   }
 }
 
+// One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 floats).
+template <int R, bool kLastRowFirst = false>
+inline void tile_step(v4 (&acc)[R][2], const float* a_k, const float* b_k) {
+  const v4 b0 = load(b_k), b1 = load(b_k + 4);
+  for (int i = 0; i < R; ++i) {
+    const int r = kLastRowFirst ? R - 1 - i : i;
+    const v4 s = splat(a_k + r);
+    acc[r][0] = madd(acc[r][0], s, b0);
+    acc[r][1] = madd(acc[r][1], s, b1);
+  }
+}
+
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
 // every load's address is a register plus a constant, and V8 keeps the loop's counters in
-// registers (with a row pointer each it spilled them). With kTouch, each step of k also reads the
-// byte at touch.next and steps it by touch.stride (a load the compiler must keep, no branch).
-// Called only through tile_of_height()'s pointers, and its k loop is its only loop: see the header
+// registers (with a row pointer each it spilled them). Its first touch.steps steps also read a
+// byte of the weights to come (Touch) each; the rest run in a loop of their own without.
+// Called only through tile_of_height()'s pointers, and its loops are not nested: see the header
 // comment for why both matter to V8.
-template <int R, bool kTouch>
+template <int R>
 void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
           const float* bias, const Touch& touch) {
   v4 acc[R][2];
@@ -253,18 +269,14 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   const char* next = touch.next;
   const int stride = touch.stride;
   const float* a_k = a;
-  for (const float *b_k = panel, *b_end = panel + 8 * depth; b_k < b_end; b_k += 8, a_k += R) {
-    if (kTouch) {
-      (void)*reinterpret_cast<const volatile char*>(next);
-      next += stride;
-    }
-    const v4 b0 = load(b_k), b1 = load(b_k + 4);
-    for (int r = 0; r < R; ++r) {
-      const v4 s = splat(a_k + r);
-      acc[r][0] = madd(acc[r][0], s, b0);
-      acc[r][1] = madd(acc[r][1], s, b1);
-    }
+  const float* b_k = panel;
+  for (const float* b_touched = panel + 8 * touch.steps; b_k < b_touched; b_k += 8, a_k += R) {
+    (void)*reinterpret_cast<const volatile char*>(next);
+    next += stride;
+    // Rows last first: in row order V8 issued all this loop's splats first, and spilled.
+    tile_step<R, true>(acc, a_k, b_k);
   }
+  for (const float* b_end = panel + 8 * depth; b_k < b_end; b_k += 8, a_k += R) tile_step(acc, a_k, b_k);
   // Stored last row first: in this order V8 schedules each row's splat next to its multiply-adds
   // (in row order it issues all the splats first, and 5 rows then spill; header comment).
   for (int r = R - 1; r >= 0; --r) {
@@ -273,94 +285,29 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   }
 }
 
-#if defined(__wasm_relaxed_simd__)
-// The relaxed build's kernel while touching ahead: a load every step costs a fused step (~20
-// instructions) more than it does a plain one, so the touches come every `every` steps from an
-// outer loop. V8 then unrolls the inner loop twice and issues all the first copy's loads first
-// (header comment), so rows 0–3 come out of one vector load by shuffles, which it places next to
-// their use: 10 accumulators, 2 panel vectors, a's vector, row 4's splat and a shuffle fit in 15
-// registers where 5 splats did not.
-inline v4 broadcast(v4 v, int lane) {
-  switch (lane) {
-    case 0: return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
-    case 1: return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
-    case 2: return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
-    default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
-  }
-}
-template <int R>
-void touching_tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
-                   const float* bias, const Touch& touch) {
-  v4 acc[R][2];
-  start_tile(acc, c, ldc, accumulate, bias);
-  const char* next = touch.next;
-  const float* b_k = panel;
-  const float* a_k = a;
-  for (int k_start = 0; k_start < depth; k_start += touch.every) {
-    if (next < touch.end) {
-      (void)*reinterpret_cast<const volatile char*>(next);
-      next += 64;
-    }
-    for (const float* b_end = panel + 8 * std::min(depth, k_start + touch.every); b_k < b_end; b_k += 8, a_k += R) {
-      const v4 b0 = load(b_k), b1 = load(b_k + 4);
-      constexpr bool kShuffled = R == 5;
-      const v4 rows0to3 = kShuffled ? load(a_k) : zero();
-      for (int r = 0; r < R; ++r) {
-        const v4 s = kShuffled && r < 4 ? broadcast(rows0to3, r) : splat(a_k + r);
-        acc[r][0] = madd(acc[r][0], s, b0);
-        acc[r][1] = madd(acc[r][1], s, b1);
-      }
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    store(c + r * ldc, acc[r][0]);
-    store(c + r * ldc + 4, acc[r][1]);
-  }
-}
-constexpr bool kTouchEveryStep = false;
-#else
-template <int R>
-void touching_tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
-                   const float* bias, const Touch& touch) {
-  tile<R, true>(c, ldc, a, panel, depth, accumulate, bias, touch);
-}
-constexpr bool kTouchEveryStep = true;
-#endif
-
 using TileFn = void (*)(float*, int64_t, const float*, const float*, int, bool, const float*, const Touch&);
 
 // Called through pointers, so that binaryen cannot inline them (it inlines a function with one
-// caller whatever `noinline` says): inlined, their loop would sit inside their caller's loops, and
-// V8 would unroll it.
-TileFn tile_of_height(int rows, bool touching) {
-  static TileFn volatile plain[6] = {nullptr, tile<1, false>, tile<2, false>, tile<3, false>, tile<4, false>,
-                                     tile<5, false>};
-  static TileFn volatile touching_tiles[6] = {nullptr,          touching_tile<1>, touching_tile<2>,
-                                              touching_tile<3>, touching_tile<4>, touching_tile<5>};
-  return touching ? touching_tiles[rows] : plain[rows];
+// caller whatever `noinline` says): inlined, their loops would sit inside their caller's loops, and
+// V8 would unroll them.
+TileFn tile_of_height(int rows) {
+  static TileFn volatile tiles[6] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>};
+  return tiles[rows];
 }
 
 void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
                const float* bias, Lookahead& ahead) {
   Touch touch;
-  if (ahead.next >= ahead.end || depth <= 0) {
-    tile_of_height(rows, false)(c, ldc, a, panel, depth, accumulate, bias, touch);
-    return;
-  }
-  // This tile's share of the lines, spread evenly over its steps; no touch reaches `end`.
-  const int64_t left = ahead.end - ahead.next;
-  const int64_t bytes = std::min(ahead.lines_per_tile * 64, left);
-  touch.next = ahead.next;
-  touch.end = ahead.next + bytes;
-  if (kTouchEveryStep) {
-    int64_t stride = (bytes + depth - 1) / depth;
-    if (depth > 1) stride = std::min(stride, (left - 1) / (depth - 1));
+  if (ahead.next < ahead.end && depth > 0) {
+    // This tile's share of the lines, kTouchStride bytes a step (more where its steps are fewer).
+    const int64_t bytes = std::min<int64_t>(ahead.lines_per_tile * 64, ahead.end - ahead.next);
+    int64_t stride = std::max<int64_t>(kTouchStride, (bytes + depth - 1) / depth);
+    touch.next = ahead.next;
+    touch.steps = static_cast<int>((bytes + stride - 1) / stride);
     touch.stride = static_cast<int>(stride);
-  } else {
-    touch.every = static_cast<int>(std::max<int64_t>(1, depth / ((bytes + 63) / 64)));
+    ahead.next += bytes;
   }
-  tile_of_height(rows, true)(c, ldc, a, panel, depth, accumulate, bias, touch);
-  ahead.next += bytes;
+  tile_of_height(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
 }
 
 // The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the last

@@ -39,11 +39,11 @@
 //   0–6% relaxed; weights from memory within ±5%.
 // - Touching ahead costs a load and an add a step of k. A tile touches its share of the lines in
 //   its first steps, 8 bytes apart (each line 8 times, so the misses come spread out: 32 bytes
-//   apart, 16-token products took 3–10% longer than before), and runs its other
-//   steps in a second loop without the touch. Touching every step had cost the relaxed build
-//   7–17%, and it had run a shuffled 5-row kernel in an outer loop while touching instead;
-//   against that (and the plain build's touch every step), Zen 3, same-process A/B: GPT-2's
-//   products from memory 2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
+//   apart, 16-token products took 3–10% longer than before), and runs its other steps in a
+//   second loop without the touch. Touching every step had cost the relaxed build 7–17%, and it
+//   had run a shuffled 5-row kernel in an outer loop while touching instead; against that (and
+//   the plain build's touch every step), Zen 3, same-process A/B: GPT-2's products from memory
+//   2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
 // - Fewer rows than a tile (decoding: one token) skip the packing: B is read in place and streams
 //   from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
 //   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
@@ -224,20 +224,7 @@ struct Touch {
   int stride = 0;
   int steps = 0;
 };
-#ifndef MH_TOUCH_STRIDE
-#define MH_TOUCH_STRIDE 8
-#endif
-constexpr int kTouchStride = MH_TOUCH_STRIDE;
-
-// acc (R × 8, two vectors a row) = c's R rows (ldc apart), or the bias in every row, or 0: what a
-// tile adds its products to.
-template <int R>
-inline void start_tile(v4 (&acc)[R][2], const float* c, int64_t ldc, bool accumulate, const float* bias) {
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
-    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
-  }
-}
+constexpr int kTouchStride = 8;  // the fewest bytes between touches (header comment)
 
 // One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 floats).
 template <int R, bool kLastRowFirst = false>
@@ -262,7 +249,10 @@ template <int R>
 void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
           const float* bias, const Touch& touch) {
   v4 acc[R][2];
-  start_tile(acc, c, ldc, accumulate, bias);
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
+    acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
+  }
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
   // multiply-adds, in a loop bound by how many instructions a cycle the core can issue).
@@ -299,9 +289,10 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* pan
                const float* bias, Lookahead& ahead) {
   Touch touch;
   if (ahead.next < ahead.end && depth > 0) {
-    // This tile's share of the lines, kTouchStride bytes a step (more where its steps are fewer).
+    // This tile's share of the lines, kTouchStride bytes a step, or more where the tile has too
+    // few steps for that.
     const int64_t bytes = std::min<int64_t>(ahead.lines_per_tile * 64, ahead.end - ahead.next);
-    int64_t stride = std::max<int64_t>(kTouchStride, (bytes + depth - 1) / depth);
+    const int64_t stride = std::max<int64_t>(kTouchStride, (bytes + depth - 1) / depth);
     touch.next = ahead.next;
     touch.steps = static_cast<int>((bytes + stride - 1) / stride);
     touch.stride = static_cast<int>(stride);
@@ -310,9 +301,10 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* pan
   tile_of_height(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
 }
 
-// The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the last
-// tile). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k (r cycles of 2r multiply-adds on 2
-// pipes, but never less than the 4-cycle latency of its chains), so rows are split into 5s and 4s
+// The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the
+// last tile). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k
+// (r cycles of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its
+// chains), so rows are split into 5s and 4s
 // where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3 took 18), and otherwise
 // into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }

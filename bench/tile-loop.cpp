@@ -7,11 +7,11 @@
 // "Why not 80% of the peak on Zen 3"). Each variant is a copy of src/core/gemm.cpp's tile() loop
 // (a tile of rows × 8 columns of `out` in registers; per step of k, two vectors of the panel and
 // one value of `a` per row splatted), differing only in where a's values come from:
-//   as shipped          5 rows, each splatted by a load (both builds; the relaxed build's kernel
-//                       while it touches ahead is the shuffled form below)
+//   as shipped          5 rows, each splatted by a load (both builds)
 //   4 rows, splat loads the plain build's kernel until the 5-row tile got its own function
 //   5 rows, shuffled    relaxed only: rows 0–3 out of one vector load by shuffles, row 4 by a
-//                       splat load (the relaxed build's touching_tile())
+//                       splat load (the relaxed build's kernel while it touched ahead, before
+//                       one tile kernel served both builds)
 //   4 rows rotated      one vector load of a's 4 rows, rotated by a shuffle 3 times; accumulator r
 //                       then holds row (lane + r) mod 4 in each lane (unscrambled once per tile in a
 //                       real kernel; not here): 3 loads + 3 shuffles a step instead of 6 loads
@@ -22,9 +22,10 @@
 //                       instead of 6, which a real GEMM cannot do (a changes with k); it isolates
 //                       what the loads of a cost
 // Every variant is timed interleaved with the others and with the peak loop, 21 rounds, medians.
-// Like the shipped tile(), each copy is its function's only loop, so V8 does not unroll it (it does
-// unroll touching_tile()'s). Data in L1 and no packing or edges: this measures the ceiling, and the
-// GEMM rows of bench/kernels.cpp measure the kernel.
+// Like the shipped tile()'s, each copy's loop is not nested in another, so V8 does not unroll it.
+// Data in L1 and no packing or edges: this measures the ceiling, and the GEMM rows of
+// bench/kernels.cpp measure the kernel. bench/tile-loop-x86.cpp is the same loop
+// written by hand in x86 assembly (native), to tell V8's share of a gap from the CPU's.
 #include <wasm_simd128.h>
 
 #include <algorithm>

@@ -28,6 +28,27 @@ function kernels() {
   return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
 
+// The kernel's inner loop alone on L1 data (bench/tile-loop.cpp, this build's "as shipped" row) and
+// the same loop written by hand in x86 assembly (bench/tile-loop-x86.cpp, native), each as a
+// fraction of its own peak loop, run alternately 3 times: the ceiling the GEMM rows are under in
+// this run, and how much of the gap to the peak is the CPU's rather than V8's.
+function tileLoops() {
+  const wasmFile = `build/bench/tile-loop_${relaxed ? 'relaxed' : 'simd'}.cjs`, handFile = 'build/bench/bench_tile_loop_x86';
+  if (!existsSync(wasmFile)) return null;
+  const runJson = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+  const wasm = [], byHand = [];
+  for (let run = 0; run < 3; run++) {
+    const flags = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : [])];
+    wasm.push(runJson(process.execPath, [...flags, wasmFile]).find((l) => l.tileLoop?.startsWith('as shipped')).ofPeak);
+    if (existsSync(handFile)) {
+      const row = runJson(handFile, []).find((l) => l.tileLoopByHand?.startsWith(relaxed ? 'fused (' : 'plain ('));
+      if (row) byHand.push(row.ofPeak);
+    }
+  }
+  const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1] : null);
+  return { wasm: median(wasm), byHand: median(byHand), wasmRuns: wasm, byHandRuns: byHand };
+}
+
 async function ortSessions() {
   let ort;
   try {
@@ -45,6 +66,7 @@ async function ortSessions() {
 }
 
 const kernelTable = kernels();
+if (kernelTable) kernelTable.tileLoop = tileLoops();
 const f32 = await loadPretrained(F32_DIR);
 const bf16 = await loadPretrained(BF16_DIR);
 const peer = await ortSessions();
@@ -104,6 +126,12 @@ if (kernelTable) {
   const pct = (x) => `${(100 * x).toFixed(0)}%`;
   for (const g of kernelTable.gemm) console.log(`| ${g.gemm} (${g.n}×${g.K}·${g.K}×${g.N}) | ${g.weights} | ${g.layout} | ${g.ms.toFixed(3)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
   for (const g of kernelTable.fromMemory) console.log(`| ${g.fromMemory} | f32 | panels | ${g.ms.toFixed(1)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
+  const t = kernelTable.tileLoop;
+  if (t) {
+    console.log(`\nThe tile loop alone on L1 data, of its peak (medians of 3 alternating runs): this build's ${pct(t.wasm)}` +
+      (t.byHand == null ? '' : `, the same loop written by hand in x86 assembly (native) ${pct(t.byHand)}`) +
+      ': the ceiling the GEMM rows above sit under in this run.');
+  }
 }
 console.log('\n| GPT-2 small prefill, 1 thread | ours (attentions, last-row logits) | ours (attentions, all logits) | ours bf16 | ORT gpt2s | ORT gpt2s-attn | ORT-attn ÷ ours | ORT-attn ÷ ours (all logits) |\n|---|---|---|---|---|---|---|---|');
 for (const r of prefill) {

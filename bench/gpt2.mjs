@@ -36,9 +36,9 @@ function tileLoops() {
   const wasmFile = `build/bench/tile-loop_${relaxed ? 'relaxed' : 'simd'}.cjs`, handFile = 'build/bench/bench_tile_loop_x86';
   if (!existsSync(wasmFile)) return null;
   const runJson = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+  const flags = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : [])];
   const wasm = [], byHand = [];
   for (let run = 0; run < 3; run++) {
-    const flags = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : [])];
     wasm.push(runJson(process.execPath, [...flags, wasmFile]).find((l) => l.tileLoop?.startsWith('as shipped')).ofPeak);
     if (existsSync(handFile)) {
       const row = runJson(handFile, []).find((l) => l.tileLoopByHand?.startsWith(relaxed ? 'fused (' : 'plain ('));

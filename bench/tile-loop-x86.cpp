@@ -40,23 +40,29 @@ alignas(64) float out[5 * 8];
 #define CLOBBERS                                                                                   \
   "rax", "rcx", "rdi", "rsi", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", \
       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory"
-// The rows in V8's order (last row first); accumulators then stored so the work is kept.
+// The tile's 10 accumulators (xmm0–xmm9) set to 0 before the loop, and stored to `c` after it so
+// that the work is kept.
+#define ZERO_ACCUMULATORS                                                               \
+  "vxorps %%xmm0, %%xmm0, %%xmm0\n vmovaps %%xmm0, %%xmm1\n vmovaps %%xmm0, %%xmm2\n"   \
+  "vmovaps %%xmm0, %%xmm3\n vmovaps %%xmm0, %%xmm4\n vmovaps %%xmm0, %%xmm5\n"          \
+  "vmovaps %%xmm0, %%xmm6\n vmovaps %%xmm0, %%xmm7\n vmovaps %%xmm0, %%xmm8\n"          \
+  "vmovaps %%xmm0, %%xmm9\n"
+#define STORE_ACCUMULATORS                                                                \
+  "mov %[c], %%rcx\n"                                                                    \
+  "vmovups %%xmm0, (%%rcx)\n vmovups %%xmm1, 16(%%rcx)\n vmovups %%xmm2, 32(%%rcx)\n"   \
+  "vmovups %%xmm3, 48(%%rcx)\n vmovups %%xmm4, 64(%%rcx)\n vmovups %%xmm5, 80(%%rcx)\n" \
+  "vmovups %%xmm6, 96(%%rcx)\n vmovups %%xmm7, 112(%%rcx)\n vmovups %%xmm8, 128(%%rcx)\n" \
+  "vmovups %%xmm9, 144(%%rcx)\n"
+// The rows in V8's order (last row first).
 #define TILE_LOOP(ROW)                                                                           \
   asm volatile(                                                                                  \
-      "vxorps %%xmm0, %%xmm0, %%xmm0\n vmovaps %%xmm0, %%xmm1\n vmovaps %%xmm0, %%xmm2\n"         \
-      "vmovaps %%xmm0, %%xmm3\n vmovaps %%xmm0, %%xmm4\n vmovaps %%xmm0, %%xmm5\n"                \
-      "vmovaps %%xmm0, %%xmm6\n vmovaps %%xmm0, %%xmm7\n vmovaps %%xmm0, %%xmm8\n"                \
-      "vmovaps %%xmm0, %%xmm9\n"                                                                   \
+      ZERO_ACCUMULATORS                                                                            \
       "mov %[a], %%rdi\n mov %[b], %%rsi\n lea 8192(%%rsi), %%rax\n"                              \
       ".p2align 5\n1:\n"                                                                           \
       "vmovups 16(%%rsi), %%xmm11\n vmovups (%%rsi), %%xmm12\n" ROW(16, 8, 9) ROW(12, 6, 7)      \
           ROW(8, 4, 5) ROW(4, 2, 3) ROW(0, 0, 1)                                                   \
       "add $20, %%rdi\n add $32, %%rsi\n cmp %%rax, %%rsi\n jb 1b\n"                              \
-      "mov %[c], %%rcx\n"                                                                          \
-      "vmovups %%xmm0, (%%rcx)\n vmovups %%xmm1, 16(%%rcx)\n vmovups %%xmm2, 32(%%rcx)\n"         \
-      "vmovups %%xmm3, 48(%%rcx)\n vmovups %%xmm4, 64(%%rcx)\n vmovups %%xmm5, 80(%%rcx)\n"       \
-      "vmovups %%xmm6, 96(%%rcx)\n vmovups %%xmm7, 112(%%rcx)\n vmovups %%xmm8, 128(%%rcx)\n"     \
-      "vmovups %%xmm9, 144(%%rcx)\n"                                                               \
+      STORE_ACCUMULATORS                                                                           \
       :                                                                                            \
       : [a] "m"(a_ptr), [b] "m"(b_ptr), [c] "m"(c_ptr)                                            \
       : CLOBBERS)
@@ -65,35 +71,27 @@ alignas(64) float out[5 * 8];
 // and a branch that is not taken: V8 puts one in every loop so that a long loop can be
 // interrupted), 32-bit offsets zero-extended into index registers by two moves a step, every load a
 // base + index (a's 5 rows each with a base register of its own).
-static volatile long stack_limit = 4096;
+volatile long stack_limit = 4096;  // below any stack: the check never branches
 #define V8_ROW(base, a0, a1)                          \
   "vbroadcastss (%%" #base ",%%r9,1), %%xmm10\n"      \
   "vfmadd231ps %%xmm11, %%xmm10, %%xmm" #a1 "\n"      \
   "vfmadd231ps %%xmm12, %%xmm10, %%xmm" #a0 "\n"
 __attribute__((noinline)) void fused_tile_as_v8(const float* a_ptr, const float* b_ptr, float* c_ptr) {
   asm volatile(
-      "vxorps %%xmm0, %%xmm0, %%xmm0\n vmovaps %%xmm0, %%xmm1\n vmovaps %%xmm0, %%xmm2\n"
-      "vmovaps %%xmm0, %%xmm3\n vmovaps %%xmm0, %%xmm4\n vmovaps %%xmm0, %%xmm5\n"
-      "vmovaps %%xmm0, %%xmm6\n vmovaps %%xmm0, %%xmm7\n vmovaps %%xmm0, %%xmm8\n"
-      "vmovaps %%xmm0, %%xmm9\n"
+      ZERO_ACCUMULATORS
       "mov %[a], %%rdi\n lea 4(%%rdi), %%rdx\n lea 8(%%rdi), %%r10\n lea 12(%%rdi), %%r11\n"
       "lea 16(%%rdi), %%rsi\n mov %[b], %%rax\n xor %%ecx, %%ecx\n xor %%r8d, %%r8d\n"
       ".p2align 5\n1:\n"
-      "cmpq %[limit], %%rsp\n jna 9f\n"                   // V8: cmpq rsp,[rsi]; jna
-      "movl %%r8d, %%r9d\n movl %%ecx, %%edx\n"  // V8: movl r9,rbx; movl r8,rcx
-      "vmovdqu 16(%%rax,%%rdx,1), %%xmm11\n vmovdqu (%%rax,%%rdx,1), %%xmm12\n"
-      V8_ROW(rsi, 8, 9) V8_ROW(r11, 6, 7) V8_ROW(r10, 4, 5) V8_ROW(rdi, 0, 1)
-      "vbroadcastss 4(%%rdi,%%r9,1), %%xmm10\n"
-      "vfmadd231ps %%xmm11, %%xmm10, %%xmm3\n vfmadd231ps %%xmm12, %%xmm10, %%xmm2\n"
+      "cmpq %[limit], %%rsp\n jna 9f\n"          // V8: cmpq rsp,[rsi]; jna
+      "movl %%r8d, %%r9d\n movl %%ecx, %%r12d\n"  // V8: movl r9,rbx; movl r8,rcx
+      "vmovdqu 16(%%rax,%%r12,1), %%xmm11\n vmovdqu (%%rax,%%r12,1), %%xmm12\n"
+      V8_ROW(rsi, 8, 9) V8_ROW(r11, 6, 7) V8_ROW(r10, 4, 5) V8_ROW(rdx, 2, 3) V8_ROW(rdi, 0, 1)
       "addl $20, %%r8d\n addl $32, %%ecx\n cmpl $8192, %%ecx\n jb 1b\n"
-      "9:\n mov %[c], %%rcx\n"
-      "vmovups %%xmm0, (%%rcx)\n vmovups %%xmm1, 16(%%rcx)\n vmovups %%xmm2, 32(%%rcx)\n"
-      "vmovups %%xmm3, 48(%%rcx)\n vmovups %%xmm4, 64(%%rcx)\n vmovups %%xmm5, 80(%%rcx)\n"
-      "vmovups %%xmm6, 96(%%rcx)\n vmovups %%xmm7, 112(%%rcx)\n vmovups %%xmm8, 128(%%rcx)\n"
-      "vmovups %%xmm9, 144(%%rcx)\n"
+      "9:\n"
+      STORE_ACCUMULATORS
       :
       : [a] "m"(a_ptr), [b] "m"(b_ptr), [c] "m"(c_ptr), [limit] "m"(stack_limit)
-      : CLOBBERS, "rdx", "r8", "r9", "r10", "r11");
+      : CLOBBERS, "rdx", "r8", "r9", "r10", "r11", "r12");
 }
 __attribute__((noinline)) void fused_tile(const float* a_ptr, const float* b_ptr, float* c_ptr) {
   TILE_LOOP(FUSED_ROW);

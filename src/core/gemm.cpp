@@ -304,9 +304,9 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* pan
 // The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the
 // last tile). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k
 // (r cycles of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its
-// chains), so rows are split into 5s and 4s
-// where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3 took 18), and otherwise
-// into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
+// chains), so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles,
+// where 5 + 5 + 3 + 3 took 18), and otherwise into as few short tiles as possible (6 = 3 + 3,
+// 7 = 4 + 3, 11 = 4 + 4 + 3).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
 inline int tile_height(int i, int rows) {
   const int left = rows - i;

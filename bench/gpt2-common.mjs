@@ -29,11 +29,23 @@ export async function peerSession(ort, name) {
   });
 }
 
-// Median ms of each function, measured interleaved (one call of each per round), after a warm-up
-// call of each.
+// Median ms of each function, measured interleaved (one call of each per round), after warm-up
+// calls of each (timeRounds).
 export async function timeInterleaved(fns, rounds) {
+  const times = await timeRounds(fns, rounds);
+  return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, median(t)]));
+}
+
+// Every round's ms of each function, one call of each per round, after warming each up for at
+// least 3 calls and 1 s: V8 runs a module's first calls in its baseline compiler while it optimizes
+// in the background, and with one warm-up call ORT's first 16-token rounds read twice their later
+// time (its ratio to ours 4.5–6.6× instead of ~2.5×).
+export async function timeRounds(fns, rounds) {
   const names = Object.keys(fns), times = Object.fromEntries(names.map((n) => [n, []]));
-  for (const name of names) await fns[name]();
+  for (const name of names) {
+    const start = performance.now();
+    for (let calls = 0; calls < 3 || performance.now() - start < 1000; calls += 1) await fns[name]();
+  }
   for (let r = 0; r < rounds; r += 1) {
     for (const name of names) {
       const t0 = performance.now();
@@ -41,7 +53,14 @@ export async function timeInterleaved(fns, rounds) {
       times[name].push(performance.now() - t0);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
+  return times;
+}
+
+// The median over rounds of peer's time ÷ ours in the same round (the calls of a round run back to
+// back, so a stretch of the shared machine running slow weighs on both sides of each ratio).
+export function pairedRatio(times, ours, peer) {
+  if (!times[ours] || !times[peer]) return null;
+  return median(times[ours].map((t, i) => times[peer][i] / t));
 }
 
 // Decoding: a 16-token prompt, then maxNewTokens greedy tokens from the key/value cache; the median

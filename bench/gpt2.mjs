@@ -2,15 +2,16 @@
 // through multihead's JS API in Node, against onnxruntime-web 1.30 (wasm, SIMD, 1 thread) running
 // the graphs torch exports for GPT-2 small (bench/peers/gpt2-small: gpt2s.onnx without attentions,
 // gpt2s-attn.onnx with them). Single thread, in one process, interleaved (one call of each per
-// round), medians. Also: decoding with the key/value cache against the bandwidth bound, and the
-// kernel table (bench/kernels.cpp: one core's peak, GEMM as a fraction of it, read bandwidth), run
-// in this same invocation. bench/run.sh runs this twice: plain SIMD, and relaxed SIMD (Node 20's
-// flag), which is the build a browser with relaxed SIMD loads.
+// round), medians; each ratio is the median over rounds of the ratio within a round. Also: decoding
+// with the key/value cache against the bandwidth bound, and the kernel table (bench/kernels.cpp:
+// one core's peak, GEMM as a fraction of it, read bandwidth), run in this same invocation.
+// bench/run.sh runs this twice: plain SIMD, and relaxed SIMD (Node 20's flag), which is the build a
+// browser with relaxed SIMD loads.
 // Usage: node bench/gpt2.mjs [--quick] [--relaxed]   (writes bench/gpt2-results[-relaxed].json)
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
-import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken, peerSession, timeInterleaved } from './gpt2-common.mjs';
+import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, median, msPerToken, pairedRatio, peerSession, timeRounds } from './gpt2-common.mjs';
 import { machine } from './machine.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -85,13 +86,15 @@ for (const n of LENGTHS) {
     fns['ORT gpt2s (no attentions)'] = () => peer.sessions.gpt2s.run({ ids: input });
     fns['ORT gpt2s-attn (all attentions)'] = () => peer.sessions['gpt2s-attn'].run({ ids: input });
   }
-  const rounds = quick ? 3 : n >= 256 ? 5 : 9;
-  const ms = await timeInterleaved(fns, rounds);
+  const rounds = n >= 256 ? (quick ? 3 : 5) : quick ? 5 : 9;
+  const times = await timeRounds(fns, rounds);
+  const ms = Object.fromEntries(Object.entries(times).map(([name, t]) => [name, median(t)]));
   const row = { n, ms };
   if (peer) {
-    row.vsOrtAttn = ms['ORT gpt2s-attn (all attentions)'] / ms['ours, all attentions, last row logits'];
-    row.vsOrtAttnAllLogits = ms['ORT gpt2s-attn (all attentions)'] / ms['ours, all attentions, all logits'];
-    row.vsOrtPlainAllLogits = ms['ORT gpt2s (no attentions)'] / ms['ours, all attentions, all logits'];
+    // Medians over rounds of the ratio within a round (pairedRatio).
+    row.vsOrtAttn = pairedRatio(times, 'ours, all attentions, last row logits', 'ORT gpt2s-attn (all attentions)');
+    row.vsOrtAttnAllLogits = pairedRatio(times, 'ours, all attentions, all logits', 'ORT gpt2s-attn (all attentions)');
+    row.vsOrtPlainAllLogits = pairedRatio(times, 'ours, all attentions, all logits', 'ORT gpt2s (no attentions)');
   }
   prefill.push(row);
   console.log(JSON.stringify(row));

@@ -7,7 +7,13 @@
 //              GFLOP/s and fraction of the peak: each timed call is paired with a run of the
 //              peak loop of about the same length right after it, and the row reports the median
 //              of those ratios, so that a shared machine whose speed drifts by 20–40% within a
-//              minute (seen here) does not move the fraction with it
+//              minute (seen here) does not move the fraction with it. The rows take turns, one
+//              call each per round (after an untimed call that brings the row's B back into the
+//              cache), so that every row's calls are spread over the whole table: on a 2-core
+//              Zen 3 the GEMM loses 25–35% for 0.1–0.3 s at a time while the register-only peak
+//              loop does not (a neighbour taking the cache, by the look of it), and a row timed in
+//              one stretch of 0.2 s could fall in such a window whole (W_O at 16 tokens read 55%
+//              of the peak in one run, 85% a minute later)
 //   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
 //              once, can at best stream
 // Prints one JSON object per line.
@@ -62,30 +68,49 @@ double read_bandwidth_gbs() {
   return count * 4.0 / s / 1e9;
 }
 
-// Median GFLOP/s of `calls` runs of fn (flops each), and the median over runs of fn's rate
-// divided by the peak loop's, run for about as many flops just after it (after one warm-up of each).
+// Timed calls of one product (flops each), each paired with the peak loop run for about as many
+// flops right after it: median time, and the median over calls of the call's rate divided by the
+// peak loop's.
 struct Rate { double seconds, gflops, of_peak; };
-template <class Fn>
-Rate rate_beside_peak(int calls, double flops, Fn fn) {
-  const long spin_steps = std::max<long>(1000, static_cast<long>(flops / (kAccumulators * 4 * 2)));
-  float sink = spin(spin_steps, 1.0f);
-  fn();
-  std::vector<double> t, ratio;
-  for (int i = 0; i < calls; ++i) {
+class RateBesidePeak {
+ public:
+  explicit RateBesidePeak(double flops)
+      : flops_(flops), spin_steps_(std::max<long>(1000, static_cast<long>(flops / (kAccumulators * 4 * 2)))) {}
+  template <class Fn>
+  void time_call(Fn fn) {
     auto t0 = Clock::now();
     fn();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     t0 = Clock::now();
-    sink += spin(spin_steps, 1.0f + i);
+    sink_ += spin(spin_steps_, 1.0f + seconds_.size());
     const double spin_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    t.push_back(s);
-    ratio.push_back((flops / s) / (spin_steps * double(kAccumulators) * 4 * 2 / spin_s));
+    seconds_.push_back(s);
+    ratio_.push_back((flops_ / s) / (spin_steps_ * double(kAccumulators) * 4 * 2 / spin_s));
   }
-  if (sink == 12345.0f) std::printf("#");
-  std::sort(t.begin(), t.end());
-  std::sort(ratio.begin(), ratio.end());
-  const double median = t[t.size() / 2];
-  return {median, flops / median / 1e9, ratio[ratio.size() / 2]};
+  void warm_up_peak() { sink_ += spin(spin_steps_, 0.5f); }
+  Rate rate() {
+    if (sink_ == 12345.0f) std::printf("#");
+    std::sort(seconds_.begin(), seconds_.end());
+    std::sort(ratio_.begin(), ratio_.end());
+    const double median = seconds_[seconds_.size() / 2];
+    return {median, flops_ / median / 1e9, ratio_[ratio_.size() / 2]};
+  }
+
+ private:
+  double flops_;
+  long spin_steps_;
+  float sink_ = 0;
+  std::vector<double> seconds_, ratio_;
+};
+
+// `calls` timed runs of fn in a row, after one warm-up run of it and of the peak loop.
+template <class Fn>
+Rate rate_beside_peak(int calls, double flops, Fn fn) {
+  RateBesidePeak timer(flops);
+  fn();
+  timer.warm_up_peak();
+  for (int i = 0; i < calls; ++i) timer.time_call(fn);
+  return timer.rate();
 }
 
 int main(int argc, char** argv) {
@@ -102,39 +127,75 @@ int main(int argc, char** argv) {
       {"GPT-2 small MLP up, 1 token (decoding)", 1, 768, 3072}};
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
+  // Every row's operands, alive together: the rows take turns (header comment).
+  struct Operands {
+    Shape shape;
+    std::vector<float> a, b, panels, out;
+    std::vector<uint16_t> b16, panels16;
+  };
+  struct Row {
+    Operands* x;
+    bool bf16, in_panels;
+    RateBesidePeak timer;
+  };
+  auto bf16_copy = [](const std::vector<float>& f) {
+    std::vector<uint16_t> h(f.size());
+    std::transform(f.begin(), f.end(), h.begin(), mh::float_to_bf16);
+    return h;
+  };
+  std::vector<Operands> operands;
+  operands.reserve(std::size(shapes));
+  std::vector<Row> rows;
   for (const Shape& s : shapes) {
-    std::vector<float> a(static_cast<size_t>(s.n) * s.K), b(static_cast<size_t>(s.K) * s.N), out(static_cast<size_t>(s.n) * s.N);
-    for (float& x : a) x = normal(rng);
-    for (float& x : b) x = normal(rng);
-    auto bf16_copy = [](const std::vector<float>& f) {
-      std::vector<uint16_t> h(f.size());
-      std::transform(f.begin(), f.end(), h.begin(), mh::float_to_bf16);
-      return h;
-    };
-    const std::vector<uint16_t> b16 = bf16_copy(b);
-    const double flops = 2.0 * s.n * s.K * s.N;
-    const int calls = std::max(5, std::min(200, static_cast<int>((quick ? 0.2e9 : 1e9) / flops)));
+    Operands x{s};
+    x.a.resize(static_cast<size_t>(s.n) * s.K);
+    x.b.resize(static_cast<size_t>(s.K) * s.N);
+    x.out.resize(static_cast<size_t>(s.n) * s.N);
+    for (float& v : x.a) v = normal(rng);
+    for (float& v : x.b) v = normal(rng);
+    x.b16 = bf16_copy(x.b);
     // Models read their weights in the kernel's panel layout (a checkpoint's stored so at load, an
     // attention layer's packed once per weight change); row-major B is packed a panel at a time on
     // every call, kept here for comparison. Panels: 8 columns × K, the last zero-padded.
-    const int padded = (s.N + 7) / 8 * 8;
-    std::vector<float> panels(static_cast<size_t>(s.K) * padded);
-    mh::pack_panels(panels.data(), b.data(), s.N, s.K, s.N);
-    const std::vector<uint16_t> panels16 = bf16_copy(panels);
-    for (int variant = 0; variant < 4; ++variant) {
-      const bool bf16 = variant % 2 == 1, in_panels = variant >= 2;
-      const mh::MatrixRef ref = in_panels ? (bf16 ? mh::MatrixRef{panels16.data(), mh::WeightType::kBF16, s.K, true}
-                                                  : mh::MatrixRef{panels.data(), mh::WeightType::kF32, s.K, true})
-                                          : (bf16 ? mh::MatrixRef{b16.data(), mh::WeightType::kBF16, s.N}
-                                                  : mh::f32_matrix(b.data(), s.N));
-      const Rate r = rate_beside_peak(calls, flops, [&] { mh::gemm(out.data(), s.N, a.data(), s.K, ref, nullptr, s.n, s.K, s.N); });
-      std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"layout\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
-                  "\"ofPeak\": %.3f, \"ofRunPeak\": %.3f, \"weightGBs\": %.2f}\n",
-                  s.what, bf16 ? "bf16" : "f32", in_panels ? "panels" : "row-major", s.n, s.K, s.N, r.seconds * 1e3, r.gflops,
-                  r.of_peak, r.gflops / peak, double(s.K) * s.N * (bf16 ? 2 : 4) / r.seconds / 1e9);
-      std::fflush(stdout);
+    x.panels.resize(static_cast<size_t>(s.K) * ((s.N + 7) / 8 * 8));
+    mh::pack_panels(x.panels.data(), x.b.data(), s.N, s.K, s.N);
+    x.panels16 = bf16_copy(x.panels);
+    operands.push_back(std::move(x));
+    for (int variant = 0; variant < 4; ++variant)
+      rows.push_back({&operands.back(), variant % 2 == 1, variant >= 2, RateBesidePeak(2.0 * s.n * s.K * s.N)});
+  }
+  auto product = [](const Row& row) {
+    Operands& x = *row.x;
+    const Shape& s = x.shape;
+    const mh::MatrixRef ref = row.in_panels ? (row.bf16 ? mh::MatrixRef{x.panels16.data(), mh::WeightType::kBF16, s.K, true}
+                                                        : mh::MatrixRef{x.panels.data(), mh::WeightType::kF32, s.K, true})
+                                            : (row.bf16 ? mh::MatrixRef{x.b16.data(), mh::WeightType::kBF16, s.N}
+                                                        : mh::f32_matrix(x.b.data(), s.N));
+    mh::gemm(x.out.data(), s.N, x.a.data(), s.K, ref, nullptr, s.n, s.K, s.N);
+  };
+  for (Row& row : rows) row.timer.warm_up_peak();
+  // Each round: every row in turn, an untimed call first so that its B is back in the cache (these
+  // rows are the products on hot weights; the 48 products below are the cold ones), then timed
+  // calls, several for a small product (one token's read 9.4 MB at half the speed in its first call
+  // after the others' than in the calls after that).
+  const int rounds = quick ? 9 : 25;
+  for (int round = 0; round < rounds; ++round) {
+    for (Row& row : rows) {
+      const Shape& s = row.x->shape;
+      const int calls = std::clamp(static_cast<int>(1e8 / (2.0 * s.n * s.K * s.N)), 1, 16);
+      product(row);
+      for (int call = 0; call < calls; ++call) row.timer.time_call([&] { product(row); });
     }
   }
+  for (Row& row : rows) {
+    const Shape& s = row.x->shape;
+    const Rate r = row.timer.rate();
+    std::printf("{\"gemm\": \"%s\", \"weights\": \"%s\", \"layout\": \"%s\", \"n\": %d, \"K\": %d, \"N\": %d, \"ms\": %.4f, \"gflops\": %.2f, "
+                "\"ofPeak\": %.3f, \"ofRunPeak\": %.3f, \"weightGBs\": %.2f}\n",
+                s.what, row.bf16 ? "bf16" : "f32", row.in_panels ? "panels" : "row-major", s.n, s.K, s.N, r.seconds * 1e3, r.gflops,
+                r.of_peak, r.gflops / peak, double(s.K) * s.N * (row.bf16 ? 2 : 4) / r.seconds / 1e9);
+  }
+  std::fflush(stdout);
   // The products as a model runs them: GPT-2 small's 48 weight matrices (12 layers of QKV, W_O,
   // MLP up and down), each in its own memory and in panels, so every weight comes from memory
   // (340 MB), not from the cache the table above runs in.

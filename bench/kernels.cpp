@@ -7,13 +7,14 @@
 //              GFLOP/s and fraction of the peak: each timed call is paired with a run of the
 //              peak loop of about the same length right after it, and the row reports the median
 //              of those ratios, so that a shared machine whose speed drifts by 20–40% within a
-//              minute (seen here) does not move the fraction with it. The rows take turns, one
-//              call each per round (after an untimed call that brings the row's B back into the
-//              cache), so that every row's calls are spread over the whole table: on a 2-core
-//              Zen 3 the GEMM loses 25–35% for 0.1–0.3 s at a time while the register-only peak
-//              loop does not (a neighbour taking the cache, by the look of it), and a row timed in
-//              one stretch of 0.2 s could fall in such a window whole (W_O at 16 tokens read 55%
-//              of the peak in one run, 85% a minute later)
+//              minute (seen here) does not move the fraction with it. The rows take turns, each
+//              round timing every row (after an untimed call that brings the row's B back into
+//              the cache; several calls for the smallest products), so that every row's calls
+//              are spread over the whole table: on a 2-core Zen 3 the GEMM loses 25–35% for
+//              0.1–0.3 s at a time while the register-only peak loop does not (a neighbour
+//              taking the cache, by the look of it), and a row timed in one stretch of 0.2 s
+//              could fall in such a window whole (W_O at 16 tokens read 55% of the peak in one
+//              run, 85% a minute later)
 //   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
 //              once, can at best stream
 // Prints one JSON object per line.
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 

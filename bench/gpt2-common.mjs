@@ -3,12 +3,11 @@
 // interleaved, and decoding's ms per token.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { median, medians } from './stats.mjs';
 import { gpt2PeerWeights } from './weights.mjs';
 
 export const F32_DIR = 'build/gpt2-small-random', BF16_DIR = 'build/gpt2-small-random-bf16';
 const PEER_DIR = new URL('./peers/gpt2-small/', import.meta.url);
-
-export const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 // Writes the F32 and BF16 random checkpoints (scripts/make-random-checkpoint.mjs) where missing.
 export function ensureCheckpoints() {
@@ -32,8 +31,7 @@ export async function peerSession(ort, name) {
 // Median ms of each function, measured interleaved (one call of each per round), after warm-up
 // calls of each (timeRounds).
 export async function timeInterleaved(fns, rounds) {
-  const times = await timeRounds(fns, rounds);
-  return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, median(t)]));
+  return medians(await timeRounds(fns, rounds));
 }
 
 // Every round's ms of each function, one call of each per round, after warming each up for at
@@ -54,13 +52,6 @@ export async function timeRounds(fns, rounds) {
     }
   }
   return times;
-}
-
-// The median over rounds of peer's time ÷ ours in the same round (the calls of a round run back to
-// back, so a stretch of the shared machine running slow weighs on both sides of each ratio).
-export function pairedRatio(times, ours, peer) {
-  if (!times[ours] || !times[peer]) return null;
-  return median(times[ours].map((t, i) => times[peer][i] / t));
 }
 
 // Decoding: a 16-token prompt, then maxNewTokens greedy tokens from the key/value cache; the median

@@ -11,7 +11,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
-import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, median, msPerToken, pairedRatio, peerSession, timeRounds } from './gpt2-common.mjs';
+import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken, peerSession, timeRounds } from './gpt2-common.mjs';
+import { median, medians, pairedRatio } from './stats.mjs';
 import { machine } from './machine.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -46,7 +47,6 @@ function tileLoops() {
       if (row) byHand.push(row.ofPeak);
     }
   }
-  const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1] : null);
   return { wasm: median(wasm), byHand: median(byHand), wasmRuns: wasm, byHandRuns: byHand };
 }
 
@@ -88,7 +88,7 @@ for (const n of LENGTHS) {
   }
   const rounds = n >= 256 ? (quick ? 3 : 5) : quick ? 5 : 9;
   const times = await timeRounds(fns, rounds);
-  const ms = Object.fromEntries(Object.entries(times).map(([name, t]) => [name, median(t)]));
+  const ms = medians(times);
   const row = { n, ms };
   if (peer) {
     // Medians over rounds of the ratio within a round (pairedRatio).

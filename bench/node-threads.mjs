@@ -11,7 +11,8 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, median, msPerToken, peerSession, timeInterleaved } from './gpt2-common.mjs';
+import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken, peerSession, timeInterleaved } from './gpt2-common.mjs';
+import { median } from './stats.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);

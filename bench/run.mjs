@@ -12,6 +12,7 @@ import { createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs
 import { plainAttention } from './plain.mjs';
 import { standardOpsModel, fusedModel } from './onnx.mjs';
 import { randomWeights } from './weights.mjs';
+import { medians, pairedRatio } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
@@ -54,23 +55,7 @@ async function timeAll(fns) {
     rounds++;
     if (total > seconds * 6000 && rounds >= 3) break;
   }
-  const medians = Object.fromEntries(names.map((n) => {
-    const t = [...times[n]].sort((a, b) => a - b);
-    return [n, t[Math.floor(t.length / 2)]];
-  }));
-  return { ...medians, perRound: times };
-}
-
-/**
- * The median over rounds of times[slower][round] / times[faster][round]: the two calls of a round
- * ran back to back, so a stretch of the shared machine running slow (here the GEMM can lose 25–35%
- * for a fraction of a second while the peak loop does not) weighs on both sides of a ratio.
- */
-function pairedRatio(perRound, ours, peer) {
-  const a = perRound?.[ours], b = perRound?.[peer];
-  if (!a || !b) return null;
-  const ratios = a.map((t, i) => b[i] / t).sort((x, y) => x - y);
-  return ratios[Math.floor(ratios.length / 2)];
+  return { ...medians(times), perRound: times };
 }
 
 const time = async (fn) => (await timeAll({ fn })).fn;
@@ -153,8 +138,8 @@ for (const [n, d, h] of SHAPES) {
           } catch (e) { row.ortFusedError = String(e.message ?? e).slice(0, 120); }
         }
       }
-      const { perRound, ...medians } = await timeAll(fns);
-      Object.assign(row, medians);
+      const { perRound, ...ms } = await timeAll(fns);
+      Object.assign(row, ms);
       row.vsOrtStandard = pairedRatio(perRound, 'wasm', 'ortStandard');
       row.vsOrtFused = pairedRatio(perRound, 'wasm', 'ortFused');
       for (const s of sessions) await s.release();

@@ -5,9 +5,10 @@
 // round), medians; each ratio is the median over rounds of the ratio within a round. Also: decoding
 // with the key/value cache against the bandwidth bound, and the kernel table (bench/kernels.cpp:
 // one core's peak, GEMM as a fraction of it, read bandwidth), run in this same invocation.
-// bench/run.sh runs this twice: plain SIMD, and relaxed SIMD (Node 20's flag), which is the build a
-// browser with relaxed SIMD loads.
-// Usage: node bench/gpt2.mjs [--quick] [--relaxed]   (writes bench/gpt2-results[-relaxed].json)
+// bench/run.sh runs this twice: plain SIMD (node --no-experimental-wasm-relaxed-simd), and relaxed
+// SIMD (--experimental-wasm-relaxed-simd), which is the build Node and a browser with relaxed SIMD load.
+// Usage: node --[no-]experimental-wasm-relaxed-simd bench/gpt2.mjs [--quick] [--relaxed]
+//   (writes bench/gpt2-results[-relaxed].json)
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
@@ -17,6 +18,7 @@ import { machine } from './machine.mjs';
 
 const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');
+const BUILD_FLAGS = 'run node --no-experimental-wasm-relaxed-simd bench/gpt2.mjs, or node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed (bench/run.sh does both)';
 const LENGTHS = [16, 64, 256];
 
 ensureCheckpoints();
@@ -72,6 +74,7 @@ const f32 = await loadPretrained(F32_DIR);
 const bf16 = await loadPretrained(BF16_DIR);
 const peer = await ortSessions();
 const info = await runtimeInfo();
+if (info.relaxedSimd !== relaxed) throw new Error(`the ${info.relaxedSimd ? 'relaxed' : 'plain'} SIMD build loaded: ${BUILD_FLAGS}`);
 
 const prefill = [];
 for (const n of LENGTHS) {

@@ -4,8 +4,8 @@
 // and at as many threads. ORT reads its thread count once per process, so this runs itself twice,
 // as bench/threads.mjs opens two pages: ours at both counts interleaved with ORT at 1 thread in the
 // first process, and with ORT at N threads in the second (where ORT's threads also spin on the
-// cores after each of its runs, so ours there is the conservative number). Relaxed SIMD (Node 20's
-// flag), the build a browser with relaxed SIMD loads. Medians of interleaved calls. Also decoding
+// cores after each of its runs, so ours there is the conservative number). Relaxed SIMD, the build
+// Node and a browser with relaxed SIMD load. Medians of interleaved calls. Also decoding
 // (F32 and BF16 weights) at 1 and N threads.
 // Usage: npm run bench:node-threads [-- --quick]   (writes bench/node-threads-results.json)
 import { execFileSync } from 'node:child_process';

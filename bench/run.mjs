@@ -1,9 +1,10 @@
 // The benchmark: multihead (wasm SIMD, through its JS API, in Node) against the native build of the
 // same core (ceiling), plain JavaScript (floor) and onnxruntime-web's WASM backend (peer), all
 // single-threaded, in one run. Prints a table and writes bench/results.json.
-// bench/run.sh runs it twice: the plain SIMD build, then with --relaxed under Node's relaxed-SIMD
-// flag, the fused multiply-add build that Chromium and Firefox load: ours and ORT only (ORT has no
-// relaxed build: its numbers do not change), written to bench/results-relaxed.json.
+// bench/run.sh runs it twice: the plain SIMD build (node --no-experimental-wasm-relaxed-simd: else
+// the JS API turns Node 20's flag on itself), then with --relaxed under the flag, the fused
+// multiply-add build that Chromium, Firefox and Node load: ours and ORT only (ORT has no relaxed
+// build: its numbers do not change), written to bench/results-relaxed.json.
 // Usage: npm run bench   [-- --seconds 1 --quick]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, existsSync } from 'node:fs';
@@ -20,7 +21,7 @@ const quick = args.includes('--quick');
 const relaxed = args.includes('--relaxed');
 const build = await runtimeInfo();
 if (build.relaxedSimd !== relaxed) {
-  throw new Error(relaxed ? '--relaxed needs node --experimental-wasm-relaxed-simd (bench/run.sh passes it)' : 'this Node loads the relaxed build: run without --experimental-wasm-relaxed-simd, or pass --relaxed');
+  throw new Error(relaxed ? '--relaxed needs node --experimental-wasm-relaxed-simd (bench/run.sh passes it)' : 'the relaxed build loaded: run node --no-experimental-wasm-relaxed-simd bench/run.mjs, or pass --relaxed');
 }
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);

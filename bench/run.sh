@@ -25,7 +25,7 @@ grep -q '"version": "1.30.0"' bench/node_modules/onnxruntime-web/package.json 2>
   npm --prefix bench ci --no-audit --no-fund --loglevel=error
 if [ "${1:-}" = "--gpt2" ]; then  # npm run bench:gpt2: the real-model part, plain and relaxed SIMD
   shift
-  node bench/gpt2.mjs "$@"
+  node --no-experimental-wasm-relaxed-simd bench/gpt2.mjs "$@"
   exec node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed "$@"
 fi
 if [ "${1:-}" = "--node-threads" ]; then  # npm run bench:node-threads: the threaded build, in Node
@@ -36,7 +36,8 @@ if [ "${1:-}" = "--threads" ]; then  # npm run bench:threads: the threaded build
   shift
   exec node bench/threads.mjs "$@"
 fi
-# The MHA table in both builds: plain SIMD (Safari's), then relaxed SIMD (what Chromium and Firefox
-# load; Node 20 needs the flag), each with onnxruntime-web interleaved in the same process.
-node bench/run.mjs "$@"
+# The MHA table in both builds: plain SIMD (Safari's), then relaxed SIMD (what Chromium, Firefox and
+# Node load), each with onnxruntime-web interleaved in the same process. Node 20 validates relaxed
+# SIMD only with its flag, which the JS API turns on unless told --no-…: the flags pick the build.
+node --no-experimental-wasm-relaxed-simd bench/run.mjs "$@"
 exec node --experimental-wasm-relaxed-simd bench/run.mjs --relaxed "$@"

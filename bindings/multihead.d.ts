@@ -145,13 +145,15 @@ export interface LoadOptions {
   threads?: 'auto' | number;
   /**
    * 'auto' (the default): the build with fused multiply-add (relaxed SIMD) where the engine has
-   * it, plain SIMD elsewhere. false: always plain SIMD (the same bits on every engine).
+   * it, plain SIMD elsewhere; in Node 20 it first turns on V8's --experimental-wasm-relaxed-simd
+   * (unless the process was started with --no-experimental-wasm-relaxed-simd).
+   * false: always plain SIMD (the same bits on every engine), V8's flags left alone.
    */
   relaxedSimd?: 'auto' | false;
 }
 /** Loads the wasm module once (every layer shares it); the first call's options decide the build. */
 export declare function loadMultihead(options?: LoadOptions): Promise<unknown>;
-/** True where the engine validates relaxed SIMD (Chromium ≥ 114, Firefox ≥ 120, Node ≥ 21 or 20 with a flag). */
+/** True where the engine validates relaxed SIMD now (Chromium ≥ 114, Firefox ≥ 120, Node ≥ 21; Node 20 once its flag is on, which loadMultihead does). */
 export declare function relaxedSimdAvailable(): boolean;
 /** True where the threaded build can run: Node, or a cross-origin isolated page or worker. */
 export declare function threadsAvailable(): boolean;

@@ -51,13 +51,14 @@ test('the installed package in Node: threads on its own worker_threads build, an
     await loadMultihead({ threads: 'auto' });
     const mha = await createMultiHeadAttention({ dModel: 128, numHeads: 4, seed: 3 });
     const { output } = mha.forward(new Float32Array(40 * 128).map((_, i) => Math.sin(i)));
-    const { threads, threadedBuild } = await runtimeInfo();
-    console.log(JSON.stringify({ threads, threadedBuild, finite: output.every(Number.isFinite) }));`;
+    const { threads, threadedBuild, relaxedSimd } = await runtimeInfo();
+    console.log(JSON.stringify({ threads, threadedBuild, relaxedSimd, finite: output.every(Number.isFinite) }));`;
   const cores = availableParallelism();
-  for (const flags of [[], ['--experimental-wasm-relaxed-simd']]) {
+  // No flag: the fused build (Node 20's relaxed-SIMD flag turned on by the API); --no-…: plain.
+  for (const [flags, relaxedSimd] of [[[], true], [['--experimental-wasm-relaxed-simd'], true], [['--no-experimental-wasm-relaxed-simd'], false]]) {
     const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script],
       { cwd: `${work}/app`, encoding: 'utf8', timeout: 30_000 });
-    expect(JSON.parse(out)).toEqual({ threads: cores > 1 ? Math.min(16, cores) : 1, threadedBuild: cores > 1, finite: true });
+    expect(JSON.parse(out)).toEqual({ threads: cores > 1 ? Math.min(16, cores) : 1, threadedBuild: cores > 1, relaxedSimd, finite: true });
   }
 });
 

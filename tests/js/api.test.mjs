@@ -39,6 +39,32 @@ describe('the wasm build', () => {
     expect(info.gemmKernel).toBe(info.relaxedSimd ? 'wasm SIMD (fused multiply-add)' : 'wasm SIMD');
     expect(relaxedSimdAvailable()).toBe(info.relaxedSimd);
   });
+
+  // As a user's program runs: a Node process started with no flag. Node 20 validates relaxed SIMD
+  // only with --experimental-wasm-relaxed-simd, which 'auto' turns on by itself; relaxedSimd: false
+  // and the flag's --no- form each keep the plain build (and leave V8's flag as it was).
+  it("picks the build in a plain `node` process: 'auto' fused, relaxedSimd: false or --no-experimental-wasm-relaxed-simd plain", () => {
+    const api = join(process.cwd(), 'bindings/multihead.mjs');
+    const run = (flags, options) => JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', `
+      import { createMultiHeadAttention, loadMultihead, relaxedSimdAvailable, runtimeInfo } from ${JSON.stringify(api)};
+      const before = relaxedSimdAvailable();
+      await loadMultihead(${JSON.stringify(options)});
+      const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 4, seed: 2 });
+      const { output } = mha.forward(Float32Array.from({ length: 40 * 64 }, (_, i) => Math.sin(i * 0.3)));
+      const { relaxedSimd, gemmKernel } = await runtimeInfo();
+      console.log(JSON.stringify({ before, after: relaxedSimdAvailable(), relaxedSimd, gemmKernel, output: [...output] }));`],
+    { encoding: 'utf8', timeout: 30_000 }));
+    const auto = run([], {});
+    expect(auto).toMatchObject({ after: true, relaxedSimd: true, gemmKernel: 'wasm SIMD (fused multiply-add)' });
+    const plain = run([], { relaxedSimd: false });
+    expect(plain).toMatchObject({ after: plain.before, relaxedSimd: false, gemmKernel: 'wasm SIMD' });
+    const refused = run(['--no-experimental-wasm-relaxed-simd'], {});
+    expect(refused).toMatchObject({ before: false, after: false, relaxedSimd: false, gemmKernel: 'wasm SIMD' });
+    expect(refused.output).toEqual(plain.output);  // the plain build: the same bits in any process
+    // Fused multiply-adds round once where mul + add round twice: close, and not a different layer.
+    const scale = Math.max(...plain.output.map(Math.abs));
+    expect(maxAbsDiff(Float32Array.from(auto.output), Float32Array.from(plain.output))).toBeLessThan(1e-5 * scale);
+  });
 });
 
 describe('agreement with the float64 reference (max abs error ≤ 1e-5)', () => {

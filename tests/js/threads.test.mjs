@@ -18,7 +18,7 @@ import {
 const cores = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length;
 const poolThreads = 1 + Math.max(1, Math.min(15, cores - 1));  // the caller + one worker per extra core
 const sameBits = (a, b) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-const relaxedFlag = process.env.MULTIHEAD_EXPECT_BUILD === 'relaxed' ? ['--experimental-wasm-relaxed-simd'] : [];
+const relaxedFlag = [process.env.MULTIHEAD_EXPECT_BUILD === 'relaxed' ? '--experimental-wasm-relaxed-simd' : '--no-experimental-wasm-relaxed-simd'];
 
 describe('threads in Node', () => {
   it("'auto' loads the threaded build with one thread per core (one core: the single-thread build)", async () => {

@@ -3,8 +3,8 @@
 // bench/run.sh builds it in both wasm builds; run it with
 //   node --no-experimental-fetch build/bench/tile-loop_simd.cjs
 //   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/tile-loop_relaxed.cjs
-// It answers "why is the GEMM at 60–80% of the peak on Zen 3 and ~90% on Zen 4/5?" (README,
-// "Why not 80% of the peak on Zen 3"). Each variant is a copy of src/core/gemm.cpp's tile() loop
+// It answers "why is the GEMM at 60–80% of the peak on Zen 3 and ~90% on Zen 4/5?" (bench/HISTORY.md,
+// "On Zen 3", "The GEMM against the peak"). Each variant is a copy of src/core/gemm.cpp's tile() loop
 // (a tile of rows × 8 columns of `out` in registers; per step of k, two vectors of the panel and
 // one value of `a` per row splatted), differing only in where a's values come from:
 //   as shipped          5 rows, each splatted by a load (both builds)

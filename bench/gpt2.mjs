@@ -18,7 +18,7 @@ import { machine } from './machine.mjs';
 
 const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');
-const BUILD_FLAGS = 'run node --no-experimental-wasm-relaxed-simd bench/gpt2.mjs, or node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed (bench/run.sh does both)';
+const BUILD_HELP = 'run node --no-experimental-wasm-relaxed-simd bench/gpt2.mjs, or node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed (bench/run.sh does both)';
 const LENGTHS = [16, 64, 256];
 
 ensureCheckpoints();
@@ -74,7 +74,7 @@ const f32 = await loadPretrained(F32_DIR);
 const bf16 = await loadPretrained(BF16_DIR);
 const peer = await ortSessions();
 const info = await runtimeInfo();
-if (info.relaxedSimd !== relaxed) throw new Error(`the ${info.relaxedSimd ? 'relaxed' : 'plain'} SIMD build loaded: ${BUILD_FLAGS}`);
+if (info.relaxedSimd !== relaxed) throw new Error(`the ${info.relaxedSimd ? 'relaxed' : 'plain'} SIMD build loaded: ${BUILD_HELP}`);
 
 const prefill = [];
 for (const n of LENGTHS) {

@@ -20,6 +20,9 @@ const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');
 const BUILD_HELP = 'run node --no-experimental-wasm-relaxed-simd bench/gpt2.mjs, or node --experimental-wasm-relaxed-simd bench/gpt2.mjs --relaxed (bench/run.sh does both)';
 const LENGTHS = [16, 64, 256];
+// Node's flags for the wasm scripts of bench/ this build runs (kernels, tile loop): Emscripten's
+// fetch() fails on file: URLs, and the relaxed build needs relaxed SIMD.
+const WASM_SCRIPT_FLAGS = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : [])];
 
 ensureCheckpoints();
 
@@ -27,7 +30,7 @@ ensureCheckpoints();
 function kernels() {
   const file = `build/bench/kernels_${relaxed ? 'relaxed' : 'simd'}.cjs`;
   if (!existsSync(file)) return null;
-  const args = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : []), file, ...(quick ? ['--quick'] : [])];
+  const args = [...WASM_SCRIPT_FLAGS, file, ...(quick ? ['--quick'] : [])];
   const lines = execFileSync(process.execPath, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
   return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
@@ -40,10 +43,9 @@ function tileLoops() {
   const wasmFile = `build/bench/tile-loop_${relaxed ? 'relaxed' : 'simd'}.cjs`, handFile = 'build/bench/bench_tile_loop_x86';
   if (!existsSync(wasmFile)) return null;
   const runJson = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
-  const flags = ['--no-experimental-fetch', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : [])];
   const wasm = [], byHand = [];
   for (let run = 0; run < 3; run++) {
-    wasm.push(runJson(process.execPath, [...flags, wasmFile]).find((l) => l.tileLoop?.startsWith('as shipped')).ofPeak);
+    wasm.push(runJson(process.execPath, [...WASM_SCRIPT_FLAGS, wasmFile]).find((l) => l.tileLoop?.startsWith('as shipped')).ofPeak);
     if (existsSync(handFile)) {
       const row = runJson(handFile, []).find((l) => l.tileLoopByHand?.startsWith(relaxed ? 'fused (' : 'plain ('));
       if (row) byHand.push(row.ofPeak);

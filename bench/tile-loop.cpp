@@ -7,7 +7,12 @@
 // "On Zen 3", "The GEMM against the peak"). Each variant is a copy of src/core/gemm.cpp's tile() loop
 // (a tile of rows × 8 columns of `out` in registers; per step of k, two vectors of the panel and
 // one value of `a` per row splatted), differing only in where a's values come from:
-//   as shipped          5 rows, each splatted by a load (both builds)
+//   as shipped          5 rows, each splatted by a load (both builds), the loop's pointers
+//                       starting from 32-bit arithmetic (gemm.cpp's g_zero: no zero-extending
+//                       moves in V8's loop)
+//   pointers from parameters
+//                       the same, the pointers starting from the function's parameters (V8
+//                       zero-extends both at every step: gemm.cpp's loop until it took g_zero)
 //   4 rows, splat loads the plain build's kernel until the 5-row tile got its own function
 //   5 rows, shuffled    relaxed only: rows 0–3 out of one vector load by shuffles, row 4 by a
 //                       splat load (the relaxed build's kernel while it touched ahead, before
@@ -57,7 +62,9 @@ inline v4 lane(v4 v, int r) {
   }
 }
 
-enum Source { kSplatLoads, kShuffled, kRotated, kPreSplatted, kInRegisters };
+volatile int g_zero = 0;  // as in gemm.cpp
+
+enum Source { kFromParameters, kSplatLoads, kShuffled, kRotated, kPreSplatted, kInRegisters };
 
 // c (R × 8) = a (R × depth, k-major) · panel (depth × 8), as tile() computes it.
 template <int R, Source S>
@@ -66,8 +73,9 @@ __attribute__((noinline)) void tile(float* c, const float* a, const float* panel
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
   v4 held[4];
   for (int r = 0; r < 4; ++r) held[r] = wasm_v128_load32_splat(a + r);
-  const float* a_k = a;
-  for (const float *b_k = panel, *end = panel + 8 * depth; b_k < end; b_k += 8, a_k += R) {
+  const int zero = S == kFromParameters ? 0 : g_zero;
+  const float* a_k = a + zero;
+  for (const float *b_k = panel + zero, *end = panel + 8 * depth; b_k < end; b_k += 8, a_k += R) {
     const v4 b0 = wasm_v128_load(b_k), b1 = wasm_v128_load(b_k + 4);
     v4 rows0to3 = S == kShuffled || S == kRotated ? wasm_v128_load(a_k) : wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; ++r) {
@@ -102,6 +110,7 @@ int main() {
   // would never leave V8's baseline compiler).
   std::vector<Variant> variants;
   variants.push_back({"as shipped (5 rows, splat loads)", 5, tile<5, kSplatLoads>});
+  variants.push_back({"pointers from parameters (5 rows, splat loads)", 5, tile<5, kFromParameters>});
   variants.push_back({"4 rows, splat loads", 4, tile<4, kSplatLoads>});
   if (kFused) variants.push_back({"5 rows, shuffled (relaxed, touching ahead)", 5, tile<5, kShuffled>});
   variants.push_back({"4 rows rotated (3 loads + 3 shuffles)", 4, tile<4, kRotated>});

@@ -21,7 +21,7 @@ const quick = args.includes('--quick');
 const relaxed = args.includes('--relaxed');
 const build = await runtimeInfo();
 if (build.relaxedSimd !== relaxed) {
-  throw new Error(relaxed ? '--relaxed needs node --experimental-wasm-relaxed-simd (bench/run.sh passes it)' : 'the relaxed build loaded: run node --no-experimental-wasm-relaxed-simd bench/run.mjs, or pass --relaxed');
+  throw new Error(relaxed ? 'the plain build loaded: --relaxed needs an engine with relaxed SIMD, and no --no-experimental-wasm-relaxed-simd (bench/run.sh passes --experimental-wasm-relaxed-simd)' : 'the relaxed build loaded: run node --no-experimental-wasm-relaxed-simd bench/run.mjs, or pass --relaxed');
 }
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);

@@ -576,7 +576,7 @@ inline int row_block_size(int n) {
 // runs each panel's whole depth in one call: its tiles read the panel in place, so nothing needs
 // the 8 KB scratch, and a call's fixed cost (loading and storing its accumulators, the lookahead's
 // arithmetic, the call, two loop exits) comes once per panel instead of once per 256 steps (GPT-2
-// small at 16 tokens: 41,000 calls of panel_rows a forward pass instead of 166,000; Zen 3, same-
+// small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
 // process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
 // 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds). Every other product
 // keeps kDepth: a packed block of `a` stays in L2 across B's panels, and 2-byte
@@ -690,7 +690,8 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   // columns a chunk.
   // Whole panels of 8 columns, so every element is computed exactly as in one thread. The rows of
   // `a` are packed once for all chunks (a block of rows at a time, its blocks of depth split over
-  // the threads too): packed by every chunk, they had cost as much as a sixth of the arithmetic
+  // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
+  // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth of the arithmetic
   // (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   const int chunks = (N + chunk - 1) / chunk;

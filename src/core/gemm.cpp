@@ -579,8 +579,8 @@ inline int row_block_size(int n) {
 // small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
 // process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
 // 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds). Every other product
-// keeps kDepth: a packed block of `a` stays in L2 across B's panels, and 2-byte
-// panels are widened into the scratch one block at a time.
+// keeps kDepth: a packed block of `a` stays in L2 across B's panels, and 2-byte panels are
+// widened into the scratch one block at a time.
 inline int depth_block(const MatrixRef& b, int n, int K) {
   return streams_b(b, n, K) && b.type == WeightType::kF32 ? std::max(K, 1) : kDepth;
 }
@@ -619,11 +619,12 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
   const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * K : 0;  // panel_index(0, c1 rounded up to 8, K)
+  // Steps of k per call of the tile; gemm() packs `a` for its threads by the same rule.
+  const int block = depth_block(b, n, K);
   if (streams_b(b, n, K)) {
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
-    // order, read in place (float32: a whole panel per call, depth_block) or widened a block at a
-    // time, while the tiles touch the next block.
-    const int block = depth_block(b, n, K);
+    // order, read in place (float32: a whole panel per call) or widened a block at a time, while
+    // the tiles touch the next block.
     if (!prepacked)
       for (int k0 = 0; k0 < K; k0 += block) pack_depth_block(packed_a, a, lda, n, K, k0, block);
     const float* a_packed = prepacked ? prepacked : packed_a;
@@ -641,8 +642,8 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   const int row_block = prepacked ? n : row_block_size(n);
   for (int i0 = 0; i0 < n; i0 += row_block) {
     const int rows = std::min(row_block, n - i0);
-    for (int k0 = 0; k0 < K; k0 += kDepth) {
-      const int depth = std::min(kDepth, K - k0);
+    for (int k0 = 0; k0 < K; k0 += block) {  // block = kDepth here: the scratch and packed_a's size
+      const int depth = std::min(block, K - k0);
       if (!prepacked) pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
       const float* a_block = prepacked ? prepacked + int64_t{rows} * k0 : packed_a;
       for (int j = c0; j < c1; j += 8) {
@@ -691,8 +692,8 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   // Whole panels of 8 columns, so every element is computed exactly as in one thread. The rows of
   // `a` are packed once for all chunks (a block of rows at a time, its blocks of depth split over
   // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
-  // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth of the arithmetic
-  // (a chunk of 48 columns does 96 flops per element of `a` it packs).
+  // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth
+  // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   const int chunks = (N + chunk - 1) / chunk;
   // Fewer rows than a tile (decoding) read `a` in place (few_rows): nothing to pack.

@@ -88,8 +88,6 @@ struct MaskSpec {
   const float* additive = nullptr;
 };
 
-// Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
-// scores and kt hold one block per thread (parallel.h) when a call is split over threads.
 // Keys and values of the tokens seen so far, for decoding one token at a time: rows
 // [0, length) of k and v (capacity × d_kv each, rotary positions already applied to k).
 struct KvCache {
@@ -98,9 +96,13 @@ struct KvCache {
   void reset(int capacity_tokens, int d_kv);  // allocates once: views into it never move
 };
 
+// Scratch memory reused across calls, so a steady stream of same-sized calls allocates nothing.
+// scores, kt and v_panels hold one block or head per thread (parallel.h) when a call is split
+// over threads.
 struct Workspace {
   std::vector<float> q, k, v, concat, scores;
-  std::vector<float> kt;  // wasm: a head's scale · Kᵀ in gemm's panel layout (core/gemm.h)
+  std::vector<float> kt;        // wasm: a head's scale · Kᵀ in gemm's panel layout (core/gemm.h)
+  std::vector<float> v_panels;  // wasm: a head's V in gemm's panel layout (several query blocks)
 };
 
 // ---- the operations, in the order the forward pass runs them ----

@@ -561,6 +561,13 @@ Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) 
   return ahead;
 }
 
+// Where the block of B that follows rows [.., k_end) of panel j starts, in streaming order: the
+// rest of that panel, or else the top of the next one (the same address, unless the panels are
+// deeper than the product's K).
+inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
+  return k_end < K ? panel_index(k_end, j, b.ld) : panel_index(0, j + 8, b.ld);
+}
+
 // Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
 // in a block otherwise: as few blocks as kRowBlock allows, of equal size, since a last block of a
 // few rows would pass over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 +
@@ -618,7 +625,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
-  const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * K : 0;  // panel_index(0, c1 rounded up to 8, K)
+  const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 rounded up to 8, ld)
   // Steps of k per call of the tile; gemm() packs `a` for its threads by the same rule.
   const int block = depth_block(b, n, K);
   if (streams_b(b, n, K)) {
@@ -633,7 +640,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
         const int depth = std::min(block, K - k0);
         panel_rows(out + j, ldo, a_packed + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
                    std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr,
-                   block_at<T>(b, panel_index(k0 + depth, j, K), block, limit));
+                   block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit));
       }
     }
     return;
@@ -649,7 +656,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
         panel_rows(out + i0 * ldo + j, ldo, a_block, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
-                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, K), depth, limit));
+                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, b.ld), depth, limit));
       }
     }
   }
@@ -722,8 +729,11 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
 void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {
   for (int j = 0; j < (N + 7) / 8 * 8; j += 8) {
     float* dst = packed + panel_index(0, j, K);
-    for (int k = 0; k < K; ++k)
-      for (int c = 0; c < 8; ++c) dst[k * 8 + c] = j + c < N ? src[k * ld + j + c] : 0.0f;
+    const int width = std::min(8, N - j);
+    for (int k = 0; k < K; ++k) {
+      std::copy(src + k * ld + j, src + k * ld + j + width, dst + k * 8);
+      std::fill(dst + k * 8 + width, dst + k * 8 + 8, 0.0f);
+    }
   }
 }
 

@@ -14,9 +14,11 @@ namespace mh {
 
 // A K × N operand over caller memory (like an Eigen::Map), stored as `type`, either
 //   row-major: element (k, j) at data[k · ld + j] (ld ≥ N), or
-//   panels:    ⌈N/8⌉ panels of 8 columns, each K × 8 contiguous (the last zero-padded): element
-//              (k, j) at data[panel_index(k, j, K)], with ld = K. The layout the kernel reads, so a
-//              matrix stored this way (a checkpoint's weights, nn/tensor.h) is streamed, not packed.
+//   panels:    ⌈N/8⌉ panels of 8 columns, each ld × 8 contiguous (the last zero-padded): element
+//              (k, j) at data[panel_index(k, j, ld)]. The layout the kernel reads, so a matrix
+//              stored this way (a checkpoint's weights, nn/tensor.h) is streamed, not packed. ld is
+//              K, or more where a product uses only the top K rows of deeper panels (a causal
+//              block of queries, the values of the keys it may see).
 struct MatrixRef {
   const void* data = nullptr;
   WeightType type = WeightType::kF32;

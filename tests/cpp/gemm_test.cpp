@@ -58,22 +58,24 @@ Operand make_operand(WeightType type, int K, int N, int ld, std::mt19937& rng) {
   return op;
 }
 
-// The same matrix in gemm's panel layout (panels of 8 columns, K × 8 each); the padding of the
-// last panel is garbage, which must never reach the result.
-void to_panels(Operand& op, int K, int N) {
+// The same matrix in gemm's panel layout (panels of 8 columns, depth × 8 each, depth ≥ K); the
+// padding of the last panel and the rows below K are garbage, which must never reach the result.
+void to_panels(Operand& op, int K, int N, int depth) {
   const int size = weight_type_bytes(op.ref.type);
-  std::vector<uint8_t> panels(static_cast<size_t>(K) * ((N + 7) / 8 * 8) * size + 16, 0xCD);
+  std::vector<uint8_t> panels(static_cast<size_t>(depth) * ((N + 7) / 8 * 8) * size + 16, 0xCD);
   for (int k = 0; k < K; ++k)
     for (int j = 0; j < N; ++j)
-      std::memcpy(panels.data() + panel_index(k, j, K) * size, op.bytes.data() + (static_cast<size_t>(k) * op.ref.ld + j) * size, size);
+      std::memcpy(panels.data() + panel_index(k, j, depth) * size, op.bytes.data() + (static_cast<size_t>(k) * op.ref.ld + j) * size, size);
   op.bytes = std::move(panels);
-  op.ref = {op.bytes.data(), op.ref.type, K, true};
+  op.ref = {op.bytes.data(), op.ref.type, depth, true};
 }
+void to_panels(Operand& op, int K, int N) { to_panels(op, K, N, K); }
 
 void check_product(WeightType type, int n, int K, int N, bool with_bias, bool panels, std::mt19937& rng) {
   const int ld = N + (rng() % 3) * 5, lda = K + 3, ldo = N + 2;
   Operand b = make_operand(type, K, N, ld, rng);
-  if (panels) to_panels(b, K, N);
+  // Panels as deep as K, or deeper (a causal block reads the top rows of a head's values).
+  if (panels) to_panels(b, K, N, K + (rng() % 2) * 3);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> a(static_cast<size_t>(n) * lda), bias(N);
   for (float& x : a) x = normal(rng);
@@ -211,6 +213,44 @@ TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
     EXPECT_EQ(0, std::memcmp(row_major.data(), in_place.data(), row_major.size() * 4)) << n << " rows";
     EXPECT_EQ(0, std::memcmp(row_major.data(), split.data(), row_major.size() * 4)) << n << " rows";
     EXPECT_EQ(0, std::memcmp(row_major.data(), threaded.data(), row_major.size() * 4)) << n << " rows";
+  }
+}
+
+TEST(Gemm, TheTopRowsOfDeeperPanelsGiveTheSameBits) {
+  // A causal block of queries multiplies its weights by the top rows of a head's values, stored as
+  // panels of all n_k rows (core/attention.cpp). Here B is over 1 MB, so the next block is touched
+  // ahead: past the last of a panel's K rows it must go on at the next panel's top, and stop at
+  // the end of the panels (sized exactly: a touch beyond is caught under AddressSanitizer). The
+  // rows below K are NaN, so reading one would show in the result.
+  std::mt19937 rng(13);
+  const int depth = 331, N = 907;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> b(static_cast<size_t>(depth) * N);
+  for (float& x : b) x = normal(rng);
+  std::vector<float> packed(static_cast<size_t>(depth) * ((N + 7) / 8 * 8));
+  pack_panels(packed.data(), b.data(), N, depth, N);
+  for (int K : {290, 64, 1}) {
+    std::vector<float> poisoned = packed;
+    for (int j = 0; j < (N + 7) / 8 * 8; ++j)
+      for (int k = K; k < depth; ++k) poisoned[panel_index(k, j, depth)] = std::nanf("");
+    const MatrixRef panels{poisoned.data(), WeightType::kF32, depth, true};
+    for (int n : {1, 3, 41, 300}) {
+      std::vector<float> a(static_cast<size_t>(n) * K);
+      for (float& x : a) x = normal(rng);
+      std::vector<float> row_major(static_cast<size_t>(n) * N), top(row_major.size()), threaded(row_major.size());
+      set_thread_count(1);
+      gemm(row_major.data(), N, a.data(), K, f32_matrix(b.data(), N), nullptr, n, K, N);
+      gemm(top.data(), N, a.data(), K, panels, nullptr, n, K, N);
+      set_thread_count(3);
+      gemm(threaded.data(), N, a.data(), K, panels, nullptr, n, K, N);
+      set_thread_count(1);
+      if (n != 1) {  // tiles and strips sum in the same order as the row-major path
+        EXPECT_EQ(0, std::memcmp(row_major.data(), top.data(), row_major.size() * 4)) << n << " rows, K " << K;
+      } else {  // one row over short panels sums even and odd steps apart (row_stream): within rounding
+        for (size_t e = 0; e < top.size(); ++e) ASSERT_NEAR(top[e], row_major[e], 1e-4f * (1 + std::fabs(row_major[e])));
+      }
+      EXPECT_EQ(0, std::memcmp(top.data(), threaded.data(), top.size() * 4)) << n << " rows, K " << K;
+    }
   }
 }
 

@@ -26,6 +26,7 @@ if (build.relaxedSimd !== relaxed) {
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);
 const PLAIN_MAX_N = 1024;  // the JS floor takes tens of seconds per call beyond this
+const MIN_ROUNDS = 15;     // timeAll
 
 const flops = (n, d) => 8 * n * d * d + 4 * n * n * d;
 const gflops = (n, d, ms) => (ms ? flops(n, d) / (ms * 1e6) : null);
@@ -45,7 +46,11 @@ async function timeAll(fns) {
   }
   const times = Object.fromEntries(names.map((n) => [n, []]));
   let total = 0, rounds = 0;
-  while ((total < seconds * 1000 || rounds < 7) && rounds < 2000) {
+  // At least MIN_ROUNDS rounds, however long the calls (up to the 6 s cap below): on a shared
+  // 2-core machine a burst of load slows one call of a round and not its neighbours, and the
+  // median of the 7 paired ratios a 512-token cell used to get moved by up to a fifth between
+  // runs (Zen 3, 2026-11).
+  while ((total < seconds * 1000 || rounds < MIN_ROUNDS) && rounds < 2000) {
     for (const name of names) {
       const t0 = performance.now();
       await fns[name]();

@@ -8,8 +8,8 @@
 //   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
 //   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
 //   matrix, widened on the way (never widened whole); float32 stored as panels (a checkpoint's
-//   weights, a head's scaled keys) is read in place. Every row tile of `a` then streams over the
-//   panel in L1.
+//   weights, a head's scaled keys and values) is read in place. Every row tile of `a` then
+//   streams over the panel in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
 //   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB). A product
 //   with few rows (a checkpoint's matrices at ≤ 64 tokens) instead packs all of `a` once and

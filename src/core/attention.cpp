@@ -353,15 +353,19 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   const int block = std::min(n_q, kQueryBlock);
   const size_t scores_per_slot = static_cast<size_t>(block) * n_k;
   const size_t kt_per_slot = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
+#if defined(__wasm_simd128__)
   // A head's values as panels (gemm's layout, read in place) when it has several blocks of queries:
   // row-major, every block would copy them into panels again (8 times a head at 512 tokens). One
   // block copies them once either way, and a decoding step (one query) reads them in place.
   const bool values_as_panels = n_q > block;
+#else
+  const bool values_as_panels = false;  // natively Eigen multiplies the values where they are
+#endif
   const size_t v_panels_per_slot = values_as_panels ? static_cast<size_t>(n_k) * ((dm.d_k + 7) / 8) * 8 : 0;
   ws.scores.resize(scores_per_slot * slots);
+  ws.v_panels.resize(v_panels_per_slot * slots);
 #if defined(__wasm_simd128__)
   ws.kt.resize(kt_per_slot * slots);
-  ws.v_panels.resize(v_panels_per_slot * slots);
 #endif
   std::atomic<bool> finite{true};
   auto run_head = [&](int head, int slot) {
@@ -376,14 +380,13 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     // attention_scores_forward. (A head's product runs on the thread that has the head.)
     float* kt = ws.kt.data() + kt_per_slot * slot;
     pack_panels_transposed(kt, k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
+#else
+    (void)kt_per_slot;
+#endif
     // And its values (n_k × d_k), whose top `cols` rows a causal block reads (core/gemm.h: panels
     // deeper than the product).
     float* v_panels = ws.v_panels.data() + v_panels_per_slot * slot;
     if (values_as_panels) pack_panels(v_panels, v_head, dm.d_kv, n_k, dm.d_k);
-#else
-    (void)kt_per_slot;
-    (void)v_panels_per_slot;
-#endif
     bool head_finite = true;
     for (int q0 = 0; q0 < n_q; q0 += block) {
       const int rows = std::min(block, n_q - q0);
@@ -399,12 +402,10 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       mask_rows(scores, q0, rows, cols, n_k, mask);
       head_finite = softmax_forward(scores, rows, cols) && head_finite;
       float* head_out = ws.concat.data() + static_cast<int64_t>(q0) * dm.d_q + head * dm.d_k;
-#if defined(__wasm_simd128__)
       if (values_as_panels)
         gemm_columns(head_out, dm.d_q, scores, cols, MatrixRef{v_panels, WeightType::kF32, n_k, /*panels=*/true},
                      nullptr, rows, cols, 0, dm.d_k);
       else
-#endif
         attention_values_forward(head_out, dm.d_q, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
       if (!selected) continue;
       // Copy out the selected rows of this block; keys a causal block skipped get weight 0.

@@ -116,9 +116,10 @@ const findNative = (variant, n, d, h, causal, weights) =>
 // machines a slow stretch lasts seconds (ours and ORT's calls both 1.3–1.6× slower), long enough
 // to cover most of one cell's rounds, and whichever cell it fell on then read low (Zen 3,
 // 2026-11: a different cell under 1.5× from run to run, in the plain build). Taking turns spreads
-// such a stretch over the four. Cells whose ORT sessions would hold large attention outputs (h·n²
-// floats each) at the same time are still timed one at a time.
-const TOGETHER_MAX_BYTES = 64 * 2 ** 20;
+// such a stretch over the four. A shape whose attention output (h·n² floats) is over this size
+// (n ≥ 2048 here) still times its cells one at a time: together, its two cells with weights would
+// hold that output twice in ORT's sessions and twice in ours, beside ORT's intermediates.
+const TOGETHER_MAX_OUTPUT_BYTES = 64 * 2 ** 20;
 
 for (const [n, d, h] of SHAPES) {
   const weights = randomWeights(d, n + d);
@@ -129,7 +130,7 @@ for (const [n, d, h] of SHAPES) {
   const cells = [];
   for (const withWeights of [false, true])
     for (const causal of [false, true]) cells.push({ causal, withWeights, row: { n, d, h, causal, weights: withWeights } });
-  const groups = 4 * h * n * n <= TOGETHER_MAX_BYTES ? [cells] : cells.map((cell) => [cell]);
+  const groups = 4 * h * n * n <= TOGETHER_MAX_OUTPUT_BYTES ? [cells] : cells.map((cell) => [cell]);
   for (const group of groups) {
     const fns = {}, sessions = [];
     for (const [index, { causal, withWeights, row }] of group.entries()) {

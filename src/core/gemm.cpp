@@ -21,7 +21,8 @@
 //   overlap the arithmetic and keep the hardware prefetcher running ahead, and the next tile reads
 //   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
 //   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
-//   A B of at most 1 MB is taken to be in cache already, and not touched (touch_ahead()).
+//   A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
+//   (touch_ahead()).
 // - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers and, per k, loads 8 floats
 //   of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
@@ -75,6 +76,10 @@ inline void store(float* p, v4 v) { wasm_v128_store(p, v); }
 inline v4 splat(const float* p) { return wasm_v128_load32_splat(p); }
 inline v4 zero() { return wasm_f32x4_splat(0.0f); }
 inline v4 add(v4 x, v4 y) { return wasm_f32x4_add(x, y); }
+inline v4 mul(v4 x, v4 y) { return wasm_f32x4_mul(x, y); }
+// Lanes (x0, x1, x2, x3) of x and (y0, …) of y → (x_i, x_j, y_k, y_l) (indices 0–3 into x, 4–7 into y).
+template <int I, int J, int K, int L>
+inline v4 shuffle(v4 x, v4 y) { return wasm_i32x4_shuffle(x, y, I, J, K, L); }
 #if defined(__wasm_relaxed_simd__)
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
 // clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
@@ -128,6 +133,9 @@ inline v4 splat(const float* p) {
 }
 inline v4 zero() { return v4{0, 0, 0, 0}; }
 inline v4 add(v4 x, v4 y) { return x + y; }
+inline v4 mul(v4 x, v4 y) { return x * y; }
+template <int I, int J, int K, int L>
+inline v4 shuffle(v4 x, v4 y) { return __builtin_shufflevector(x, y, I, J, K, L); }
 inline v4 madd(v4 acc, v4 x, v4 y) { return acc + x * y; }
 inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
 template <WeightType T>
@@ -138,6 +146,16 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
   hi = load(f + 4);
 }
 #endif
+
+// The 4 × 4 block in rows x0 … x3, transposed in place: x_c becomes (x0[c], x1[c], x2[c], x3[c]).
+inline void transpose4(v4& x0, v4& x1, v4& x2, v4& x3) {
+  const v4 t0 = shuffle<0, 4, 1, 5>(x0, x1), t1 = shuffle<2, 6, 3, 7>(x0, x1);
+  const v4 t2 = shuffle<0, 4, 1, 5>(x2, x3), t3 = shuffle<2, 6, 3, 7>(x2, x3);
+  x0 = shuffle<0, 1, 4, 5>(t0, t2);
+  x1 = shuffle<2, 3, 6, 7>(t0, t2);
+  x2 = shuffle<0, 1, 4, 5>(t1, t3);
+  x3 = shuffle<2, 3, 6, 7>(t1, t3);
+}
 
 // 5 rows × 8 columns in both builds: see the header comment. (MH_GEMM_TILE_ROWS=4 tries 4 in the
 // benchmark.)
@@ -343,25 +361,22 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
     float* tile_start = packed + static_cast<int64_t>(i) * depth;
     const float* first_row = a + i * lda;
     int k = 0;
-#if defined(__wasm_simd128__)
     // Rows 0–3, four steps of k at a time, by a 4 × 4 transpose (a 5th row goes one by one): one
     // float at a time, this copy was 7% of a 16-token, d_model 256 attention call.
     if (r >= 4) {
       for (; k + 4 <= depth; k += 4) {
-        const v4 x0 = load(first_row + k), x1 = load(first_row + lda + k);
-        const v4 x2 = load(first_row + 2 * lda + k), x3 = load(first_row + 3 * lda + k);
-        const v4 t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7);
-        const v4 t2 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+        v4 x0 = load(first_row + k), x1 = load(first_row + lda + k);
+        v4 x2 = load(first_row + 2 * lda + k), x3 = load(first_row + 3 * lda + k);
+        transpose4(x0, x1, x2, x3);
         float* to = tile_start + k * r;
-        store(to, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
-        store(to + r, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
-        store(to + 2 * r, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
-        store(to + 3 * r, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+        store(to, x0);
+        store(to + r, x1);
+        store(to + 2 * r, x2);
+        store(to + 3 * r, x3);
         for (int rr = 4; rr < r; ++rr)
           for (int kk = 0; kk < 4; ++kk) to[kk * r + rr] = first_row[rr * lda + k + kk];
       }
     }
-#endif
     for (int rr = 0; rr < r; ++rr) {
       const float* row = first_row + rr * lda;
       for (int kk = k; kk < depth; ++kk) tile_start[kk * r + rr] = row[kk];
@@ -537,12 +552,15 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 }
 
 // Touching ahead pays where B comes from memory: a checkpoint's weights (GPT-2 small's smallest
-// matrix is 2.4 MB, 340 MB in all; 16 tokens on Zen 5: 92 → 77 ms). A B of at most 1 MB is one
-// that is used call after call (an attention layer's weights, a head's keys) and read from cache,
-// where the touches only take L1 and load slots: without them, 16 rows × 256 × 256 took 7–13%
-// less time on Zen 3 in both builds (same-process A/B), while GPT-2's products from memory were
-// the same there with or without.
-constexpr int64_t kCachedB = int64_t{1} << 20;
+// matrix is 2.4 MB, 340 MB in all; 16 tokens on Zen 5: 92 → 77 ms). A B that fits in the
+// smallest L2 these pages meet (Zen 3's 512 KB) is one that is used call after call (a small
+// layer's weights, a head's keys) and read from L2, where the touches only take L1 and load
+// slots: without them, 16 rows × 256 × 256 took 7–13% less time on Zen 3 in both builds
+// (same-process A/B), while GPT-2's products from memory were the same there with or without. A
+// larger B comes back from L3 even when the same layer runs again (d_model 512: four 1 MB
+// matrices a call), and touching it pays there too: Zen 4, same-process A/B, the whole layer at
+// 64 × 512 took 0.96–0.97× the time plain and 0.98× relaxed, at 512 × 512 0.975× and 0.984×.
+constexpr int64_t kCachedB = int64_t{512} << 10;
 inline bool touch_ahead(WeightType type, int64_t K, int64_t N) {
   return K * ((N + 7) / 8 * 8) * weight_type_bytes(type) > kCachedB;
 }
@@ -726,21 +744,48 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   }
 }
 
+// Whole panels move 8 floats (2 vectors) a row: std::copy of 8 floats was a call to memmove per row,
+// and packing a head's values this way (every call at 512 tokens) took 1.1% of the 512 × 512
+// attention call (Zen 4, plain build); vectors: 0.1%.
 void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {
   for (int j = 0; j < (N + 7) / 8 * 8; j += 8) {
     float* dst = packed + panel_index(0, j, K);
     const int width = std::min(8, N - j);
     for (int k = 0; k < K; ++k) {
-      std::copy(src + k * ld + j, src + k * ld + j + width, dst + k * 8);
-      std::fill(dst + k * 8 + width, dst + k * 8 + 8, 0.0f);
+      const float* row = src + k * ld + j;
+      if (width == 8) {
+        store(dst + k * 8, load(row));
+        store(dst + k * 8 + 4, load(row + 4));
+        continue;
+      }
+      for (int c = 0; c < 8; ++c) dst[k * 8 + c] = c < width ? row[c] : 0.0f;
     }
   }
 }
 
+// Eight rows of src (a panel's 8 columns) four steps of k at a time, by two 4 × 4 transposes: one
+// float at a time, packing a head's keys took 0.8% of the 512 × 512 attention call (Zen 4, plain).
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale) {
-  for (int j = 0; j < (cols + 7) / 8 * 8; ++j) {
+  const v4 factor = splat(&scale);
+  for (int j = 0; j < (cols + 7) / 8 * 8; j += 8) {
     float* dst = packed + panel_index(0, j, K);
-    for (int k = 0; k < K; ++k) dst[k * 8] = j < cols ? scale * src[j * ld + k] : 0.0f;
+    int k = 0;
+    if (j + 8 <= cols) {
+      for (; k + 4 <= K; k += 4) {
+        for (int half = 0; half < 8; half += 4) {
+          const float* row = src + (j + half) * ld + k;
+          v4 x0 = mul(factor, load(row)), x1 = mul(factor, load(row + ld));
+          v4 x2 = mul(factor, load(row + 2 * ld)), x3 = mul(factor, load(row + 3 * ld));
+          transpose4(x0, x1, x2, x3);
+          store(dst + k * 8 + half, x0);
+          store(dst + (k + 1) * 8 + half, x1);
+          store(dst + (k + 2) * 8 + half, x2);
+          store(dst + (k + 3) * 8 + half, x3);
+        }
+      }
+    }
+    for (; k < K; ++k)
+      for (int c = 0; c < 8; ++c) dst[k * 8 + c] = j + c < cols ? scale * src[(j + c) * ld + k] : 0.0f;
   }
 }
 

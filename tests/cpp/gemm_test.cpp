@@ -216,6 +216,25 @@ TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   }
 }
 
+TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {
+  // A head's keys (cols rows of K values, ld apart) become scale · Kᵀ in panels: element (k, j) of
+  // the panels is scale · src[j · ld + k], columns past `cols` are 0. Whole panels go by 4 × 4
+  // transposes, 4 steps of k at a time; odd sizes exercise the edges of both.
+  std::mt19937 rng(14);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const auto& [cols, K] : std::vector<std::pair<int, int>>{{21, 67}, {64, 64}, {8, 3}, {5, 9}, {1, 1}}) {
+    const int ld = K + 3;
+    std::vector<float> src(static_cast<size_t>(cols) * ld);
+    for (float& x : src) x = normal(rng);
+    const float scale = 0.125f + normal(rng) * 0.01f;
+    std::vector<float> packed(static_cast<size_t>(K) * ((cols + 7) / 8 * 8), std::nanf(""));
+    pack_panels_transposed(packed.data(), src.data(), ld, cols, K, scale);
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < (cols + 7) / 8 * 8; ++j)
+        ASSERT_EQ(packed[panel_index(k, j, K)], j < cols ? scale * src[j * ld + k] : 0.0f) << cols << " × " << K;
+  }
+}
+
 TEST(Gemm, TheTopRowsOfDeeperPanelsGiveTheSameBits) {
   // A causal block of queries multiplies its weights by the top rows of a head's values, stored as
   // panels of all n_k rows (core/attention.cpp). Here B is over 1 MB, so the next block is touched

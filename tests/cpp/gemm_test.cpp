@@ -182,7 +182,7 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
 
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
-  // ahead (B over 1 MB, as here: 290 × 912 floats); a row-major matrix is copied a panel at a
+  // ahead (B over 512 KB, as here: 290 × 912 floats, 1 MB); a row-major matrix is copied a panel at a
   // time. 41 rows stream B once (all of `a` packed), 300 rows go by k blocks: the same sums in the
   // same order either way.
   std::mt19937 rng(12);
@@ -237,7 +237,7 @@ TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {
 
 TEST(Gemm, TheTopRowsOfDeeperPanelsGiveTheSameBits) {
   // A causal block of queries multiplies its weights by the top rows of a head's values, stored as
-  // panels of all n_k rows (core/attention.cpp). Here B is over 1 MB, so the next block is touched
+  // panels of all n_k rows (core/attention.cpp). Here B is over 512 KB, so the next block is touched
   // ahead: past the last of a panel's K rows it must go on at the next panel's top, and stop at
   // the end of the panels (sized exactly: a touch beyond is caught under AddressSanitizer). The
   // rows below K are NaN, so reading one would show in the result.

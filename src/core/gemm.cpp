@@ -744,23 +744,12 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   }
 }
 
-// Whole panels move 8 floats (2 vectors) a row: std::copy of 8 floats was a call to memmove per
-// row, and packing a head's values this way (every call at 512 tokens) took 1.1% of the 512 × 512
-// attention call (Zen 4, plain build); by vectors, 0.25%.
+// A panel at a time, by pack_panel (whole panels 8 floats, 2 vectors, a row): std::copy of 8
+// floats had been a call to memmove per row, and packing a head's values that way (every call at
+// 512 tokens) took 1.1% of the 512 × 512 attention call (Zen 4, plain build); by vectors, 0.25%.
 void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {
-  for (int j = 0; j < (N + 7) / 8 * 8; j += 8) {
-    float* dst = packed + panel_index(0, j, K);
-    const int width = std::min(8, N - j);
-    for (int k = 0; k < K; ++k) {
-      const float* row = src + k * ld + j;
-      if (width == 8) {
-        store(dst + k * 8, load(row));
-        store(dst + k * 8 + 4, load(row + 4));
-        continue;
-      }
-      for (int c = 0; c < 8; ++c) dst[k * 8 + c] = c < width ? row[c] : 0.0f;
-    }
-  }
+  for (int j = 0; j < (N + 7) / 8 * 8; j += 8)
+    pack_panel<WeightType::kF32>(packed + panel_index(0, j, K), f32_matrix(src, ld), 0, K, j, std::min(8, N - j));
 }
 
 // Eight rows of src (a panel's 8 columns) four steps of k at a time, by two 4 × 4 transposes: one

@@ -11,7 +11,7 @@
 // touching still pays. On Zen 5 they had made the 16-token prefill 92 → 77 ms (an older kernel),
 // and on Zen 3 GPT-2's products from memory were the same with or without. So below 17 rows
 // each shape tries both: its first calls alternate, each timed, and after kCalls of each the
-// faster is kept (touching unless not touching took under kMargin of its time: touching is the
+// faster is kept (touching unless not touching took at most kMargin of its time: touching is the
 // choice that was measured to pay on Zen 5). Touching or not, every result is the same bits: the
 // touches only load.
 #pragma once
@@ -40,7 +40,9 @@ class TouchTrial {
     if (count < kCalls) times_[touched][count++] = seconds_per_madd;
     if (counts_[0] == kCalls && counts_[1] == kCalls) {
       decided_ = true;
-      touch_ = !(median(0) <= kMargin * median(1));
+      // A clock too coarse to see the calls (a browser's performance.now() is 0.1–1 ms without
+      // cross-origin isolation) reads 0 for them: then nothing is known, and touching stays.
+      touch_ = !(median(1) > 0.0 && median(0) <= kMargin * median(1));
     }
   }
 

@@ -238,6 +238,7 @@ TEST(TouchTrial, AlternatesThenKeepsTheFasterWithTouchingAsTheDefault) {
   EXPECT_DOUBLE_EQ(faster_without.ratio(), 0.90);
   EXPECT_TRUE(run(0.99, 1.0, 0.99).touch_next());  // 1% faster without: within the margin, keep touching
   EXPECT_TRUE(run(1.10, 1.0, 1.10).touch_next());
+  EXPECT_TRUE(run(0.0, 0.0, 0.0).touch_next());  // a clock too coarse to see the calls: keep touching
   // Decided: later timings change nothing.
   TouchTrial decided = run(0.5, 1.0, 0.5);
   for (int call = 0; call < 40; ++call) decided.record(true, 0.01);

@@ -32,7 +32,7 @@ function kernels() {
   if (!existsSync(file)) return null;
   const args = [...WASM_SCRIPT_FLAGS, file, ...(quick ? ['--quick'] : [])];
   const lines = execFileSync(process.execPath, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
-  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), touchChoices: lines.find((l) => 'touchChoices' in l)?.touchChoices, readGBs: lines.find((l) => l.readGBs)?.readGBs };
+  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
 
 // The kernel's inner loop alone on L1 data (bench/tile-loop.cpp, this build's "as shipped" row) and
@@ -121,14 +121,11 @@ for (const [label, model, bytes] of [['f32', f32, 4], ['bf16', bf16, 2]]) {
   console.log(JSON.stringify(row));
 }
 
-// What the GEMM chose, per weight shape, about touching weights ahead at 4–16 rows (gemm.h).
-const { gemmTouchChoices } = await runtimeInfo();
-const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel, gemmTouchChoices }, kernels: kernelTable, prefill, decode: decodeRows };
+const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel }, kernels: kernelTable, prefill, decode: decodeRows };
 writeFileSync(new URL(`./gpt2-results${relaxed ? '-relaxed' : ''}.json`, import.meta.url), JSON.stringify(results, null, 1));
 
 const m = results.machine;
 console.log(`\n## ${info.gemmKernel} — ${m.cpu} (family ${m.family}, model ${m.model}; ${m.simdFlags}), ${m.cores} cores, Node ${m.node}`);
-console.log(`\nTouching weights ahead at 4–16 rows, as measured in this run: ${gemmTouchChoices || 'no such product'}`);
 if (kernelTable) {
   console.log(`\nOne core's peak in this build: ${kernelTable.peak.peakGflops.toFixed(1)} GFLOP/s; read bandwidth ${kernelTable.readGBs.toFixed(1)} GB/s\n`);
   // "of peak": median over calls of (this call's rate ÷ the peak loop's, run right after it);
@@ -137,7 +134,6 @@ if (kernelTable) {
   const pct = (x) => `${(100 * x).toFixed(0)}%`;
   for (const g of kernelTable.gemm) console.log(`| ${g.gemm} (${g.n}×${g.K}·${g.K}×${g.N}) | ${g.weights} | ${g.layout} | ${g.ms.toFixed(3)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
   for (const g of kernelTable.fromMemory) console.log(`| ${g.fromMemory} | f32 | panels | ${g.ms.toFixed(1)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
-  if (kernelTable.touchChoices) console.log(`\nIn the kernel benchmark, touching ahead at 16 rows: ${kernelTable.touchChoices}`);
   const t = kernelTable.tileLoop;
   if (t) {
     console.log(`\nThe tile loop alone on L1 data, of its peak (medians of 3 alternating runs): this build's ${pct(t.wasm)}` +

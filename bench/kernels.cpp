@@ -226,7 +226,5 @@ int main(int argc, char** argv) {
                 tokens, tokens, r.seconds * 1e3, r.gflops, r.of_peak, r.gflops / peak);
     std::fflush(stdout);
   }
-  // Touching ahead or not, as the GEMM measured it for the products of 16 rows above (gemm.h).
-  std::printf("{\"touchChoices\": \"%s\"}\n", mh::gemm_touch_choices().c_str());
   std::printf("{\"readGBs\": %.2f}\n", read_bandwidth_gbs());
 }

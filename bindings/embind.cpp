@@ -185,8 +185,6 @@ double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
 // Threads (parallel.h): 1 in the single-thread build whatever is asked.
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
 std::string gemmKernel() { return mh::gemm_kernel_name(); }
-// What the GEMM measured and chose about touching weights ahead (gemm.h), for the benchmark.
-std::string gemmTouchChoices() { return mh::gemm_touch_choices(); }
 int threadCount() { return mh::thread_count(); }
 
 }  // namespace
@@ -212,7 +210,6 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("allocatedBytes", &allocatedBytes);
   emscripten::function("setThreadCount", &setThreadCount);
   emscripten::function("gemmKernel", &gemmKernel);
-  emscripten::function("gemmTouchChoices", &gemmTouchChoices);
   emscripten::function("threadCount", &threadCount);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

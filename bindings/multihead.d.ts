@@ -172,12 +172,6 @@ export interface RuntimeInfo {
   relaxedSimd: boolean;
   /** The GEMM kernel in that build, e.g. "wasm SIMD (fused multiply-add)". */
   gemmKernel: string;
-  /**
-   * What the GEMM measured so far, on the thread that runs the models, about touching weights
-   * ahead in products of 4–16 rows: per weight shape, e.g. "768x768 f32, 1 thread: not touching
-   * (time without / with 0.941)" or "…: measuring", "; "-separated; "" before any such product.
-   */
-  gemmTouchChoices: string;
 }
 export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;

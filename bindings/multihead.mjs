@@ -242,7 +242,6 @@ export async function runtimeInfo() {
     threadedBuild: loadedThreaded === true,
     relaxedSimd: loadedRelaxed === true,
     gemmKernel: core.gemmKernel(),
-    gemmTouchChoices: core.gemmTouchChoices(),
   };
 }
 

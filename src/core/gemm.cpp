@@ -22,8 +22,7 @@
 //   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
 //   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
 //   A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
-//   (touch_ahead()). With 4–16 rows, whether touching pays depends on the CPU (on Zen 4 it does
-//   not), so gemm() measures it per weight shape while the model runs (touch_trial.h).
+//   (touch_ahead()).
 // - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers and, per k, loads 8 floats
 //   of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
@@ -54,17 +53,13 @@
 #include "core/gemm.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstddef>
 #include <cstring>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
-#include "core/touch_trial.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -704,13 +699,12 @@ void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const Ma
   columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b.type, K, col_end - col_begin));
 }
 
-namespace {
-
-// gemm(), touching ahead or not (touch_ahead, touch_trial.h) as told.
-void gemm_split(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
-                int K, int N, int threads, bool touch) {
+void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
+          int K, int N) {
+  const int threads = thread_count();
   // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
   // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
+  const bool touch = touch_ahead(b.type, K, N);
   if (threads == 1 || static_cast<double>(n) * K * N < 262144.0 || N < 16 || in_parallel_task()) {
     columns_of(out, ldo, a, lda, b, bias, n, K, 0, N, touch);
     return;
@@ -748,75 +742,6 @@ void gemm_split(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
       columns_of(out + i0 * ldo, ldo, a_rows, lda, b, bias, rows, K, c0, std::min(N, c0 + chunk), touch, packed);
     });
   }
-}
-
-// The trials of touching ahead for products of few rows (touch_trial.h), one per weight shape,
-// type and thread count, kept by each thread that calls gemm (in wasm, the one running the model).
-// A fixed number: a model has a handful of shapes, and a shape past them just keeps touching.
-struct TrialSlot {
-  int K = 0, N = 0, threads = 0;
-  WeightType type = WeightType::kF32;
-  TouchTrial trial;
-};
-constexpr int kTrialSlots = 32;
-constexpr int kTrialMaxRows = 16;  // touch_trial.h: from 20 rows on, touching paid on Zen 4 as well
-// In static thread-local storage, not the heap: the API's tests hold the allocator to the byte
-// across calls.
-struct Trials {
-  TrialSlot slots[kTrialSlots];
-  int count = 0;
-};
-thread_local Trials trials;
-
-TouchTrial* touch_trial(WeightType type, int K, int N, int threads) {
-  for (int i = 0; i < trials.count; ++i) {
-    TrialSlot& slot = trials.slots[i];
-    if (slot.K == K && slot.N == N && slot.threads == threads && slot.type == type) return &slot.trial;
-  }
-  if (trials.count == kTrialSlots) return nullptr;
-  trials.slots[trials.count] = {K, N, threads, type, TouchTrial{}};
-  return &trials.slots[trials.count++].trial;
-}
-
-}  // namespace
-
-void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
-          int K, int N) {
-  const int threads = thread_count();
-  bool touch = touch_ahead(b.type, K, N);
-  // A product of few rows whose weights come from memory (panels bigger than the cache, which is
-  // what touching is for): touching or not is measured (touch_trial.h). Tiles need 4 rows.
-  TouchTrial* trial = touch && b.panels && n >= 4 && n <= kTrialMaxRows && !in_parallel_task()
-                          ? touch_trial(b.type, K, N, threads)
-                          : nullptr;
-  if (trial) touch = trial->touch_next();
-  if (!trial || !trial->measuring()) {
-    gemm_split(out, ldo, a, lda, b, bias, n, K, N, threads, touch);
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  gemm_split(out, ldo, a, lda, b, bias, n, K, N, threads, touch);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  trial->record(touch, seconds / (static_cast<double>(n) * K * N));
-}
-
-std::string gemm_touch_choices() {
-  std::string out;
-  for (int i = 0; i < trials.count; ++i) {
-    const TrialSlot& slot = trials.slots[i];
-    if (!out.empty()) out += "; ";
-    out += std::to_string(slot.K) + "x" + std::to_string(slot.N) + " " +
-           (slot.type == WeightType::kF32 ? "f32" : slot.type == WeightType::kBF16 ? "bf16" : "f16") + ", " +
-           std::to_string(slot.threads) + (slot.threads == 1 ? " thread: " : " threads: ");
-    if (!slot.trial.decided()) {
-      out += "measuring";
-      continue;
-    }
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.3f", slot.trial.ratio());
-    out += std::string(slot.trial.touch_next() ? "touching" : "not touching") + " (time without / with " + ratio + ")";
-  }
-  return out;
 }
 
 // A panel at a time, by pack_panel (whole panels 8 floats, 2 vectors, a row): std::copy of 8

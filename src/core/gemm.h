@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "core/half.h"
 
@@ -50,12 +49,6 @@ void pack_panels(float* packed, const float* src, int64_t ld, int K, int N);
 // matrix whose element (k, j) is src[j · ld + k], i.e. scale · srcᵀ for src cols × K, such as a
 // head's keys; gemm reads it as MatrixRef{packed, kF32, K, true}.
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale);
-
-// What gemm() has chosen so far on the calling thread about touching the next weights ahead in
-// products of 4–16 rows (gemm.cpp, core/touch_trial.h), for the benchmark's report: per weight
-// shape, "768x768 f32, 1 thread: not touching (time without / with 0.941)" or "…: measuring",
-// "; "-separated; "" before any such product.
-std::string gemm_touch_choices();
 
 // Which kernel this build runs, for the benchmark's report: "wasm SIMD (fused multiply-add)",
 // "wasm SIMD" or "portable (native)".

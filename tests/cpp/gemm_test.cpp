@@ -7,12 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "core/gemm.h"
 #include "core/parallel.h"
-#include "core/touch_trial.h"
 
 namespace mh {
 namespace {
@@ -216,66 +214,6 @@ TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
     EXPECT_EQ(0, std::memcmp(row_major.data(), split.data(), row_major.size() * 4)) << n << " rows";
     EXPECT_EQ(0, std::memcmp(row_major.data(), threaded.data(), row_major.size() * 4)) << n << " rows";
   }
-}
-
-TEST(TouchTrial, AlternatesThenKeepsTheFasterWithTouchingAsTheDefault) {
-  // Calls alternate (touching first) until each kind has kCalls timings; then the faster stays,
-  // touching unless not touching took at most kMargin of its time (medians, so one slow call
-  // decides nothing).
-  auto run = [](double without, double with, double outlier) {
-    TouchTrial trial;
-    for (int call = 0; trial.measuring(); ++call) {
-      const bool touch = trial.touch_next();
-      EXPECT_EQ(touch, call % 2 == 0) << "call " << call;
-      const double time = touch ? with : without;
-      trial.record(touch, call == 1 ? outlier : time);
-      EXPECT_LE(call, 2 * TouchTrial::kCalls);
-    }
-    return trial;
-  };
-  const TouchTrial faster_without = run(0.90, 1.0, 50.0);  // one call 50× slower: the median ignores it
-  EXPECT_FALSE(faster_without.touch_next());
-  EXPECT_DOUBLE_EQ(faster_without.ratio(), 0.90);
-  EXPECT_TRUE(run(0.99, 1.0, 0.99).touch_next());  // 1% faster without: within the margin, keep touching
-  EXPECT_TRUE(run(1.10, 1.0, 1.10).touch_next());
-  EXPECT_TRUE(run(0.0, 0.0, 0.0).touch_next());  // a clock too coarse to see the calls: keep touching
-  // Decided: later timings change nothing.
-  TouchTrial decided = run(0.5, 1.0, 0.5);
-  for (int call = 0; call < 40; ++call) decided.record(true, 0.01);
-  EXPECT_FALSE(decided.touch_next());
-}
-
-TEST(Gemm, FewRowsFromMemoryGiveTheSameBitsTouchingOrNot) {
-  // 4–16 rows over panels bigger than the cache: gemm() times calls touching ahead and not, per
-  // weight shape, then keeps the faster (touch_trial.h). Every call must give the same bits, and
-  // the shape must end up decided.
-  std::mt19937 rng(21);
-  const int K = 300, N = 500;  // 600 KB of panels: over touch_ahead's 512 KB
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> b(static_cast<size_t>(K) * N), bias(N);
-  for (float& x : b) x = normal(rng);
-  for (float& x : bias) x = normal(rng);
-  std::vector<float> packed(static_cast<size_t>(K) * ((N + 7) / 8 * 8));
-  pack_panels(packed.data(), b.data(), N, K, N);
-  const MatrixRef panels{packed.data(), WeightType::kF32, K, true};
-  set_thread_count(1);
-  for (int n : {4, 13, 16}) {
-    std::vector<float> a(static_cast<size_t>(n) * K);
-    for (float& x : a) x = normal(rng);
-    std::vector<float> expected(static_cast<size_t>(n) * N), out(expected.size());
-    gemm(expected.data(), N, a.data(), K, f32_matrix(b.data(), N), bias.data(), n, K, N);  // row-major: no trial
-    for (int call = 0; call < 2 * TouchTrial::kCalls + 3; ++call) {
-      std::fill(out.begin(), out.end(), -1.0f);
-      gemm(out.data(), N, a.data(), K, panels, bias.data(), n, K, N);
-      ASSERT_EQ(0, std::memcmp(expected.data(), out.data(), out.size() * 4)) << n << " rows, call " << call;
-    }
-  }
-  const std::string choices = gemm_touch_choices(), shape = "300x500 f32, 1 thread: ";
-  const size_t at = choices.find(shape);
-  ASSERT_NE(at, std::string::npos) << choices;
-  const std::string choice = choices.substr(at + shape.size(), choices.find(';', at) - at - shape.size());
-  EXPECT_TRUE(choice.rfind("touching (time without / with ", 0) == 0 || choice.rfind("not touching (time without / with ", 0) == 0)
-      << choice;
 }
 
 TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {

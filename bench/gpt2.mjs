@@ -27,13 +27,17 @@ const WASM_SCRIPT_FLAGS = ['--no-experimental-fetch', ...(relaxed ? ['--experime
 ensureCheckpoints();
 
 // The kernel table, from the wasm build of bench/kernels.cpp that matches this process's build.
+const KERNELS_FILE = `build/bench/kernels_${relaxed ? 'relaxed' : 'simd'}.cjs`;
+const runKernels = (flag) =>
+  execFileSync(process.execPath, [...WASM_SCRIPT_FLAGS, KERNELS_FILE, ...(flag ? [flag] : [])], { encoding: 'utf8' })
+    .trim().split('\n').map((l) => JSON.parse(l));
 function kernels() {
-  const file = `build/bench/kernels_${relaxed ? 'relaxed' : 'simd'}.cjs`;
-  if (!existsSync(file)) return null;
-  const args = [...WASM_SCRIPT_FLAGS, file, ...(quick ? ['--quick'] : [])];
-  const lines = execFileSync(process.execPath, args, { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+  if (!existsSync(KERNELS_FILE)) return null;
+  const lines = runKernels(quick ? '--quick' : null);
   return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
+// Read bandwidth now (the kernel table's bandwidth line alone), in GB/s; null without the build.
+const readBandwidthNow = () => (existsSync(KERNELS_FILE) ? runKernels('--bandwidth-only').find((l) => l.readGBs)?.readGBs ?? null : null);
 
 // The kernel's inner loop alone on L1 data (bench/tile-loop.cpp, this build's "as shipped" row) and
 // the same loop written by hand in x86 assembly (bench/tile-loop-x86.cpp, native), each as a
@@ -106,17 +110,24 @@ for (const n of LENGTHS) {
 }
 
 // Decoding: 32 greedy tokens after a 16-token prompt (msPerToken). Every step reads every weight
-// matrix once (the output head included), so bytes ÷ bandwidth is the bound.
+// matrix once (the output head included), so bytes ÷ bandwidth is the bound. The bandwidth is read
+// right before and right after each row's timed tokens and the two averaged, as the kernel table
+// pairs each GEMM call with the peak loop: the kernel table's own reading comes minutes earlier,
+// and on these shared machines a slow minute for memory is slow for both (Zen 4: 33.4 ms a token
+// in one run against 20.8–24.7 in the others, read against a bandwidth taken before it).
 const decode = (model) => msPerToken(model, quick ? 12 : 32);
 const c = f32.config;
 const matrixElements = c.layers * (4 * c.dModel * c.dModel + 2 * c.dModel * 4 * c.dModel) + c.dModel * c.vocabSize;  // GPT-2: d_ff = 4·d
 const decodeRows = [];
 for (const [label, model, bytes] of [['f32', f32, 4], ['bf16', bf16, 2]]) {
   await decode(model);
+  const before = readBandwidthNow();
   const ms = await decode(model);
+  const after = readBandwidthNow();
+  const readGBs = before && after ? (before + after) / 2 : null;
   const weightBytes = matrixElements * bytes;
-  const boundMs = kernelTable?.readGBs ? weightBytes / (kernelTable.readGBs * 1e9) * 1e3 : null;
-  const row = { weights: label, msPerToken: ms, weightMB: weightBytes / 1e6, readGBs: kernelTable?.readGBs, boundMs, ofBound: boundMs ? ms / boundMs : null };
+  const boundMs = readGBs ? weightBytes / (readGBs * 1e9) * 1e3 : null;
+  const row = { weights: label, msPerToken: ms, weightMB: weightBytes / 1e6, readGBs, readGBsBeforeAfter: [before, after], boundMs, ofBound: boundMs ? ms / boundMs : null };
   decodeRows.push(row);
   console.log(JSON.stringify(row));
 }
@@ -146,7 +157,7 @@ for (const r of prefill) {
   const v = (k) => (r.ms[k] === undefined ? '–' : r.ms[k].toFixed(1));
   console.log(`| ${r.n} tokens | ${v('ours, all attentions, last row logits')} | ${v('ours, all attentions, all logits')} | ${v('ours bf16, all attentions, last row logits')} | ${v('ORT gpt2s (no attentions)')} | ${v('ORT gpt2s-attn (all attentions)')} | ${r.vsOrtAttn?.toFixed(2) ?? '–'}× | ${r.vsOrtAttnAllLogits?.toFixed(2) ?? '–'}× |`);
 }
-console.log('\n| decoding, 1 thread | ms / token | weights read | bound (bytes ÷ read bandwidth) | ÷ bound |\n|---|---|---|---|---|');
-for (const r of decodeRows) console.log(`| ${r.weights} | ${r.msPerToken.toFixed(1)} | ${r.weightMB.toFixed(0)} MB | ${r.boundMs?.toFixed(1) ?? '–'} ms | ${r.ofBound?.toFixed(2) ?? '–'}× |`);
+console.log('\n| decoding, 1 thread | ms / token | weights read | read bandwidth before / after (GB/s) | bound (bytes ÷ their mean) | ÷ bound |\n|---|---|---|---|---|---|');
+for (const r of decodeRows) console.log(`| ${r.weights} | ${r.msPerToken.toFixed(1)} | ${r.weightMB.toFixed(0)} MB | ${r.readGBsBeforeAfter.map((g) => g?.toFixed(1) ?? '–').join(' / ')} | ${r.boundMs?.toFixed(1) ?? '–'} ms | ${r.ofBound?.toFixed(2) ?? '–'}× |`);
 f32.dispose();
 bf16.dispose();

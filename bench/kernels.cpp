@@ -16,7 +16,8 @@
 //              could fall in such a window whole (W_O at 16 tokens read 55% of the peak in one
 //              run, 85% a minute later)
 //   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
-//              once, can at best stream
+//              once, can at best stream (alone with --bandwidth-only: bench/gpt2.mjs measures it
+//              again right before and after its decoding rows, whose bound it is)
 // Prints one JSON object per line.
 #include <algorithm>
 #include <chrono>
@@ -117,6 +118,10 @@ Rate rate_beside_peak(int calls, double flops, Fn fn) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--bandwidth-only") == 0) {
+    std::printf("{\"readGBs\": %.2f}\n", read_bandwidth_gbs());
+    return 0;
+  }
   const double peak = peak_gflops(20'000'000);
   std::printf("{\"kernel\": \"%s\", \"peakGflops\": %.2f}\n", mh::gemm_kernel_name(), peak);
   std::fflush(stdout);

@@ -573,7 +573,7 @@ inline bool touch_ahead(WeightType type, int64_t K, int64_t N) {
 // misses to a stream that already goes about as fast as memory. Zen 4, same-process A/B of GPT-2's
 // 48 products from memory, not touching against touching: 4 rows 0.65× the time (relaxed 0.61×), 6
 // rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on, the touches stay:
-// 12–16 rows read 0.90–0.98× without them on Zen 4 but the same on Zen 3, and on Zen 5 they had
+// 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3, and on Zen 5 they had
 // taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md).
 inline bool touches_pay(int rows) { return tile_count(rows) >= 3; }
 
@@ -654,8 +654,9 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
-  // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
-  const int64_t limit = touch && touches_pay(n) ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 ↑ 8, ld)
+  // Where the touches stop: the end of the panels this call reads (panel_index(0, c1 rounded up to
+  // 8, ld)), or nothing at all to touch.
+  const int64_t limit = touch && touches_pay(n) ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;
   // Steps of k per call of the tile; gemm() packs `a` for its threads by the same rule.
   const int block = depth_block(b, n, K);
   if (streams_b(b, n, K)) {

@@ -22,8 +22,8 @@
 //   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
 //   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
 //   A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
-//   (touch_ahead()); nor is B touched by a product of one or two row tiles (at most 10 rows), whose
-//   first tile already reads its panel about as fast as one core reads memory (touches_pay()).
+//   (touch_ahead()), nor is B touched by a product of one or two row tiles (at most 10 rows), whose
+//   first tile already reads its panel about as fast as one core reads memory.
 // - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers and, per k, loads 8 floats
 //   of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
@@ -561,21 +561,20 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 // larger B comes back from L3 even when the same layer runs again (d_model 512: four 1 MB
 // matrices a call), and touching it pays there too: Zen 4, same-process A/B, the whole layer at
 // 64 × 512 took 0.96–0.97× the time plain and 0.98× relaxed, at 512 × 512 0.975× and 0.984×.
+//
+// Nor does a product of one or two row tiles touch (at most 10 rows). A panel's first tile reads it
+// from memory, the others from cache, and a 4-row tile does 2 flops a byte of its panel: at 41
+// GFLOP/s (Zen 4, plain) it reads ~20 GB/s, near the 24–28 GB/s one core reads from memory there.
+// With one or two tiles a panel there is little time between first reads for the touches to fill,
+// and they add misses to a stream that already goes about as fast as memory. Zen 4, same-process
+// A/B of GPT-2's 48 products from memory, not touching against touching: 4 rows 0.65× the time
+// (relaxed 0.61×), 6 rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on,
+// the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
+// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md).
 constexpr int64_t kCachedB = int64_t{512} << 10;
-inline bool touch_ahead(WeightType type, int64_t K, int64_t N) {
-  return K * ((N + 7) / 8 * 8) * weight_type_bytes(type) > kCachedB;
+inline bool touch_ahead(WeightType type, int64_t K, int64_t N, int rows) {
+  return K * ((N + 7) / 8 * 8) * weight_type_bytes(type) > kCachedB && tile_count(rows) >= 3;
 }
-
-// Whether the tiles of `rows` rows touch ahead at all. A panel's first tile reads it from memory,
-// the others from cache, and a 4-row tile does 2 flops a byte of its panel: at 41 GFLOP/s (Zen 4,
-// plain) it reads ~20 GB/s, near the 24–28 GB/s one core reads from memory there. With one or two
-// tiles a panel there is little time between first reads for the touches to fill, and they add
-// misses to a stream that already goes about as fast as memory. Zen 4, same-process A/B of GPT-2's
-// 48 products from memory, not touching against touching: 4 rows 0.65× the time (relaxed 0.61×), 6
-// rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on, the touches stay:
-// 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3, and on Zen 5 they had
-// taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md).
-inline bool touches_pay(int rows) { return tile_count(rows) >= 3; }
 
 // For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8
 // elements), cut at element `limit` (the end of the panels this call reads). Nothing for a
@@ -654,9 +653,8 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
   alignas(16) float panel[kDepth * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
-  // Where the touches stop: the end of the panels this call reads (panel_index(0, c1 rounded up to
-  // 8, ld)), or nothing at all to touch.
-  const int64_t limit = touch && touches_pay(n) ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;
+  // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
+  const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 rounded up to 8, ld)
   // Steps of k per call of the tile; gemm() packs `a` for its threads by the same rule.
   const int block = depth_block(b, n, K);
   if (streams_b(b, n, K)) {
@@ -709,7 +707,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
 
 void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
                   int n, int K, int col_begin, int col_end) {
-  columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b.type, K, col_end - col_begin));
+  columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b.type, K, col_end - col_begin, n));
 }
 
 void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
@@ -717,7 +715,7 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   const int threads = thread_count();
   // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
   // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
-  const bool touch = touch_ahead(b.type, K, N);
+  const bool touch = touch_ahead(b.type, K, N, n);
   if (threads == 1 || static_cast<double>(n) * K * N < 262144.0 || N < 16 || in_parallel_task()) {
     columns_of(out, ldo, a, lda, b, bias, n, K, 0, N, touch);
     return;

@@ -37,7 +37,8 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
           int n, int K, int N);
 
 // The same for columns [col_begin, col_end) only, on the calling thread (col_begin a multiple of 8).
-// Those columns' size decides whether the next blocks are touched ahead (gemm.cpp, touch_ahead).
+// Those columns' size and the row count n decide whether the next blocks are touched ahead (gemm.cpp,
+// touch_ahead).
 void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b,
                   const float* bias, int n, int K, int col_begin, int col_end);
 

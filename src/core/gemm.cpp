@@ -8,8 +8,9 @@
 //   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
 //   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
 //   matrix, widened on the way (never widened whole); float32 stored as panels (a checkpoint's
-//   weights, a head's scaled keys and values) is read in place. Every row tile of `a` then
-//   streams over the panel in L1.
+//   weights, a head's scaled keys and values) is read in place, and so are bf16 panels that few
+//   tiles read, widened in registers (bf16_in_place()). Every row tile of `a` then streams over
+//   the panel in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
 //   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB). A product
 //   with few rows (a checkpoint's matrices at ≤ 64 tokens) instead packs all of `a` once and
@@ -47,8 +48,8 @@
 //   had run a shuffled 5-row kernel in an outer loop while touching instead; against that (and
 //   the plain build's touch every step), Zen 3, same-process A/B: GPT-2's products from memory
 //   2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
-// - Fewer rows than a tile (decoding: one token) skip the packing: B is read in place and streams
-//   from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
+// - One row (decoding; 2–3 rows over a row-major B: reads_strips()) skips the packing: B is read in
+//   place and streams from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
 //   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
 //   of 8/rows vectors of B's row k is read side by side.
 #include "core/gemm.h"
@@ -225,6 +226,41 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
   return scratch;
 }
 
+// Decoding reads every weight once per token, so widening bf16 must cost next to nothing: in wasm,
+// 8 bf16 values become their even columns (shifted up) and their odd columns (masked), 2
+// operations instead of 4 with extends; strip() keeps its accumulators in that order.
+#if defined(__wasm_simd128__)
+constexpr bool kEvenOddBf16 = true;
+inline void load8_even_odd(const uint16_t* p, v4& even, v4& odd) {
+  const v128_t h = wasm_v128_load(p);
+  even = wasm_i32x4_shl(h, 16);
+  odd = wasm_v128_and(h, wasm_i32x4_splat(static_cast<int32_t>(0xffff0000u)));
+}
+#else
+constexpr bool kEvenOddBf16 = false;
+inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
+#endif
+
+// What the kernels that read B in place (the few-rows kernels, and the tiles over bf16 panels)
+// read 8 elements of it at a time from: stored elements, and the lane order their accumulators
+// keep (0 … 7 within each group of 8, or for bf16 in wasm 0 2 4 6 1 3 5 7).
+template <WeightType T>
+using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
+template <WeightType T>
+constexpr bool kEvenOddLanes = kEvenOddBf16 && T == WeightType::kBF16;
+template <WeightType T>
+inline int lane_column(int lane) {
+  if (!kEvenOddLanes<T>) return lane;
+  const int in_group = lane % 8;
+  return (lane & ~7) + (in_group < 4 ? 2 * in_group : 2 * (in_group - 4) + 1);
+}
+template <WeightType T>
+inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi) {
+  if constexpr (T == WeightType::kF32) load8(p, lo, hi);
+  else if constexpr (kEvenOddLanes<T>) load8_even_odd(p, lo, hi);
+  else widen8<T>(p, lo, hi);
+}
+
 // The weights that come after the panel a tile is reading, touched while it computes (header
 // comment): the tiles of a panel share the lines from `next` up to `end` (nothing to touch:
 // next == end), each tile at most `lines_per_tile` of them.
@@ -257,10 +293,12 @@ constexpr int kTouchStride = 8;  // the fewest bytes between touches (header com
 // products from memory 0.91–1.03×).
 volatile int g_zero = 0;
 
-// One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 floats).
-template <int R, bool kLastRowFirst = false>
-inline void tile_step(v4 (&acc)[R][2], const float* a_k, const float* b_k) {
-  const v4 b0 = load(b_k), b1 = load(b_k + 4);
+// One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 elements of B as float32,
+// in the lane order load8_lanes gives).
+template <int R, WeightType T, bool kLastRowFirst = false>
+inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
+  v4 b0, b1;
+  load8_lanes<T>(b_k, b0, b1);
   for (int i = 0; i < R; ++i) {
     const int r = kLastRowFirst ? R - 1 - i : i;
     const v4 s = splat(a_k + r);
@@ -270,19 +308,25 @@ inline void tile_step(v4 (&acc)[R][2], const float* a_k, const float* b_k) {
 }
 
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
-// where a (R × depth) is packed k-major: a[k · R + r]. One pointer for a's rows, one for the panel:
+// where a (R × depth) is packed k-major: a[k · R + r], and the panel holds float32 or, read in
+// place, bf16 (widened in registers: see bf16_in_place()). One pointer for a's rows, one for the panel:
 // every load's address is a register plus a constant, and V8 keeps the loop's counters in
 // registers (with a row pointer each it spilled them). Its first touch.steps steps also read a
 // byte of the weights to come (Touch) each; the rest run in a loop of their own without.
 // Called only through tile_of_height()'s pointers, and its loops are not nested: see the header
 // comment for why both matter to V8.
-template <int R>
-void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
+template <int R, WeightType T>
+void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, bool accumulate,
           const float* bias, const Touch& touch) {
   v4 acc[R][2];
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
     acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
+    if (kEvenOddLanes<T>) {  // columns 0 1 2 3 | 4 5 6 7 → 0 2 4 6 | 1 3 5 7
+      const v4 lo = acc[r][0], hi = acc[r][1];
+      acc[r][0] = shuffle<0, 2, 4, 6>(lo, hi);
+      acc[r][1] = shuffle<1, 3, 5, 7>(lo, hi);
+    }
   }
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
@@ -291,33 +335,41 @@ void tile(float* c, int64_t ldc, const float* a, const float* panel, int depth, 
   const int stride = touch.stride;
   const int zero = g_zero;
   const float* a_k = a + zero;
-  const float* b_k = panel + zero;
-  for (const float* b_touched = panel + 8 * touch.steps; b_k < b_touched; b_k += 8, a_k += R) {
+  const Stored<T>* const start = static_cast<const Stored<T>*>(panel);
+  const Stored<T>* b_k = start + zero;
+  for (const Stored<T>* b_touched = start + 8 * touch.steps; b_k < b_touched; b_k += 8, a_k += R) {
     (void)*reinterpret_cast<const volatile char*>(next);
     next += stride;
     // Rows last first: in row order V8 issued all this loop's splats first, and spilled.
-    tile_step<R, true>(acc, a_k, b_k);
+    tile_step<R, T, true>(acc, a_k, b_k);
   }
-  for (const float* b_end = panel + 8 * depth; b_k < b_end; b_k += 8, a_k += R) tile_step(acc, a_k, b_k);
+  for (const Stored<T>* b_end = start + 8 * depth; b_k < b_end; b_k += 8, a_k += R) tile_step<R, T>(acc, a_k, b_k);
   // Stored last row first: in this order V8 schedules each row's splat next to its multiply-adds
   // (in row order it issues all the splats first, and 5 rows then spill; header comment).
   for (int r = R - 1; r >= 0; --r) {
-    store(c + r * ldc + 4, acc[r][1]);
-    store(c + r * ldc, acc[r][0]);
+    v4 lo = acc[r][0], hi = acc[r][1];
+    if (kEvenOddLanes<T>) {  // back to columns 0 1 2 3 | 4 5 6 7
+      lo = shuffle<0, 4, 1, 5>(acc[r][0], acc[r][1]);
+      hi = shuffle<2, 6, 3, 7>(acc[r][0], acc[r][1]);
+    }
+    store(c + r * ldc + 4, hi);
+    store(c + r * ldc, lo);
   }
 }
 
-using TileFn = void (*)(float*, int64_t, const float*, const float*, int, bool, const float*, const Touch&);
+using TileFn = void (*)(float*, int64_t, const float*, const void*, int, bool, const float*, const Touch&);
 
 // Called through pointers, so that binaryen cannot inline them (it inlines a function with one
 // caller whatever `noinline` says): inlined, their loops would sit inside their caller's loops, and
 // V8 would unroll them.
+template <WeightType T>
 TileFn tile_of_height(int rows) {
-  static TileFn volatile tiles[6] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>};
+  static TileFn volatile tiles[6] = {nullptr, tile<1, T>, tile<2, T>, tile<3, T>, tile<4, T>, tile<5, T>};
   return tiles[rows];
 }
 
-void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* panel, int depth, bool accumulate,
+template <WeightType T>
+void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* panel, int depth, bool accumulate,
                const float* bias, Lookahead& ahead) {
   Touch touch;
   if (ahead.next < ahead.end && depth > 0) {
@@ -330,35 +382,35 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const float* pan
     touch.stride = static_cast<int>(stride);
     ahead.next += bytes;
   }
-  tile_of_height(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
+  tile_of_height<T>(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
 }
 
-// The rows of the tile that starts at row i of `rows` (MH_GEMM_TILE_ROWS=4: 4, the rest in the
-// last tile). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k
+// The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4: 4, the
+// rest in the last tile; see bf16_in_place() for where, and MH_GEMM_TILE_ROWS=4). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k
 // (r cycles of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its
 // chains), so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles,
 // where 5 + 5 + 3 + 3 took 18), and otherwise into as few short tiles as possible (6 = 3 + 3,
 // 7 = 4 + 3, 11 = 4 + 4 + 3).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
-inline int tile_height(int i, int rows) {
+inline int tile_height(int i, int rows, int tallest) {
   const int left = rows - i;
-  if (kTileRows == 4) return std::min(4, left);
+  if (tallest == 4) return std::min(4, left);
   if (left >= 5 && fives_and_fours(left - 5)) return 5;
   if (left >= 4 && fives_and_fours(left - 4)) return 4;
   if (left == 6 || left == 7) return left - 3;
   return std::min(4, left);
 }
-inline int tile_count(int rows) {
+inline int tile_count(int rows, int tallest) {
   int tiles = 0;
-  for (int i = 0; i < rows; i += tile_height(i, rows)) ++tiles;
+  for (int i = 0; i < rows; i += tile_height(i, rows, tallest)) ++tiles;
   return tiles;
 }
 
-// packed = rows × depth of a (rows lda apart) in tiles of tile_height() rows, each k-major: what
-// tile() reads, the tile of rows from i at i · depth.
-void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) {
+// packed = rows × depth of a (rows lda apart) in tiles of tile_height() rows (at most `tallest`),
+// each k-major: what tile() reads, the tile of rows from i at i · depth.
+void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth, int tallest) {
   for (int i = 0, r; i < rows; i += r) {
-    r = tile_height(i, rows);
+    r = tile_height(i, rows, tallest);
     float* tile_start = packed + static_cast<int64_t>(i) * depth;
     const float* first_row = a + i * lda;
     int k = 0;
@@ -385,64 +437,32 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth) 
   }
 }
 
-// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows, a tile at a time, the
-// tiles together touching `ahead`. A panel narrower than 8 (the last columns) goes through a
+// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows (at most `tallest` rows a
+// tile), a tile at a time, the tiles together touching `ahead`. The panel holds T: float32, or
+// bf16 read in place. A panel narrower than 8 (the last columns) goes through a
 // scratch tile.
-void panel_rows(float* out, int64_t ldo, const float* a, const float* panel, int depth, int rows, int width,
-                bool accumulate, const float* bias, Lookahead ahead) {
-  ahead.spread_over(tile_count(rows));
+template <WeightType T>
+void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int depth, int rows, int tallest,
+                int width, bool accumulate, const float* bias, Lookahead ahead) {
+  ahead.spread_over(tile_count(rows, tallest));
   for (int i = 0, r; i < rows; i += r) {
-    r = tile_height(i, rows);
+    r = tile_height(i, rows, tallest);
     float* c = out + i * ldo;
     const float* a_tile = a + static_cast<int64_t>(i) * depth;
     if (width == 8) {
-      tile_rows(r, c, ldo, a_tile, panel, depth, accumulate, bias, ahead);
+      tile_rows<T>(r, c, ldo, a_tile, panel, depth, accumulate, bias, ahead);
       continue;
     }
     alignas(16) float scratch[kTileRows * 8], bias8[8] = {};
     for (int rr = 0; rr < r; ++rr)
       for (int cc = 0; cc < 8; ++cc) scratch[rr * 8 + cc] = accumulate && cc < width ? c[rr * ldo + cc] : 0.0f;
     if (bias) std::copy(bias, bias + width, bias8);
-    tile_rows(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr, ahead);
+    tile_rows<T>(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr, ahead);
     for (int rr = 0; rr < r; ++rr) std::copy(scratch + rr * 8, scratch + rr * 8 + width, c + rr * ldo);
   }
 }
 
-// Decoding reads every weight once per token, so widening bf16 must cost next to nothing: in wasm,
-// 8 bf16 values become their even columns (shifted up) and their odd columns (masked), 2
-// operations instead of 4 with extends; strip() keeps its accumulators in that order.
-#if defined(__wasm_simd128__)
-constexpr bool kEvenOddBf16 = true;
-inline void load8_even_odd(const uint16_t* p, v4& even, v4& odd) {
-  const v128_t h = wasm_v128_load(p);
-  even = wasm_i32x4_shl(h, 16);
-  odd = wasm_v128_and(h, wasm_i32x4_splat(static_cast<int32_t>(0xffff0000u)));
-}
-#else
-constexpr bool kEvenOddBf16 = false;
-inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
-#endif
-
-// What the few-rows kernels read 8 elements of B at a time from: stored elements, and the lane
-// order their accumulators keep (0 … 7 within each group of 8, or for bf16 in wasm 0 2 4 6 1 3 5 7).
-template <WeightType T>
-using Stored = typename std::conditional<T == WeightType::kF32, float, uint16_t>::type;
-template <WeightType T>
-constexpr bool kEvenOddLanes = kEvenOddBf16 && T == WeightType::kBF16;
-template <WeightType T>
-inline int lane_column(int lane) {
-  if (!kEvenOddLanes<T>) return lane;
-  const int in_group = lane % 8;
-  return (lane & ~7) + (in_group < 4 ? 2 * in_group : 2 * (in_group - 4) + 1);
-}
-template <WeightType T>
-inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi) {
-  if constexpr (T == WeightType::kF32) load8(p, lo, hi);
-  else if constexpr (kEvenOddLanes<T>) load8_even_odd(p, lo, hi);
-  else widen8<T>(p, lo, hi);
-}
-
-// Fewer rows than a tile (decoding): out (R rows × `width` columns from j, width ≤ 8G) = bias +
+// Rows read as strips (reads_strips(): decoding): out (R rows × `width` columns from j, width ≤ 8G) = bias +
 // a · b, B read in place, G groups of 8 columns side by side. Eight columns from a multiple of 8
 // are contiguous in either layout (a row's run, or a panel's row), so each group is one stream.
 // In panel layout the last group may be partial (its zero padding is computed, not stored);
@@ -552,6 +572,42 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
   }
 }
 
+// Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
+// in a block otherwise: as few blocks as kRowBlock allows, of equal size, since a last block of a
+// few rows would pass over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 +
+// 84. GPT-2 small's 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as
+// any grouping).
+inline bool streams_b(const MatrixRef& b, int n, int K) { return b.panels && int64_t{n} * K <= kStreamedA; }
+inline int row_block_size(int n) {
+  const int row_blocks = (n + kRowBlock - 1) / kRowBlock;
+  return (n + row_blocks - 1) / row_blocks;
+}
+
+// Whether a product reads its bf16 panels in place, widening each step's 8 values in registers
+// (load8_even_odd: 2 operations), rather than widening each 256-deep block into the scratch panel
+// for its tiles to read: where B streams once (streams_b) and a panel has at most 6 tiles, which
+// would each read the copy once. A checkpoint's bf16 weights (the Llama family's) at up to 24
+// tokens. Those tiles have at most 4 rows: holding the mask too, the 5-row tile spilled (one 5-row
+// tile took as long as two 4-row ones, and 10 rows as 5 + 5 took 1.37× the time of the copy
+// relaxed). Zen 4, same-process A/B of GPT-2's 48 products as bf16 panels from memory, in place ÷
+// copied: 4 rows 0.51× the time (relaxed 0.52×), 8 rows 0.67× (0.66×), 12 rows 0.78× (0.78×), 16
+// rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
+// (the same products summed in the same order).
+constexpr int kInPlaceBf16Tiles = 6;
+inline bool bf16_in_place(const MatrixRef& b, int n, int K) {
+  return b.type == WeightType::kBF16 && streams_b(b, n, K) && tile_count(n, 4) <= kInPlaceBf16Tiles;
+}
+// The most rows a tile of this product has (tile_height()).
+inline int tallest_tile(const MatrixRef& b, int n, int K) { return bf16_in_place(b, n, K) ? 4 : kTileRows; }
+
+// Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
+// tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels (a checkpoint's
+// weights) 2 and 3 rows go in tiles too: Zen 4, same-process A/B of GPT-2's 48 products from
+// memory, tiles ÷ strips: float32 2 rows 0.90× the time (relaxed 0.94×), 3 rows 0.73× (0.74×);
+// bf16 0.83× (0.98×) and 0.79× (0.93×); fp16 0.95× at both; the same bits (the same sums in the
+// same order). Over a row-major B the same A/B was as often slower as faster (0.56–1.80×).
+inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 : 4); }
+
 // Touching ahead pays where B comes from memory: a checkpoint's weights (GPT-2 small's smallest
 // matrix is 2.4 MB, 340 MB in all; 16 tokens on Zen 5: 92 → 77 ms). A B that fits in the
 // smallest L2 these pages meet (Zen 3's 512 KB) is one that is used call after call (a small
@@ -572,8 +628,9 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
 // the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
 // and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md).
 constexpr int64_t kCachedB = int64_t{512} << 10;
-inline bool touch_ahead(WeightType type, int64_t K, int64_t N, int rows) {
-  return K * ((N + 7) / 8 * 8) * weight_type_bytes(type) > kCachedB && tile_count(rows) >= 3;
+inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
+  return int64_t{K} * ((N + 7) / 8 * 8) * weight_type_bytes(b.type) > kCachedB &&
+         tile_count(rows, tallest_tile(b, rows, K)) >= 3;
 }
 
 // For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8
@@ -597,34 +654,25 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
   return k_end < K ? panel_index(k_end, j, b.ld) : panel_index(0, j + 8, b.ld);
 }
 
-// Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
-// in a block otherwise: as few blocks as kRowBlock allows, of equal size, since a last block of a
-// few rows would pass over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 +
-// 84. GPT-2 small's 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as
-// any grouping).
-inline bool streams_b(const MatrixRef& b, int n, int K) { return b.panels && int64_t{n} * K <= kStreamedA; }
-inline int row_block_size(int n) {
-  const int row_blocks = (n + kRowBlock - 1) / kRowBlock;
-  return (n + row_blocks - 1) / row_blocks;
-}
-
 // How many steps of k a tile runs per call. A product that streams float32 panels (streams_b)
 // runs each panel's whole depth in one call: its tiles read the panel in place, so nothing needs
 // the 8 KB scratch, and a call's fixed cost (loading and storing its accumulators, the lookahead's
 // arithmetic, the call, two loop exits) comes once per panel instead of once per 256 steps (GPT-2
 // small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
 // process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
-// 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds). Every other product
-// keeps kDepth: a packed block of `a` stays in L2 across B's panels, and 2-byte panels are
-// widened into the scratch one block at a time.
+// 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds), and so does one that
+// reads its bf16 panels in place (bf16_in_place()). Every other product keeps kDepth: a packed
+// block of `a` stays in L2 across B's panels, and 2-byte panels are widened into the scratch one
+// block at a time.
 inline int depth_block(const MatrixRef& b, int n, int K) {
-  return streams_b(b, n, K) && b.type == WeightType::kF32 ? std::max(K, 1) : kDepth;
+  return streams_b(b, n, K) && (b.type == WeightType::kF32 || bf16_in_place(b, n, K)) ? std::max(K, 1) : kDepth;
 }
 
 // Rows [0, rows) × columns [k0, k0 + block) of a, packed by pack_rows at packed + rows · k0: the
 // layout columns() reads a block of rows in, every block of depth side by side.
-inline void pack_depth_block(float* packed, const float* a, int64_t lda, int rows, int K, int k0, int block) {
-  pack_rows(packed + int64_t{rows} * k0, a + k0, lda, rows, std::min(block, K - k0));
+inline void pack_depth_block(float* packed, const float* a, int64_t lda, int rows, int K, int k0, int block,
+                             int tallest) {
+  pack_rows(packed + int64_t{rows} * k0, a + k0, lda, rows, std::min(block, K - k0), tallest);
 }
 
 // out (n × columns [c0, c1)) = a · b + bias. `prepacked`, where not null, is a's n rows already
@@ -633,7 +681,7 @@ inline void pack_depth_block(float* packed, const float* a, int64_t lda, int row
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
-  if (n < 4) {  // fewer rows than the 4-row tile
+  if (reads_strips(b, n)) {
     for (int i = 0; i < n;) {
       const int r = std::min(n - i, 3);
       float* o = out + i * ldo;
@@ -655,21 +703,27 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
   const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 rounded up to 8, ld)
-  // Steps of k per call of the tile; gemm() packs `a` for its threads by the same rule.
-  const int block = depth_block(b, n, K);
+  // Steps of k per call of the tile, and rows per tile; gemm() packs `a` for its threads by the
+  // same rules.
+  const int block = depth_block(b, n, K), tallest = tallest_tile(b, n, K);
   if (streams_b(b, n, K)) {
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
-    // order, read in place (float32: a whole panel per call) or widened a block at a time, while
-    // the tiles touch the next block.
+    // order, read in place (float32, and bf16 in few tiles: a whole panel per call) or widened a
+    // block at a time, while the tiles touch the next block.
     if (!prepacked)
-      for (int k0 = 0; k0 < K; k0 += block) pack_depth_block(packed_a, a, lda, n, K, k0, block);
+      for (int k0 = 0; k0 < K; k0 += block) pack_depth_block(packed_a, a, lda, n, K, k0, block, tallest);
     const float* a_packed = prepacked ? prepacked : packed_a;
+    const bool bf16_panels = bf16_in_place(b, n, K);
     for (int j = c0; j < c1; j += 8) {
       for (int k0 = 0; k0 < K; k0 += block) {
-        const int depth = std::min(block, K - k0);
-        panel_rows(out + j, ldo, a_packed + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel), depth, n,
-                   std::min(8, c1 - j), k0 > 0, bias ? bias + j : nullptr,
-                   block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit));
+        const int depth = std::min(block, K - k0), width = std::min(8, c1 - j);
+        const Lookahead ahead = block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit);
+        if (bf16_panels)
+          panel_rows<WeightType::kBF16>(out + j, ldo, a_packed, static_cast<const uint16_t*>(b.data) + panel_index(0, j, b.ld),
+                                        K, n, tallest, width, false, bias ? bias + j : nullptr, ahead);
+        else
+          panel_rows<WeightType::kF32>(out + j, ldo, a_packed + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel),
+                                       depth, n, tallest, width, k0 > 0, bias ? bias + j : nullptr, ahead);
       }
     }
     return;
@@ -680,12 +734,13 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
     const int rows = std::min(row_block, n - i0);
     for (int k0 = 0; k0 < K; k0 += block) {  // block = kDepth here: the scratch and packed_a's size
       const int depth = std::min(block, K - k0);
-      if (!prepacked) pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth);
+      if (!prepacked) pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth, tallest);
       const float* a_block = prepacked ? prepacked + int64_t{rows} * k0 : packed_a;
       for (int j = c0; j < c1; j += 8) {
         const int width = std::min(8, c1 - j);
-        panel_rows(out + i0 * ldo + j, ldo, a_block, panel_of<T>(b, k0, depth, j, width, panel), depth, rows, width,
-                   k0 > 0, bias ? bias + j : nullptr, block_at<T>(b, panel_index(k0, j + 8, b.ld), depth, limit));
+        panel_rows<WeightType::kF32>(out + i0 * ldo + j, ldo, a_block, panel_of<T>(b, k0, depth, j, width, panel),
+                                     depth, rows, tallest, width, k0 > 0, bias ? bias + j : nullptr,
+                                     block_at<T>(b, panel_index(k0, j + 8, b.ld), depth, limit));
       }
     }
   }
@@ -707,7 +762,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
 
 void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
                   int n, int K, int col_begin, int col_end) {
-  columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b.type, K, col_end - col_begin, n));
+  columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b, K, col_end - col_begin, n));
 }
 
 void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
@@ -715,7 +770,7 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   const int threads = thread_count();
   // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
   // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
-  const bool touch = touch_ahead(b.type, K, N, n);
+  const bool touch = touch_ahead(b, K, N, n);
   if (threads == 1 || static_cast<double>(n) * K * N < 262144.0 || N < 16 || in_parallel_task()) {
     columns_of(out, ldo, a, lda, b, bias, n, K, 0, N, touch);
     return;
@@ -732,8 +787,8 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   const int chunks = (N + chunk - 1) / chunk;
-  // Fewer rows than a tile (decoding) read `a` in place (few_rows): nothing to pack.
-  const bool pack = n >= 4 && K > 0;
+  // Rows that read strips (decoding) read `a` in place (few_rows): nothing to pack.
+  const bool pack = !reads_strips(b, n) && K > 0;
   const int row_block = !pack || streams_b(b, n, K) ? n : row_block_size(n);
   // The calling thread's buffer, grown to the largest block of rows × K so far. Named through a
   // plain pointer: inside the tasks `packing` would be the running thread's own.
@@ -744,9 +799,9 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
     const int rows = std::min(row_block, n - i0);
     const float* a_rows = a + i0 * lda;
     if (packed) {
-      const int block = depth_block(b, rows, K);
+      const int block = depth_block(b, rows, K), tallest = tallest_tile(b, rows, K);
       parallel_for((K + block - 1) / block,
-                   [&](int i, int) { pack_depth_block(packed, a_rows, lda, rows, K, i * block, block); });
+                   [&](int i, int) { pack_depth_block(packed, a_rows, lda, rows, K, i * block, block, tallest); });
     }
     parallel_for(chunks, [&](int t, int) {
       const int c0 = t * chunk;

@@ -139,9 +139,13 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   std::mt19937 rng(11);
   // K = 300 and 1100: one row reads long panels four side by side, in the tiles' order (the same
   // bits), and short ones one at a time with even and odd k in separate sums (close, not equal;
-  // MatchesFloat64OnEdgeShapes bounds its error).
-  for (const int K : {300, 1100}) {
-    const int n = 37, N = 203;
+  // MatchesFloat64OnEdgeShapes bounds its error). 16 rows read the bf16 panels in place, widened in
+  // registers (4 tiles), 37 rows a widened copy (10 tiles), as the row-major matrix always is.
+  struct Shape {
+    int n, K;
+  };
+  for (const Shape shape : {Shape{37, 300}, Shape{37, 1100}, Shape{16, 300}, Shape{16, 1100}}) {
+    const int n = shape.n, K = shape.K, N = 203;
     Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
     Operand in_panels = b;
     to_panels(in_panels, K, N);

@@ -115,6 +115,33 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     b.dispose();
   });
 
+  it('an F16 weight that is inf or NaN fails the run with the overflow error at any length (never a finite result)', async () => {
+    // The kernels widen fp16 the fast way, which reads exponent 31 as finite (±2^16 · 1.m), and redo
+    // the work exactly where they meet it: one token (the decoding strips) and several (the
+    // widened panels) must both see the inf or NaN.
+    const buf = new DataView(new ArrayBuffer(4));
+    const ids = expectedOutputs('gpt2')[2].ids;
+    for (const special of [0x7c00, 0xfc00, 0x7e00]) {
+      const files = variant('gpt2', {
+        // Every tensor in F16 (a checkpoint that mixes types is widened whole), one weight special.
+        tensors: (t) => new Map([...t].map(([name, x]) => {
+          if (x.dtype !== 'F32') return [name, x];
+          const f = new Float32Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length));
+          const h = new Uint16Array(f.length);
+          for (let i = 0; i < f.length; i += 1) h[i] = floatToHalf(f[i], buf);
+          if (name === 'h.0.attn.c_proj.weight') h[Math.floor(h.length / 3)] = special;
+          return [name, { dtype: 'F16', shape: x.shape, bytes: new Uint8Array(h.buffer) }];
+        })),
+      });
+      const model = await loadPretrained(files);
+      for (const n of [1, 2, 5, 16]) {
+        const text = Array.from({ length: n }, (_, i) => ids[i % ids.length]);
+        expect(() => model.run(text), `${special.toString(16)}, ${n} tokens`).toThrow(/overflowed float32/);
+      }
+      model.dispose();
+    }
+  });
+
   it('weightType f16 / bf16: an F32 checkpoint loaded at 2 bytes a weight computes exactly what the rounded checkpoint does', async () => {
     // The reference rounds in JS (floatToHalf, floatToBf16 below), independently of the loader's C++,
     // every matrix (2-D tensor: projections and embeddings); vectors stay float32.

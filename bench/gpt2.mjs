@@ -111,8 +111,9 @@ for (const n of LENGTHS) {
   console.log(JSON.stringify(row));
 }
 
-// Decoding: 32 greedy tokens after a 16-token prompt (msPerToken). Every step reads every weight
-// matrix once (the output head included), so bytes ÷ bandwidth is the bound. The bandwidth is read
+// Decoding: 32 greedy tokens after a 16-token prompt (msPerToken), with float32, bf16 and fp16
+// weights. Every step reads every weight matrix once (the output head included), so bytes ÷
+// bandwidth is the bound. The bandwidth is read
 // right before and right after each row's timed tokens and the two averaged, as the kernel table
 // pairs each GEMM call with the peak loop: the kernel table's own reading comes minutes earlier,
 // and on these shared machines a slow minute for memory is slow for both (Zen 4: 33.4 ms a token
@@ -121,7 +122,14 @@ const decode = (model) => msPerToken(model, quick ? 12 : 32);
 const c = f32.config;
 const matrixElements = c.layers * (4 * c.dModel * c.dModel + 2 * c.dModel * 4 * c.dModel) + c.dModel * c.vocabSize;  // GPT-2: d_ff = 4·d
 const decodeRows = [];
-for (const [label, model, bytes] of [['f32', f32, 4], ['bf16', bf16, 2]]) {
+// fp16: the F32 checkpoint loaded at 2 bytes a weight (weightType 'f16'), after the BF16 copy is
+// freed (the three would not fit the heap together).
+const f16 = async () => {
+  bf16.dispose();
+  return loadPretrained(F32_DIR, { weightType: 'f16' });
+};
+for (const [label, load, bytes] of [['f32', async () => f32, 4], ['bf16', async () => bf16, 2], ['f16', f16, 2]]) {
+  const model = await load();
   await decode(model);
   const before = readBandwidthNow();
   const ms = await decode(model);
@@ -132,6 +140,7 @@ for (const [label, model, bytes] of [['f32', f32, 4], ['bf16', bf16, 2]]) {
   const row = { weights: label, msPerToken: ms, weightMB: weightBytes / 1e6, readGBs, readGBsBeforeAfter: [before, after], boundMs, ofBound: boundMs ? ms / boundMs : null };
   decodeRows.push(row);
   console.log(JSON.stringify(row));
+  if (label === 'f16') model.dispose();
 }
 
 const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel }, kernels: kernelTable, prefill, decode: decodeRows };
@@ -162,4 +171,3 @@ for (const r of prefill) {
 console.log('\n| decoding, 1 thread | ms / token | weights read | read bandwidth before / after (GB/s) | bound (bytes ÷ their mean) | ÷ bound |\n|---|---|---|---|---|---|');
 for (const r of decodeRows) console.log(`| ${r.weights} | ${r.msPerToken.toFixed(1)} | ${r.weightMB.toFixed(0)} MB | ${r.readGBsBeforeAfter.map((g) => g?.toFixed(1) ?? '–').join(' / ')} | ${r.boundMs?.toFixed(1) ?? '–'} ms | ${r.ofBound?.toFixed(2) ?? '–'}× |`);
 f32.dispose();
-bf16.dispose();

@@ -48,10 +48,11 @@
 //   had run a shuffled 5-row kernel in an outer loop while touching instead; against that (and
 //   the plain build's touch every step), Zen 3, same-process A/B: GPT-2's products from memory
 //   2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
-// - One row (decoding; 2–3 rows over a row-major B: reads_strips()) skips the packing: B is read in
-//   place and streams from memory once — that product is bound by memory bandwidth, not arithmetic. One row over
-//   short panels reads one panel at a time (row_stream: one sequential stream), otherwise a strip
-//   of 8/rows vectors of B's row k is read side by side.
+// - One row (decoding; 2–3 rows over a row-major B: reads_strips()) skips the packing: B is read
+//   in place and streams from memory once — that product is bound by memory bandwidth, not
+//   arithmetic. One row over short panels reads one panel at a time (row_stream: one sequential
+//   stream), otherwise a strip of 8/rows vectors of B's row k is read side by side. 2-byte
+//   weights are widened there in registers (load8_lanes).
 #include "core/gemm.h"
 
 #include <algorithm>
@@ -362,8 +363,8 @@ inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
 
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r], and the panel holds float32 or, read in
-// place, bf16 (widened in registers: see bf16_in_place()). One pointer for a's rows, one for the panel:
-// every load's address is a register plus a constant, and V8 keeps the loop's counters in
+// place, bf16 (widened in registers: bf16_in_place()). One pointer for a's rows, one for the
+// panel: every load's address is a register plus a constant, and V8 keeps the loop's counters in
 // registers (with a row pointer each it spilled them). Its first touch.steps steps also read a
 // byte of the weights to come (Touch) each; the rest run in a loop of their own without.
 // Called only through tile_of_height()'s pointers, and its loops are not nested: see the header
@@ -438,12 +439,13 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* pane
   tile_of_height<T>(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
 }
 
-// The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4: 4, the
-// rest in the last tile; see bf16_in_place() for where, and MH_GEMM_TILE_ROWS=4). 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k
-// (r cycles of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its
-// chains), so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles,
-// where 5 + 5 + 3 + 3 took 18), and otherwise into as few short tiles as possible (6 = 3 + 3,
-// 7 = 4 + 3, 11 = 4 + 4 + 3).
+// The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4: 4,
+// the rest in the last tile; bf16_in_place() says where, and MH_GEMM_TILE_ROWS=4 everywhere).
+// 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k (r cycles
+// of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its chains), so rows
+// are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3
+// took 18), and otherwise into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3,
+// 11 = 4 + 4 + 3).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
 inline int tile_height(int i, int rows, int tallest) {
   const int left = rows - i;
@@ -490,9 +492,9 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth, 
   }
 }
 
-// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows (at most `tallest` rows a
-// tile), a tile at a time, the tiles together touching `ahead`. The panel holds T: float32, or
-// bf16 read in place. A panel narrower than 8 (the last columns) goes through a
+// out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows (at most `tallest`
+// rows a tile), a tile at a time, the tiles together touching `ahead`. The panel holds T:
+// float32, or bf16 read in place. A panel narrower than 8 (the last columns) goes through a
 // scratch tile.
 template <WeightType T>
 void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int depth, int rows, int tallest,
@@ -515,11 +517,11 @@ void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int 
   }
 }
 
-// Rows read as strips (reads_strips(): decoding): out (R rows × `width` columns from j, width ≤ 8G) = bias +
-// a · b, B read in place, G groups of 8 columns side by side. Eight columns from a multiple of 8
-// are contiguous in either layout (a row's run, or a panel's row), so each group is one stream.
-// In panel layout the last group may be partial (its zero padding is computed, not stored);
-// row-major callers pass whole groups only.
+// Rows read as strips (reads_strips(): decoding): out (R rows × `width` columns from j,
+// width ≤ 8G) = bias + a · b, B read in place, G groups of 8 columns side by side. Eight columns
+// from a multiple of 8 are contiguous in either layout (a row's run, or a panel's row), so each
+// group is one stream. In panel layout the last group may be partial (its zero padding is
+// computed, not stored); row-major callers pass whole groups only.
 // The addresses advance by pointer increments, written out: Emscripten turns LLVM's loop
 // strength reduction off (-disable-lsr), so an index expression is recomputed every iteration.
 // Returns whether the fast fp16 widening met inf or NaN, in which case the caller runs it again

@@ -1,5 +1,6 @@
 // The product every weight matrix goes through: out = a · B (+ bias), with B read in place in the
-// type it is stored in (float32, or a checkpoint's fp16/bf16 at 2 bytes, widened while packing).
+// type it is stored in (float32, or a checkpoint's fp16/bf16 at 2 bytes, widened while packing or
+// in registers).
 //
 // Why our own kernel: see gemm.cpp. Results are the same bits whatever the thread count and
 // whichever rows are computed together: every output element is bias + Σ_k a_ik·b_kj summed in

@@ -113,23 +113,16 @@ for (const n of LENGTHS) {
 
 // Decoding: 32 greedy tokens after a 16-token prompt (msPerToken), with float32, bf16 and fp16
 // weights. Every step reads every weight matrix once (the output head included), so bytes ÷
-// bandwidth is the bound. The bandwidth is read
-// right before and right after each row's timed tokens and the two averaged, as the kernel table
-// pairs each GEMM call with the peak loop: the kernel table's own reading comes minutes earlier,
-// and on these shared machines a slow minute for memory is slow for both (Zen 4: 33.4 ms a token
-// in one run against 20.8–24.7 in the others, read against a bandwidth taken before it).
+// bandwidth is the bound. The bandwidth is read right before and right after each row's timed
+// tokens and the two averaged, as the kernel table pairs each GEMM call with the peak loop: the
+// kernel table's own reading comes minutes earlier, and on these shared machines a slow minute for
+// memory is slow for both (Zen 4: 33.4 ms a token in one run against 20.8–24.7 in the others, read
+// against a bandwidth taken before it).
 const decode = (model) => msPerToken(model, quick ? 12 : 32);
 const c = f32.config;
 const matrixElements = c.layers * (4 * c.dModel * c.dModel + 2 * c.dModel * 4 * c.dModel) + c.dModel * c.vocabSize;  // GPT-2: d_ff = 4·d
 const decodeRows = [];
-// fp16: the F32 checkpoint loaded at 2 bytes a weight (weightType 'f16'), after the BF16 copy is
-// freed (the three would not fit the heap together).
-const f16 = async () => {
-  bf16.dispose();
-  return loadPretrained(F32_DIR, { weightType: 'f16' });
-};
-for (const [label, load, bytes] of [['f32', async () => f32, 4], ['bf16', async () => bf16, 2], ['f16', f16, 2]]) {
-  const model = await load();
+async function decodeRow(label, model, bytes) {
   await decode(model);
   const before = readBandwidthNow();
   const ms = await decode(model);
@@ -140,8 +133,15 @@ for (const [label, load, bytes] of [['f32', async () => f32, 4], ['bf16', async 
   const row = { weights: label, msPerToken: ms, weightMB: weightBytes / 1e6, readGBs, readGBsBeforeAfter: [before, after], boundMs, ofBound: boundMs ? ms / boundMs : null };
   decodeRows.push(row);
   console.log(JSON.stringify(row));
-  if (label === 'f16') model.dispose();
 }
+await decodeRow('f32', f32, 4);
+await decodeRow('bf16', bf16, 2);
+// fp16: the F32 checkpoint loaded at 2 bytes a weight, once the BF16 copy is freed (the three
+// would not fit the heap together).
+bf16.dispose();
+const f16 = await loadPretrained(F32_DIR, { weightType: 'f16' });
+await decodeRow('f16', f16, 2);
+f16.dispose();
 
 const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel }, kernels: kernelTable, prefill, decode: decodeRows };
 writeFileSync(new URL(`./gpt2-results${relaxed ? '-relaxed' : ''}.json`, import.meta.url), JSON.stringify(results, null, 1));

@@ -206,7 +206,9 @@ inline void load8_even_odd(const uint16_t* p, v4& even, v4& odd) {
 // with it redoes its work with the exact widening where any() (a weight file with inf or NaN).
 struct Fp16Specials {
   v128_t largest = wasm_i16x8_splat(0);
-  bool any() const { return wasm_v128_any_true(wasm_u16x8_ge(largest, wasm_i16x8_splat(static_cast<int16_t>(0xf800)))); }
+  bool any() const {
+    return wasm_v128_any_true(wasm_u16x8_ge(largest, wasm_i16x8_splat(static_cast<int16_t>(0xf800))));
+  }
 };
 // fp16, even and odd columns: an arithmetic shift by 3 puts a value's exponent and mantissa in
 // float32's places (its sign copied into the 3 bits that the mask then clears), and × 2^112
@@ -249,6 +251,15 @@ inline int lane_column(int lane) {
   if (!kEvenOddLanes<T>) return lane;
   const int in_group = lane % 8;
   return (lane & ~7) + (in_group < 4 ? 2 * in_group : 2 * (in_group - 4) + 1);
+}
+// 8 columns as 0 1 2 3 | 4 5 6 7 (lo, hi) ⇄ 0 2 4 6 | 1 3 5 7 (even, odd).
+inline void to_even_odd(v4 lo, v4 hi, v4& even, v4& odd) {
+  even = shuffle<0, 2, 4, 6>(lo, hi);
+  odd = shuffle<1, 3, 5, 7>(lo, hi);
+}
+inline void to_columns(v4 even, v4 odd, v4& lo, v4& hi) {
+  lo = shuffle<0, 4, 1, 5>(even, odd);
+  hi = shuffle<2, 6, 3, 7>(even, odd);
 }
 // kExact: fp16 widened exactly, inf and NaN included; otherwise the fast way, with what it saw of
 // them in `seen` (load8_even_odd_f16).
@@ -297,10 +308,11 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
     Fp16Specials seen;
     const uint16_t* p = static_cast<const uint16_t*>(b.data) + start;
     for (int e = 0; e < depth * 8; e += 8) {
-      v4 even, odd;
+      v4 even, odd, lo, hi;
       load8_even_odd_f16(p + e, even, odd, seen);
-      store(scratch + e, shuffle<0, 4, 1, 5>(even, odd));
-      store(scratch + e + 4, shuffle<2, 6, 3, 7>(even, odd));
+      to_columns(even, odd, lo, hi);
+      store(scratch + e, lo);
+      store(scratch + e + 4, hi);
     }
     if (!seen.any()) return scratch;
   }
@@ -376,11 +388,7 @@ void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, b
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
     acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
-    if (kEvenOddLanes<T>) {  // columns 0 1 2 3 | 4 5 6 7 → 0 2 4 6 | 1 3 5 7
-      const v4 lo = acc[r][0], hi = acc[r][1];
-      acc[r][0] = shuffle<0, 2, 4, 6>(lo, hi);
-      acc[r][1] = shuffle<1, 3, 5, 7>(lo, hi);
-    }
+    if (kEvenOddLanes<T>) to_even_odd(acc[r][0], acc[r][1], acc[r][0], acc[r][1]);
   }
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
@@ -402,10 +410,7 @@ void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, b
   // (in row order it issues all the splats first, and 5 rows then spill; header comment).
   for (int r = R - 1; r >= 0; --r) {
     v4 lo = acc[r][0], hi = acc[r][1];
-    if (kEvenOddLanes<T>) {  // back to columns 0 1 2 3 | 4 5 6 7
-      lo = shuffle<0, 4, 1, 5>(acc[r][0], acc[r][1]);
-      hi = shuffle<2, 6, 3, 7>(acc[r][0], acc[r][1]);
-    }
+    if (kEvenOddLanes<T>) to_columns(acc[r][0], acc[r][1], lo, hi);
     store(c + r * ldc + 4, hi);
     store(c + r * ldc, lo);
   }
@@ -608,8 +613,10 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
     static Stream volatile stream_pointer = row_stream<T>;  // not inlined: see below
     const Stream stream = stream_pointer;
-    for (int j = c0; j < c1; j += 8)
-      if (stream(out, a, b, bias, K, j, std::min(8, c1 - j))) row_stream<T, true>(out, a, b, bias, K, j, std::min(8, c1 - j));
+    for (int j = c0; j < c1; j += 8) {
+      const int width = std::min(8, c1 - j);
+      if (stream(out, a, b, bias, K, j, width)) row_stream<T, true>(out, a, b, bias, K, j, width);
+    }
     return;
   }
   // fp16 one row: 2 groups, since with its widening's constants and Fp16Specials, 4 spilled (fp16
@@ -630,9 +637,10 @@ void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const Matrix
     const int width = std::min(8 * kGroups, end - j);
     if (wide(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, kGroups, true>(out, ldo, a, lda, b, bias, K, j, width);
   }
-  for (; j < end; j += 8)
-    if (strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, std::min(8, end - j)))
-      strip<T, R, 1, true>(out, ldo, a, lda, b, bias, K, j, std::min(8, end - j));
+  for (; j < end; j += 8) {
+    const int width = std::min(8, end - j);
+    if (strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, 1, true>(out, ldo, a, lda, b, bias, K, j, width);
+  }
   for (; j < c1; ++j) {
     for (int r = 0; r < R; ++r) {
       float sum = bias ? bias[j] : 0.0f;
@@ -787,13 +795,16 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
     for (int j = c0; j < c1; j += 8) {
       for (int k0 = 0; k0 < K; k0 += block) {
         const int depth = std::min(block, K - k0), width = std::min(8, c1 - j);
+        const float* a_block = a_packed + int64_t{n} * k0;
+        const float* bias_j = bias ? bias + j : nullptr;
         const Lookahead ahead = block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit);
-        if (bf16_panels)
-          panel_rows<WeightType::kBF16>(out + j, ldo, a_packed, static_cast<const uint16_t*>(b.data) + panel_index(0, j, b.ld),
-                                        K, n, tallest, width, false, bias ? bias + j : nullptr, ahead);
-        else
-          panel_rows<WeightType::kF32>(out + j, ldo, a_packed + int64_t{n} * k0, panel_of<T>(b, k0, depth, j, 8, panel),
-                                       depth, n, tallest, width, k0 > 0, bias ? bias + j : nullptr, ahead);
+        if (bf16_panels) {
+          const uint16_t* in_place = static_cast<const uint16_t*>(b.data) + panel_index(k0, j, b.ld);
+          panel_rows<WeightType::kBF16>(out + j, ldo, a_block, in_place, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+        } else {
+          panel_rows<WeightType::kF32>(out + j, ldo, a_block, panel_of<T>(b, k0, depth, j, 8, panel), depth, n, tallest,
+                                       width, k0 > 0, bias_j, ahead);
+        }
       }
     }
     return;

@@ -187,8 +187,8 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
   // ahead (B over 512 KB, as here: 290 × 912 floats, 1 MB); a row-major matrix is copied a panel
-  // at a time. 41 rows stream B once (all of `a` packed), 300 rows go by k blocks: the same sums in the
-  // same order either way.
+  // at a time. 41 rows stream B once (all of `a` packed), 300 rows go by k blocks: the same sums in
+  // the same order either way.
   std::mt19937 rng(12);
   const int K = 290, N = 907;
   std::normal_distribution<float> normal(0.0f, 1.0f);

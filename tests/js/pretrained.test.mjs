@@ -68,6 +68,18 @@ describe('Hugging Face checkpoints in wasm match transformers', () => {
   });
 });
 
+// A safetensors F32 tensor rounded to a 2-byte dtype by round(value, DataView) (floatToHalf,
+// floatToBf16 below); other tensors as they are.
+function roundTensor(t, dtype, round) {
+  if (t.dtype !== 'F32') return t;
+  const f = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+  const h = new Uint16Array(f.length);
+  const buf = new DataView(new ArrayBuffer(4));
+  for (let i = 0; i < f.length; i += 1) h[i] = round(f[i], buf);
+  return { dtype, shape: t.shape, bytes: new Uint8Array(h.buffer) };
+}
+const toF16 = (t) => roundTensor(t, 'F16', floatToHalf);
+
 // Hub variants made from a fixture: files with the weights replaced and config.json edited.
 function variant(fixture, { tensors, config, drop = [] }) {
   const files = fixtureFiles(fixture);
@@ -95,14 +107,6 @@ describe('hub variants of each family give transformers\' numbers too', () => {
   it('GPT-2 in F16 loads at 2 bytes a weight and stays close (fp16 rounding of the weights)', async () => {
     // Round-trip through F16 changes the weights slightly: compare against the model loaded from
     // the F32 copy of the same rounded weights, which must give exactly the same numbers.
-    const toF16 = (t) => {
-      if (t.dtype !== 'F32') return t;
-      const f = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
-      const h = new Uint16Array(f.length);
-      const buf = new DataView(new ArrayBuffer(4));
-      for (let i = 0; i < f.length; i += 1) h[i] = floatToHalf(f[i], buf);
-      return { dtype: 'F16', shape: t.shape, bytes: new Uint8Array(h.buffer) };
-    };
     const half = variant('gpt2', { tensors: (t) => new Map([...t].map(([n, x]) => [n, toF16(x)])) });
     const widened = variant('gpt2', { tensors: (t) => new Map([...t].map(([n, x]) => [n, toF32(toF16(x))])) });
     const a = await loadPretrained(half), b = await loadPretrained(widened);
@@ -119,18 +123,17 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     // The kernels widen fp16 the fast way, which reads exponent 31 as finite (±2^16 · 1.m), and redo
     // the work exactly where they meet it: one token (the decoding strips) and several (the
     // widened panels) must both see the inf or NaN.
-    const buf = new DataView(new ArrayBuffer(4));
     const ids = expectedOutputs('gpt2')[2].ids;
     for (const special of [0x7c00, 0xfc00, 0x7e00]) {
       const files = variant('gpt2', {
         // Every tensor in F16 (a checkpoint that mixes types is widened whole), one weight special.
         tensors: (t) => new Map([...t].map(([name, x]) => {
-          if (x.dtype !== 'F32') return [name, x];
-          const f = new Float32Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length));
-          const h = new Uint16Array(f.length);
-          for (let i = 0; i < f.length; i += 1) h[i] = floatToHalf(f[i], buf);
-          if (name === 'h.0.attn.c_proj.weight') h[Math.floor(h.length / 3)] = special;
-          return [name, { dtype: 'F16', shape: x.shape, bytes: new Uint8Array(h.buffer) }];
+          const half = toF16(x);
+          if (name === 'h.0.attn.c_proj.weight') {
+            const h = new Uint16Array(half.bytes.buffer);
+            h[Math.floor(h.length / 3)] = special;
+          }
+          return [name, half];
         })),
       });
       const model = await loadPretrained(files);
@@ -145,14 +148,7 @@ describe('hub variants of each family give transformers\' numbers too', () => {
   it('weightType f16 / bf16: an F32 checkpoint loaded at 2 bytes a weight computes exactly what the rounded checkpoint does', async () => {
     // The reference rounds in JS (floatToHalf, floatToBf16 below), independently of the loader's C++,
     // every matrix (2-D tensor: projections and embeddings); vectors stay float32.
-    const rounded = (dtype, round) => (t) => {
-      if (t.dtype !== 'F32' || t.shape.length !== 2) return t;
-      const f = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
-      const h = new Uint16Array(f.length);
-      const buf = new DataView(new ArrayBuffer(4));
-      for (let i = 0; i < f.length; i += 1) h[i] = round(f[i], buf);
-      return { dtype, shape: t.shape, bytes: new Uint8Array(h.buffer) };
-    };
+    const rounded = (dtype, round) => (t) => (t.shape.length === 2 ? roundTensor(t, dtype, round) : t);
     const dir = join(FIXTURES, 'gpt2');
     const ids = expectedOutputs('gpt2')[2].ids;
     for (const [weightType, dtype, round] of [['f16', 'F16', floatToHalf], ['bf16', 'BF16', floatToBf16]]) {

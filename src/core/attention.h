@@ -60,9 +60,10 @@ struct WeightsView {
   const float *wq, *wk, *wv, *wo;
   const float *bq, *bk, *bv, *bo;
   WeightType type = WeightType::kF32;
-  bool panels = false;  // the matrices are in gemm's panel layout (core/gemm.h)
+  bool panels = false;        // the matrices are in gemm's panel layout (core/gemm.h)
+  bool known_finite = false;  // the four matrices hold no inf or NaN (MatrixRef::known_finite)
   // One of the matrices (K × N) as gemm's operand.
-  MatrixRef matrix(const float* w, int64_t K, int64_t N) const { return {w, type, panels ? K : N, panels}; }
+  MatrixRef matrix(const float* w, int64_t K, int64_t N) const { return {w, type, panels ? K : N, panels, known_finite}; }
 };
 
 // 4·d² + 4·d for plain MHA with biases; K and V shrink to d × d_kv with grouped/multi-query heads.

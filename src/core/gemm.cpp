@@ -216,12 +216,24 @@ struct Fp16Specials {
 // where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m here). fp16 decoding of
 // GPT-2 small's 48 products (Zen 4, plain, same-process A/B): 42.3 → 12.8 ms, where bf16 takes 7.6
 // and float32 12.3.
+// kWatch false: over a matrix known finite, nothing to watch for.
+template <bool kWatch = true>
 inline void load8_even_odd_f16(const uint16_t* p, v4& even, v4& odd, Fp16Specials& seen) {
   const v128_t h = wasm_v128_load(p);
-  seen.largest = wasm_u16x8_max(seen.largest, wasm_i16x8_shl(h, 1));
+  if constexpr (kWatch) seen.largest = wasm_u16x8_max(seen.largest, wasm_i16x8_shl(h, 1));
   const v128_t mask = wasm_i32x4_splat(static_cast<int32_t>(0x8fffe000u)), scale = wasm_f32x4_splat(0x1p112f);
   even = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), mask), scale);
   odd = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(h, 3), mask), scale);
+}
+// The same without the × 2^112 and without the watch: each value · 2^-112, exact (a normal fp16's
+// smallest exponent, -14, becomes float32's smallest, -126; subnormals stay exact below it). For a
+// matrix known finite, with a's values × 2^112 instead (prescale_rows()): the products, and so
+// the sums, are then the same bits. 5 operations for 8 values where the watched widening takes 9.
+inline void load8_even_odd_f16_prescaled(const uint16_t* p, v4& even, v4& odd) {
+  const v128_t h = wasm_v128_load(p);
+  const v128_t mask = wasm_i32x4_splat(static_cast<int32_t>(0x8fffe000u));
+  even = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), mask);
+  odd = wasm_v128_and(wasm_i32x4_shr(h, 3), mask);
 }
 // The same columns widened exactly, inf and NaN included (half4()).
 inline void load8_even_odd_f16_exact(const uint16_t* p, v4& even, v4& odd) {
@@ -235,7 +247,9 @@ struct Fp16Specials {
   bool any() const { return false; }
 };
 inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
+template <bool kWatch = true>
 inline void load8_even_odd_f16(const uint16_t*, v4&, v4&, Fp16Specials&) {}
+inline void load8_even_odd_f16_prescaled(const uint16_t*, v4&, v4&) {}
 inline void load8_even_odd_f16_exact(const uint16_t*, v4&, v4&) {}
 #endif
 
@@ -261,14 +275,18 @@ inline void to_columns(v4 even, v4 odd, v4& lo, v4& hi) {
   lo = shuffle<0, 4, 1, 5>(even, odd);
   hi = shuffle<2, 6, 3, 7>(even, odd);
 }
-// kExact: fp16 widened exactly, inf and NaN included; otherwise the fast way, with what it saw of
-// them in `seen` (load8_even_odd_f16).
-template <WeightType T, bool kExact = false>
+// How the few-rows kernels widen fp16 in wasm: the fast way, with what they saw of inf and NaN
+// in `seen` (kWatched: load8_even_odd_f16); exactly, inf and NaN included (kExact: where a watched
+// run met one); or over a matrix known finite, with a's rows prescaled (kPrescaled:
+// load8_even_odd_f16_prescaled). Other types ignore it.
+enum class Fp16Widening { kWatched, kExact, kPrescaled };
+template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi, Fp16Specials& seen) {
   if constexpr (T == WeightType::kF32) load8(p, lo, hi);
   else if constexpr (!kEvenOddLanes<T>) widen8<T>(p, lo, hi);
   else if constexpr (T == WeightType::kBF16) load8_even_odd(p, lo, hi);
-  else if constexpr (kExact) load8_even_odd_f16_exact(p, lo, hi);
+  else if constexpr (W == Fp16Widening::kExact) load8_even_odd_f16_exact(p, lo, hi);
+  else if constexpr (W == Fp16Widening::kPrescaled) load8_even_odd_f16_prescaled(p, lo, hi);
   else load8_even_odd_f16(p, lo, hi, seen);
 }
 
@@ -289,6 +307,21 @@ void pack_panel(float* panel, const MatrixRef& b, int k0, int depth, int j, int 
     for (int c = 0; c < 8; ++c) panel[8 * k + c] = c < width ? element<T>(b, (k0 + k) * b.ld + j + c) : 0.0f;
 }
 
+// panel (depth × 8) = the fp16 panel at p widened the fast way (load8_even_odd_f16), in column
+// order; whether it met inf or NaN (never, unless kWatch).
+template <bool kWatch>
+bool widen_f16_panel(float* panel, const uint16_t* p, int depth) {
+  Fp16Specials seen;
+  for (int e = 0; e < depth * 8; e += 8) {
+    v4 even, odd, lo, hi;
+    load8_even_odd_f16<kWatch>(p + e, even, odd, seen);
+    to_columns(even, odd, lo, hi);
+    store(panel + e, lo);
+    store(panel + e + 4, hi);
+  }
+  return seen.any();
+}
+
 // The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (float32
 // panels, any depth), or copied into scratch (kDepth × 8 floats, depth ≤ kDepth), widening 2-byte
 // values on the way.
@@ -304,17 +337,11 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
     // The fast widening, put back in column order; redone exactly below if it met inf or NaN.
     // GPT-2 small's 48 products as fp16 panels from memory (Zen 4, same-process A/B against half4
     // into the copy): 2 rows 0.55× the time (relaxed 0.57×), 4 rows 0.66× (0.68×), 8 rows 0.74×
-    // (0.72×), 16 rows 0.79× (0.74×), 64 rows 0.92×.
-    Fp16Specials seen;
+    // (0.72×), 16 rows 0.79× (0.74×), 64 rows 0.92×. A matrix known finite skips the watch: 4
+    // rows 0.95×, 16 rows 0.96× (relaxed 0.96×), 64 rows 0.99×.
     const uint16_t* p = static_cast<const uint16_t*>(b.data) + start;
-    for (int e = 0; e < depth * 8; e += 8) {
-      v4 even, odd, lo, hi;
-      load8_even_odd_f16(p + e, even, odd, seen);
-      to_columns(even, odd, lo, hi);
-      store(scratch + e, lo);
-      store(scratch + e + 4, hi);
-    }
-    if (!seen.any()) return scratch;
+    const bool met_special = b.known_finite ? widen_f16_panel<false>(scratch, p, depth) : widen_f16_panel<true>(scratch, p, depth);
+    if (!met_special) return scratch;
   }
   for (int e = 0; e < depth * 8; e += 8) {  // contiguous: 8 values (2 vectors) at a time
     v4 lo, hi;
@@ -530,8 +557,8 @@ void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int 
 // The addresses advance by pointer increments, written out: Emscripten turns LLVM's loop
 // strength reduction off (-disable-lsr), so an index expression is recomputed every iteration.
 // Returns whether the fast fp16 widening met inf or NaN, in which case the caller runs it again
-// with kExact (Fp16Specials).
-template <WeightType T, int R, int G, bool kExact = false>
+// with Fp16Widening::kExact (Fp16Specials).
+template <WeightType T, int R, int G, Fp16Widening W = Fp16Widening::kWatched>
 bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K, int j,
            int width) {
   alignas(16) float tile[8 * G] = {}, lanes[8 * G];
@@ -547,7 +574,7 @@ bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   Fp16Specials seen;
   for (int k = 0; k < K; ++k, p += k_step, ++a_k) {
     v4 col[2 * G];
-    for (int g = 0; g < G; ++g) load8_lanes<T, kExact>(p + g * group_step, col[2 * g], col[2 * g + 1], seen);
+    for (int g = 0; g < G; ++g) load8_lanes<T, W>(p + g * group_step, col[2 * g], col[2 * g + 1], seen);
     for (int r = 0; r < R; ++r) {
       const v4 s = splat(a_k + r * row_step);
       for (int v = 0; v < 2 * G; ++v) acc[r][v] = madd(acc[r][v], s, col[v]);
@@ -567,7 +594,7 @@ bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
 // near 18 GB/s. So even and odd steps of k go to 2 sums each, added at the end (the same
 // numbers as the tiles, summed in another order: within float32 rounding, not the same bits).
 // Returns what strip() does.
-template <WeightType T, bool kExact = false>
+template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int j, int width) {
   alignas(16) float tile[8] = {}, lanes[8];
   if (bias) std::copy(bias + j, bias + j + width, tile);
@@ -579,8 +606,8 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   int k = 0;
   for (; k + 2 <= K; k += 2, p += 16, a_k += 2) {
     v4 lo, hi, lo1, hi1;
-    load8_lanes<T, kExact>(p, lo, hi, seen);
-    load8_lanes<T, kExact>(p + 8, lo1, hi1, seen);
+    load8_lanes<T, W>(p, lo, hi, seen);
+    load8_lanes<T, W>(p + 8, lo1, hi1, seen);
     const v4 s = splat(a_k), s1 = splat(a_k + 1);
     even[0] = madd(even[0], s, lo);
     even[1] = madd(even[1], s, hi);
@@ -589,7 +616,7 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   }
   if (k < K) {
     v4 lo, hi;
-    load8_lanes<T, kExact>(p, lo, hi, seen);
+    load8_lanes<T, W>(p, lo, hi, seen);
     const v4 s = splat(a_k);
     even[0] = madd(even[0], s, lo);
     even[1] = madd(even[1], s, hi);
@@ -601,47 +628,80 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   return seen.any();
 }
 
-template <WeightType T, int R>
-void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
-              int c0, int c1) {
+// Columns [c0, end) of few_rows (below), fp16 widened as W says.
+template <WeightType T, int R, Fp16Widening W>
+void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
+            int c0, int end) {
   // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except one row
   // over short panels (K ≤ 1024: GPT-2's 768, the output head included): there one panel at a
   // time, one sequential stream, read 25–29 GB/s here where four panels 24 KB apart read 15–24
   // (the 50,257-column output head: 6.8 → 5.7 ms F32, 4.9 → 3.1 ms BF16). Panels of 1536 and
   // more still read faster four at a time (30 against 26 GB/s at 3072).
+  constexpr Fp16Widening kExact = Fp16Widening::kExact;
   if (R == 1 && b.panels && K <= 1024) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
-    static Stream volatile stream_pointer = row_stream<T>;  // not inlined: see below
+    static Stream volatile stream_pointer = row_stream<T, W>;  // not inlined: see below
     const Stream stream = stream_pointer;
-    for (int j = c0; j < c1; j += 8) {
-      const int width = std::min(8, c1 - j);
-      if (stream(out, a, b, bias, K, j, width)) row_stream<T, true>(out, a, b, bias, K, j, width);
+    for (int j = c0; j < end; j += 8) {
+      const int width = std::min(8, end - j);
+      if (stream(out, a, b, bias, K, j, width)) row_stream<T, kExact>(out, a, b, bias, K, j, width);
     }
     return;
   }
-  // fp16 one row: 2 groups, since with its widening's constants and Fp16Specials, 4 spilled (fp16
-  // decoding of GPT-2 small's 48 products, Zen 4: 18.1 ms with 4, 12.8 with 2).
-  constexpr int kGroups = R == 1 ? (T == WeightType::kF16 ? 2 : 4) : R == 2 ? 2 : 1;
-  // Panels are padded to whole groups of 8; a row-major matrix is not, so its last < 8 columns
-  // are summed one by one (in the same order).
-  const int end = b.panels ? c1 : c0 + (c1 - c0) / 8 * 8;
+  // fp16 one row, watched: 2 groups, since with its widening's constants and Fp16Specials, 4
+  // spilled (fp16 decoding of GPT-2 small's 48 products, Zen 4: 18.1 ms with 4, 12.8 with 2).
+  // Prescaled (one constant, no watch), 4 fit: relaxed 0.94× the time of 2, plain the same.
+  constexpr int kGroups = R == 1 ? (T == WeightType::kF16 && W != Fp16Widening::kPrescaled ? 2 : 4) : R == 2 ? 2 : 1;
   // Called through a pointer the optimizer cannot see through: binaryen inlines a function with
   // one caller whatever `noinline` says, and inside gemm_columns, V8 spilled this loop's
   // accumulators to the stack (bf16 decoding of GPT-2 small: 19.8 → 17.3 ms per token here).
   // A strip that met fp16's inf or NaN runs again, widened exactly (Fp16Specials).
   using Strip = bool (*)(float*, int64_t, const float*, int64_t, const MatrixRef&, const float*, int, int, int);
-  static Strip volatile wide_strip = strip<T, R, kGroups>;
+  static Strip volatile wide_strip = strip<T, R, kGroups, W>;
   const Strip wide = wide_strip;
   int j = c0;
   for (; end - j > 8 * (kGroups - 1); j += 8 * kGroups) {
     const int width = std::min(8 * kGroups, end - j);
-    if (wide(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, kGroups, true>(out, ldo, a, lda, b, bias, K, j, width);
+    if (wide(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, kGroups, kExact>(out, ldo, a, lda, b, bias, K, j, width);
   }
   for (; j < end; j += 8) {
     const int width = std::min(8, end - j);
-    if (strip<T, R, 1>(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, 1, true>(out, ldo, a, lda, b, bias, K, j, width);
+    if (strip<T, R, 1, W>(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, 1, kExact>(out, ldo, a, lda, b, bias, K, j, width);
   }
-  for (; j < c1; ++j) {
+}
+
+// scaled (rows × K, rows K apart) = a's rows × 2^112, for fp16 strips over a matrix known finite
+// (load8_even_odd_f16_prescaled); false, and nothing to read, where a value would overflow (|x| ≥
+// 2^16, or inf: those rows are read as they are and the weights widened the watched way).
+inline bool prescale_rows(const float* a, int64_t lda, int rows, int K, std::vector<float>& scaled) {
+  scaled.resize(static_cast<size_t>(rows) * K);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < K; ++k) {
+      const float x = a[r * lda + k];
+      if (std::fabs(x) >= 0x1p16f) return false;
+      scaled[static_cast<size_t>(r) * K + k] = x * 0x1p112f;
+    }
+  return true;
+}
+
+// out (R rows × columns [c0, c1)) = bias + a · b: rows read as strips (reads_strips(): decoding).
+// Over an fp16 matrix known finite, a's rows are prescaled so the weights widen in 5 operations
+// for 8 values, not 9 (with the watch) — the same bits. fp16 decoding of GPT-2 small's 48
+// products, Zen 4, same-process A/B: 12.4 → 9.8 ms plain, 10.7 → 8.1 relaxed (bf16: 7.3).
+template <WeightType T, int R>
+void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
+              int c0, int c1) {
+  // Panels are padded to whole groups of 8; a row-major matrix is not, so its last < 8 columns
+  // are summed one by one (in the same order).
+  const int end = b.panels ? c1 : c0 + (c1 - c0) / 8 * 8;
+  bool done = false;
+  if constexpr (kEvenOddLanes<T> && T == WeightType::kF16) {
+    std::vector<float> scaled;
+    done = b.known_finite && prescale_rows(a, lda, R, K, scaled);
+    if (done) strips<T, R, Fp16Widening::kPrescaled>(out, ldo, scaled.data(), K, b, bias, K, c0, end);
+  }
+  if (!done) strips<T, R, Fp16Widening::kWatched>(out, ldo, a, lda, b, bias, K, c0, end);
+  for (int j = end; j < c1; ++j) {
     for (int r = 0; r < R; ++r) {
       float sum = bias ? bias[j] : 0.0f;
       for (int k = 0; k < K; ++k) sum = scalar_madd(sum, a[r * lda + k], element<T>(b, k * b.ld + j));

@@ -25,6 +25,10 @@ struct MatrixRef {
   WeightType type = WeightType::kF32;
   int64_t ld = 0;
   bool panels = false;
+  // Known to hold no inf or NaN (checked when a checkpoint loads: nn/tensor.h). fp16's fast
+  // widening reads exponent 31 as a finite number, so over any other fp16 matrix it watches for
+  // it and redoes the work exactly where it met one (gemm.cpp, Fp16Specials).
+  bool known_finite = false;
 };
 
 inline int64_t panel_index(int64_t k, int64_t j, int64_t K) { return (j / 8) * 8 * K + k * 8 + j % 8; }

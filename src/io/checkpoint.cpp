@@ -259,6 +259,9 @@ std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
       return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.header.file_bytes) +
              " bytes: the file is truncated (download it again)";
   if (!overflow_.empty()) return overflow_;
+  // Only fp16 products read it (MatrixRef::known_finite): the other types are not scanned.
+  for (auto& [name, tensor] : tensors_)
+    if (tensor.type == WeightType::kF16) tensor.find_finite();
   out = std::make_unique<Transformer>(config_, std::move(tensors_));
   return "";
 }

@@ -1,6 +1,7 @@
 #include "nn/tensor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 
@@ -32,6 +33,19 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
       const uint16_t* in = reinterpret_cast<const uint16_t*>(bytes.data()) + i;
       for (int64_t e = 0; e < length; ++e) to[e] = type == WeightType::kBF16 ? bf16_to_float(in[e]) : half_to_float(in[e]);
     }
+}
+
+void Tensor::find_finite() {
+  known_finite = true;
+  if (type == WeightType::kF32) {
+    const float* v = f32();
+    for (int64_t i = 0; i < stored_elements(); ++i) known_finite &= std::isfinite(v[i]);
+    return;
+  }
+  // fp16: exponent 31 (0x7c00 all set); bf16: float32's exponent 255 (0x7f80 all set).
+  const uint16_t exponent = type == WeightType::kF16 ? 0x7c00u : 0x7f80u;
+  const uint16_t* v = reinterpret_cast<const uint16_t*>(bytes.data());
+  for (int64_t i = 0; i < stored_elements(); ++i) known_finite &= (v[i] & exponent) != exponent;
 }
 
 void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {

@@ -19,6 +19,9 @@ struct Tensor {
   // that a product streams them from memory in order instead of re-packing them on every call.
   // Other matrices (embedding tables read by rows) are row-major.
   bool panels = false;
+  // No inf or NaN among the values (find_finite() sets it once the bytes are in; the products
+  // over an fp16 matrix that has it skip watching for them).
+  bool known_finite = false;
   std::vector<uint8_t> bytes;  // stored_elements() · weight_type_bytes(type)
 
   int64_t elements() const { return rows * cols; }
@@ -30,11 +33,12 @@ struct Tensor {
     return type == WeightType::kF32 ? reinterpret_cast<const float*>(bytes.data()) : nullptr;
   }
   // The matrix as gemm's operand (rows × cols, in its stored type and layout).
-  MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels}; }
+  MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels, known_finite}; }
   // Rows [first, rows) as gemm's operand, in place: in panel layout too, since a panel's rows are
   // 8 elements apart and its stride (8 · ld) stays that of the whole matrix.
   MatrixRef matrix_rows(int64_t first) const {
-    return {bytes.data() + first * (panels ? 8 : cols) * weight_type_bytes(type), type, panels ? rows : cols, panels};
+    return {bytes.data() + first * (panels ? 8 : cols) * weight_type_bytes(type), type, panels ? rows : cols, panels,
+            known_finite};
   }
   // The first element, for a WeightsView (core/attention.h): float32 data, or (2-byte types) the
   // raw elements, which only gemm reads, through the view's type.
@@ -43,6 +47,8 @@ struct Tensor {
   float at(int64_t r, int64_t c) const;
   // out (count × cols, row-major) = rows [first, first + count) as float32.
   void widen_rows(float* out, int64_t first, int64_t count) const;
+  // Sets known_finite to whether every value is finite (a pass over the bytes).
+  void find_finite();
   // Sets rows [first, first + count) to 0 in `stored`, a copy of this tensor's bytes.
   void zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const;
 };

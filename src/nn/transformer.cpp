@@ -244,7 +244,8 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   // The matrices as stored (fp16/bf16 included): gemm widens them a panel at a time.
   WeightsView view{w.wq->f32_or_raw(), w.wk->f32_or_raw(), w.wv->f32_or_raw(), w.wo->f32_or_raw(),
                    w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
-                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type, w.wq->panels};
+                   w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type, w.wq->panels,
+                   w.wq->known_finite && w.wk->known_finite && w.wv->known_finite && w.wo->known_finite};
   const int d_k = c.head_dim;
   const uint8_t* enabled = r.head_enabled ? r.head_enabled + static_cast<int64_t>(layer) * c.heads : nullptr;
   if (enabled && std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {

@@ -11,7 +11,7 @@
 
 namespace {
 
-// A rows × cols tensor holding values (row-major), stored as asked: float32 or bf16, row-major or
+// A rows × cols tensor holding values (row-major), stored as asked: float32, bf16 or fp16, row-major or
 // in gemm's panels.
 mh::Tensor make_tensor(const std::vector<float>& values, int64_t rows, int64_t cols, mh::WeightType type, bool panels) {
   mh::Tensor t;
@@ -26,7 +26,7 @@ mh::Tensor make_tensor(const std::vector<float>& values, int64_t rows, int64_t c
       if (type == mh::WeightType::kF32) {
         std::memcpy(t.bytes.data() + t.index(r, c) * 4, &value, 4);
       } else {
-        const uint16_t bits = mh::float_to_bf16(value);
+        const uint16_t bits = type == mh::WeightType::kBF16 ? mh::float_to_bf16(value) : mh::float_to_half(value);
         std::memcpy(t.bytes.data() + t.index(r, c) * 2, &bits, 2);
       }
     }
@@ -104,6 +104,36 @@ TEST(Ops, NormPreservingFactorKeepsEveryNorm) {
           worst = std::max(worst, std::fabs(got - want));
         }
         EXPECT_LT(worst, 1e-6 * scale) << shape.rows << " × " << shape.cols << " panels " << panels;
+      }
+  }
+}
+
+// known_finite (which lets fp16 products skip watching for inf and NaN) must see one anywhere:
+// the first or last stored element, in each type's bit pattern, and no false alarm on the largest
+// finite values.
+TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
+  struct Case { mh::WeightType type; uint32_t largest, inf, nan; };
+  const Case cases[] = {{mh::WeightType::kF16, 0x7bffu, 0x7c00u, 0x7e01u},
+                        {mh::WeightType::kBF16, 0x7f7fu, 0x7f80u, 0x7fc1u},
+                        {mh::WeightType::kF32, 0x7f7fffffu, 0x7f800000u, 0x7fc00001u}};
+  for (const Case& c : cases) {
+    const int size = mh::weight_type_bytes(c.type);
+    mh::Tensor t = make_tensor(std::vector<float>(5 * 7, 0.5f), 5, 7, c.type, true);
+    auto put = [&](int64_t at, uint32_t bits) {
+      const uint32_t negative = bits | (size == 2 ? 0x8000u : 0x80000000u);
+      std::memcpy(t.bytes.data() + at * size, at % 2 ? &negative : &bits, static_cast<size_t>(size));
+    };
+    put(0, c.largest);
+    put(t.stored_elements() - 1, c.largest);
+    t.find_finite();
+    EXPECT_TRUE(t.known_finite) << int(c.type);
+    for (int64_t at : {int64_t{0}, int64_t{3}, t.stored_elements() - 1})
+      for (uint32_t special : {c.inf, c.nan}) {
+        const std::vector<uint8_t> kept = t.bytes;
+        put(at, special);
+        t.find_finite();
+        EXPECT_FALSE(t.known_finite) << int(c.type) << " at " << at << " " << std::hex << special;
+        t.bytes = kept;
       }
   }
 }

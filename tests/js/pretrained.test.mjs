@@ -145,6 +145,57 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     }
   });
 
+  it('F16 decoding (one new token a run) sums exactly what F32 copies of the same weights do, inputs past 2^16 included', async () => {
+    // One new token reads fp16 weights a row at a time, widened in registers: over weights known
+    // finite with its inputs prescaled by 2^112 (gemm.cpp, prescale_rows), or the watched way where
+    // an input reaches 2^16 (which × 2^112 would overflow): ln_1's gain of 10^6 puts layer 0's
+    // attention inputs there. Either way each product's sums are float32's, bit for bit. An MLP
+    // 1044 wide (random weights) reads its down-projection (K > 1024) in strips of 4 panels, the
+    // fixture's (K = 256) one panel at a time.
+    const ids = Array.from(expectedOutputs('gpt2').at(-1).ids);
+    const f32 = (x) => new Float32Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length));
+    const tensor = (shape, values) => ({ dtype: 'F32', shape, bytes: new Uint8Array(Float32Array.from(values).buffer) });
+    let seed = 1;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.1;
+    const inner = 1044;
+    const cases = [
+      { what: 'as stored', edit: (name, x) => x },
+      { what: 'ln_1 × 10^6', edit: (name, x) => (name === 'h.0.ln_1.weight' ? tensor(x.shape, f32(x).map((v) => v * 1e6)) : x) },
+      {
+        what: `n_inner ${inner}`,
+        config: (c) => ({ ...c, n_inner: inner }),
+        edit: (name, x) => {
+          if (name.endsWith('mlp.c_fc.weight')) return tensor([x.shape[0], inner], Array.from({ length: x.shape[0] * inner }, random));
+          if (name.endsWith('mlp.c_fc.bias')) return tensor([inner], Array.from({ length: inner }, random));
+          if (name.endsWith('mlp.c_proj.weight')) return tensor([inner, x.shape[1]], Array.from({ length: inner * x.shape[1] }, random));
+          return x;
+        },
+      },
+    ];
+    for (const { what, edit, config } of cases) {
+      // Matrices rounded to F16 (or F16 and back to F32), vectors as they are (float32 in memory).
+      const edited = new Map();  // edited once: the random weights must be the same in both files
+      const weights = (round) => (t) => new Map([...t].map(([name, x]) => {
+        if (!edited.has(name)) edited.set(name, edit(name, x));
+        const e = edited.get(name);
+        return [name, e.shape.length === 2 ? round(e) : e];
+      }));
+      const half = await loadPretrained(variant('gpt2', { tensors: weights(toF16), config }));
+      const widened = await loadPretrained(variant('gpt2', { tensors: weights((x) => toF32(toF16(x))), config }));
+      expect(half.config.weightType).toBe('f16');
+      for (let k = 1; k <= ids.length; k += 1) {
+        const run = (model) => model.run(Int32Array.from(ids.slice(0, k)), { logits: [k - 1], reusePrefix: true });
+        const a = run(half), b = run(widened);
+        expect(a.reusedTokens).toBe(k - 1);
+        expect(maxAbsDiff(a.attentions, b.attentions), `${what}, ${k} tokens`).toBe(0);
+        expect(maxAbsDiff(a.logits, b.logits), `${what}, ${k} tokens`).toBe(0);
+        expect(a.logits.every(Number.isFinite)).toBe(true);
+      }
+      half.dispose();
+      widened.dispose();
+    }
+  });
+
   it('weightType f16 / bf16: an F32 checkpoint loaded at 2 bytes a weight computes exactly what the rounded checkpoint does', async () => {
     // The reference rounds in JS (floatToHalf, floatToBf16 below), independently of the loader's C++,
     // every matrix (2-D tensor: projections and embeddings); vectors stay float32.

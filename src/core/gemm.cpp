@@ -8,8 +8,8 @@
 //   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
 //   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
 //   matrix, widened on the way (never widened whole); float32 stored as panels (a checkpoint's
-//   weights, a head's scaled keys and values) is read in place, and so are bf16 panels that few
-//   tiles read, widened in registers (bf16_in_place()). Every row tile of `a` then streams over
+//   weights, a head's scaled keys and values) is read in place, and so are 2-byte panels that
+//   few tiles read, widened in registers (two_byte_in_place()). Every row tile of `a` then streams over
 //   the panel in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
 //   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB). A product
@@ -275,11 +275,12 @@ inline void to_columns(v4 even, v4 odd, v4& lo, v4& hi) {
   lo = shuffle<0, 4, 1, 5>(even, odd);
   hi = shuffle<2, 6, 3, 7>(even, odd);
 }
-// How the few-rows kernels widen fp16 in wasm: the fast way, with what they saw of inf and NaN
-// in `seen` (kWatched: load8_even_odd_f16); exactly, inf and NaN included (kExact: where a watched
-// run met one); or over a matrix known finite, with a's rows prescaled (kPrescaled:
-// load8_even_odd_f16_prescaled). Other types ignore it.
-enum class Fp16Widening { kWatched, kExact, kPrescaled };
+// How the kernels that read fp16 in place widen it, in wasm: the fast way, with what they saw of
+// inf and NaN in `seen` (kWatched: load8_even_odd_f16); exactly, inf and NaN included (kExact:
+// where a watched run met one); or over a matrix known finite, with a's rows prescaled
+// (kPrescaled: load8_even_odd_f16_prescaled) or, where they cannot be, as they are (kTrusted: the
+// fast way without the watch). Other types ignore it.
+enum class Fp16Widening { kWatched, kExact, kPrescaled, kTrusted };
 template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi, Fp16Specials& seen) {
   if constexpr (T == WeightType::kF32) load8(p, lo, hi);
@@ -287,6 +288,7 @@ inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi, Fp16Specials& seen) 
   else if constexpr (T == WeightType::kBF16) load8_even_odd(p, lo, hi);
   else if constexpr (W == Fp16Widening::kExact) load8_even_odd_f16_exact(p, lo, hi);
   else if constexpr (W == Fp16Widening::kPrescaled) load8_even_odd_f16_prescaled(p, lo, hi);
+  else if constexpr (W == Fp16Widening::kTrusted) load8_even_odd_f16<false>(p, lo, hi, seen);
   else load8_even_odd_f16(p, lo, hi, seen);
 }
 
@@ -386,12 +388,13 @@ volatile int g_zero = 0;
 
 // One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 elements of B as float32,
 // in the lane order load8_lanes gives).
-template <int R, WeightType T, bool kLastRowFirst = false>
+template <int R, WeightType T, Fp16Widening W, bool kLastRowFirst = false>
 inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
-  static_assert(T != WeightType::kF16, "fp16 panels are widened into a copy (panel_of)");
+  static_assert(T != WeightType::kF16 || W == Fp16Widening::kPrescaled || W == Fp16Widening::kTrusted,
+                "fp16 read in place only from matrices known finite (two_byte_in_place)");
   v4 b0, b1;
   Fp16Specials none;
-  load8_lanes<T>(b_k, b0, b1, none);
+  load8_lanes<T, W>(b_k, b0, b1, none);
   for (int i = 0; i < R; ++i) {
     const int r = kLastRowFirst ? R - 1 - i : i;
     const v4 s = splat(a_k + r);
@@ -402,13 +405,13 @@ inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
 
 // The micro-kernel: c (R × 8, rows ldc apart) = (accumulate ? c : bias, or 0) + a · panel (depth × 8),
 // where a (R × depth) is packed k-major: a[k · R + r], and the panel holds float32 or, read in
-// place, bf16 (widened in registers: bf16_in_place()). One pointer for a's rows, one for the
+// place, bf16 or fp16 (widened in registers as W says: two_byte_in_place()). One pointer for a's rows, one for the
 // panel: every load's address is a register plus a constant, and V8 keeps the loop's counters in
 // registers (with a row pointer each it spilled them). Its first touch.steps steps also read a
 // byte of the weights to come (Touch) each; the rest run in a loop of their own without.
 // Called only through tile_of_height()'s pointers, and its loops are not nested: see the header
 // comment for why both matter to V8.
-template <int R, WeightType T>
+template <int R, WeightType T, Fp16Widening W>
 void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, bool accumulate,
           const float* bias, const Touch& touch) {
   v4 acc[R][2];
@@ -430,9 +433,9 @@ void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, b
     (void)*reinterpret_cast<const volatile char*>(next);
     next += stride;
     // Rows last first: in row order V8 issued all this loop's splats first, and spilled.
-    tile_step<R, T, true>(acc, a_k, b_k);
+    tile_step<R, T, W, true>(acc, a_k, b_k);
   }
-  for (const Stored<T>* b_end = start + 8 * depth; b_k < b_end; b_k += 8, a_k += R) tile_step<R, T>(acc, a_k, b_k);
+  for (const Stored<T>* b_end = start + 8 * depth; b_k < b_end; b_k += 8, a_k += R) tile_step<R, T, W>(acc, a_k, b_k);
   // Stored last row first: in this order V8 schedules each row's splat next to its multiply-adds
   // (in row order it issues all the splats first, and 5 rows then spill; header comment).
   for (int r = R - 1; r >= 0; --r) {
@@ -448,13 +451,13 @@ using TileFn = void (*)(float*, int64_t, const float*, const void*, int, bool, c
 // Called through pointers, so that binaryen cannot inline them (it inlines a function with one
 // caller whatever `noinline` says): inlined, their loops would sit inside their caller's loops, and
 // V8 would unroll them.
-template <WeightType T>
+template <WeightType T, Fp16Widening W>
 TileFn tile_of_height(int rows) {
-  static TileFn volatile tiles[6] = {nullptr, tile<1, T>, tile<2, T>, tile<3, T>, tile<4, T>, tile<5, T>};
+  static TileFn volatile tiles[6] = {nullptr, tile<1, T, W>, tile<2, T, W>, tile<3, T, W>, tile<4, T, W>, tile<5, T, W>};
   return tiles[rows];
 }
 
-template <WeightType T>
+template <WeightType T, Fp16Widening W>
 void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* panel, int depth, bool accumulate,
                const float* bias, Lookahead& ahead) {
   Touch touch;
@@ -468,11 +471,12 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* pane
     touch.stride = static_cast<int>(stride);
     ahead.next += bytes;
   }
-  tile_of_height<T>(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
+  tile_of_height<T, W>(rows)(c, ldc, a, panel, depth, accumulate, bias, touch);
 }
 
-// The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4: 4,
-// the rest in the last tile; bf16_in_place() says where, and MH_GEMM_TILE_ROWS=4 everywhere).
+// The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4 or
+// 3: that many, the rest in the last tile; two_byte_in_place() says where, and MH_GEMM_TILE_ROWS=4
+// everywhere).
 // 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k (r cycles
 // of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its chains), so rows
 // are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3
@@ -481,7 +485,7 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* pane
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
 inline int tile_height(int i, int rows, int tallest) {
   const int left = rows - i;
-  if (tallest == 4) return std::min(4, left);
+  if (tallest <= 4) return std::min(tallest, left);
   if (left >= 5 && fives_and_fours(left - 5)) return 5;
   if (left >= 4 && fives_and_fours(left - 4)) return 4;
   if (left == 6 || left == 7) return left - 3;
@@ -526,9 +530,9 @@ void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth, 
 
 // out (rows × width, width ≤ 8) (+)= a · panel, for a packed by pack_rows (at most `tallest`
 // rows a tile), a tile at a time, the tiles together touching `ahead`. The panel holds T:
-// float32, or bf16 read in place. A panel narrower than 8 (the last columns) goes through a
-// scratch tile.
-template <WeightType T>
+// float32, or bf16 or fp16 read in place (fp16 widened as W says). A panel narrower than 8 (the
+// last columns) goes through a scratch tile.
+template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int depth, int rows, int tallest,
                 int width, bool accumulate, const float* bias, Lookahead ahead) {
   ahead.spread_over(tile_count(rows, tallest));
@@ -537,14 +541,14 @@ void panel_rows(float* out, int64_t ldo, const float* a, const void* panel, int 
     float* c = out + i * ldo;
     const float* a_tile = a + static_cast<int64_t>(i) * depth;
     if (width == 8) {
-      tile_rows<T>(r, c, ldo, a_tile, panel, depth, accumulate, bias, ahead);
+      tile_rows<T, W>(r, c, ldo, a_tile, panel, depth, accumulate, bias, ahead);
       continue;
     }
     alignas(16) float scratch[kTileRows * 8], bias8[8] = {};
     for (int rr = 0; rr < r; ++rr)
       for (int cc = 0; cc < 8; ++cc) scratch[rr * 8 + cc] = accumulate && cc < width ? c[rr * ldo + cc] : 0.0f;
     if (bias) std::copy(bias, bias + width, bias8);
-    tile_rows<T>(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr, ahead);
+    tile_rows<T, W>(r, scratch, 8, a_tile, panel, depth, accumulate, bias ? bias8 : nullptr, ahead);
     for (int rr = 0; rr < r; ++rr) std::copy(scratch + rr * 8, scratch + rr * 8 + width, c + rr * ldo);
   }
 }
@@ -673,14 +677,17 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
 // scaled (rows × K, rows K apart) = a's rows × 2^112, for fp16 strips over a matrix known finite
 // (load8_even_odd_f16_prescaled); false, and nothing to read, where a value would overflow (|x| ≥
 // 2^16, or inf: those rows are read as they are and the weights widened the watched way).
+inline bool fits_prescale(const float* a, int64_t lda, int rows, int K) {
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < K; ++k)
+      if (std::fabs(a[r * lda + k]) >= 0x1p16f) return false;
+  return true;
+}
 inline bool prescale_rows(const float* a, int64_t lda, int rows, int K, std::vector<float>& scaled) {
+  if (!fits_prescale(a, lda, rows, K)) return false;
   scaled.resize(static_cast<size_t>(rows) * K);
   for (int r = 0; r < rows; ++r)
-    for (int k = 0; k < K; ++k) {
-      const float x = a[r * lda + k];
-      if (std::fabs(x) >= 0x1p16f) return false;
-      scaled[static_cast<size_t>(r) * K + k] = x * 0x1p112f;
-    }
+    for (int k = 0; k < K; ++k) scaled[static_cast<size_t>(r) * K + k] = a[r * lda + k] * 0x1p112f;
   return true;
 }
 
@@ -731,12 +738,31 @@ inline int row_block_size(int n) {
 // copied: 4 rows 0.51× the time (relaxed 0.52×), 8 rows 0.67× (0.66×), 12 rows 0.78× (0.78×), 16
 // rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
 // (the same products summed in the same order).
-constexpr int kInPlaceBf16Tiles = 6;
-inline bool bf16_in_place(const MatrixRef& b, int n, int K) {
-  return b.type == WeightType::kBF16 && streams_b(b, n, K) && tile_count(n, 4) <= kInPlaceBf16Tiles;
+// fp16 likewise, in wasm, from a matrix known finite (MatrixRef::known_finite), with a's rows
+// prescaled where they can be (a_prescales()): 5 operations for 8 values, so in tiles of at most
+// 3 rows (4 spilled: 4 rows took 1.2× the copy's time) and at most 2 of them: up to 6 tokens, a
+// keystroke's few new tokens with an fp16 checkpoint (the Llama 2 family's). Zen 4, same-process
+// A/B of GPT-2's 48 products as fp16 panels from memory, in place ÷ copied: 2 rows 0.63× the
+// time (relaxed 0.53×), 3 rows 0.64×, 4 rows 0.88× (0.95×), 6 rows 0.84× (0.69×); 7–9 rows (3
+// tiles) 0.98–1.02×, 12 rows (4) 1.10×; the same bits.
+constexpr int kInPlaceBf16Tiles = 6, kInPlaceF16Tiles = 2;
+inline bool two_byte_in_place(const MatrixRef& b, int n, int K) {
+  if (!streams_b(b, n, K)) return false;
+  if (b.type == WeightType::kBF16) return tile_count(n, 4) <= kInPlaceBf16Tiles;
+  return b.type == WeightType::kF16 && kEvenOdd && b.known_finite && tile_count(n, 3) <= kInPlaceF16Tiles;
+}
+// Whether a product that reads fp16 in place (two_byte_in_place) prescales a's n rows by 2^112:
+// where no value would overflow (prescale_rows()).
+inline bool a_prescales(const MatrixRef& b, int n, int K, const float* a, int64_t lda) {
+  return b.type == WeightType::kF16 && two_byte_in_place(b, n, K) && fits_prescale(a, lda, n, K);
+}
+inline void prescale(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] *= 0x1p112f;
 }
 // The most rows a tile of this product has (tile_height()).
-inline int tallest_tile(const MatrixRef& b, int n, int K) { return bf16_in_place(b, n, K) ? 4 : kTileRows; }
+inline int tallest_tile(const MatrixRef& b, int n, int K) {
+  return !two_byte_in_place(b, n, K) ? kTileRows : b.type == WeightType::kF16 ? 3 : 4;
+}
 
 // Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
 // tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels (a checkpoint's
@@ -799,11 +825,11 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
 // small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
 // process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
 // 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds), and so does one that
-// reads its bf16 panels in place (bf16_in_place()). Every other product keeps kDepth: a packed
+// reads its 2-byte panels in place (two_byte_in_place()). Every other product keeps kDepth: a packed
 // block of `a` stays in L2 across B's panels, and 2-byte panels are widened into the scratch one
 // block at a time.
 inline int depth_block(const MatrixRef& b, int n, int K) {
-  return streams_b(b, n, K) && (b.type == WeightType::kF32 || bf16_in_place(b, n, K)) ? std::max(K, 1) : kDepth;
+  return streams_b(b, n, K) && (b.type == WeightType::kF32 || two_byte_in_place(b, n, K)) ? std::max(K, 1) : kDepth;
 }
 
 // Rows [0, rows) × columns [k0, k0 + block) of a, packed by pack_rows at packed + rows · k0: the
@@ -815,7 +841,8 @@ inline void pack_depth_block(float* packed, const float* a, int64_t lda, int row
 
 // out (n × columns [c0, c1)) = a · b + bias. `prepacked`, where not null, is a's n rows already
 // packed by pack_depth_block (gemm() packs them once for all of its threads; n is then at most one
-// row block); otherwise this packs them itself, on the stack.
+// row block), and prescaled by 2^112 where a_prescales(); otherwise this packs them itself, on the
+// stack.
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
@@ -848,20 +875,28 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
     // Few rows, so little arithmetic per weight: B is streamed once, panel by panel in memory
     // order, read in place (float32, and bf16 in few tiles: a whole panel per call) or widened a
     // block at a time, while the tiles touch the next block.
-    if (!prepacked)
+    const bool in_place = two_byte_in_place(b, n, K), prescaled = a_prescales(b, n, K, a, lda);
+    if (!prepacked) {
       for (int k0 = 0; k0 < K; k0 += block) pack_depth_block(packed_a, a, lda, n, K, k0, block, tallest);
+      if (prescaled) prescale(packed_a, int64_t{n} * K);
+    }
     const float* a_packed = prepacked ? prepacked : packed_a;
-    const bool bf16_panels = bf16_in_place(b, n, K);
     for (int j = c0; j < c1; j += 8) {
       for (int k0 = 0; k0 < K; k0 += block) {
         const int depth = std::min(block, K - k0), width = std::min(8, c1 - j);
         const float* a_block = a_packed + int64_t{n} * k0;
         const float* bias_j = bias ? bias + j : nullptr;
         const Lookahead ahead = block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit);
-        if (bf16_panels) {
-          const uint16_t* in_place = static_cast<const uint16_t*>(b.data) + panel_index(k0, j, b.ld);
-          panel_rows<WeightType::kBF16>(out + j, ldo, a_block, in_place, depth, n, tallest, width, k0 > 0, bias_j, ahead);
-        } else {
+        const Stored<T>* stored = static_cast<const Stored<T>*>(b.data) + panel_index(k0, j, b.ld);
+        if constexpr (T == WeightType::kF16) {
+          if (in_place && prescaled)
+            panel_rows<T, Fp16Widening::kPrescaled>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+          else if (in_place)
+            panel_rows<T, Fp16Widening::kTrusted>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+        }
+        if constexpr (T == WeightType::kBF16)
+          if (in_place) panel_rows<T>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+        if (!in_place) {
           panel_rows<WeightType::kF32>(out + j, ldo, a_block, panel_of<T>(b, k0, depth, j, 8, panel), depth, n, tallest,
                                        width, k0 > 0, bias_j, ahead);
         }
@@ -943,6 +978,7 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
       const int block = depth_block(b, rows, K), tallest = tallest_tile(b, rows, K);
       parallel_for((K + block - 1) / block,
                    [&](int i, int) { pack_depth_block(packed, a_rows, lda, rows, K, i * block, block, tallest); });
+      if (a_prescales(b, rows, K, a_rows, lda)) prescale(packed, int64_t{rows} * K);
     }
     parallel_for(chunks, [&](int t, int) {
       const int c0 = t * chunk;

@@ -145,7 +145,7 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     }
   });
 
-  it('F16 decoding (one new token a run) sums exactly what F32 copies of the same weights do, inputs past 2^16 included', async () => {
+  it('F16 (one new token a run, and whole runs) sums exactly what F32 copies of the same weights do, inputs past 2^16 included', async () => {
     // One new token reads fp16 weights a row at a time, widened in registers: over weights known
     // finite with its inputs prescaled by 2^112 (gemm.cpp, prescale_rows), or the watched way where
     // an input reaches 2^16 (which × 2^112 would overflow): ln_1's gain of 10^6 puts layer 0's
@@ -190,6 +190,13 @@ describe('hub variants of each family give transformers\' numbers too', () => {
         expect(maxAbsDiff(a.attentions, b.attentions), `${what}, ${k} tokens`).toBe(0);
         expect(maxAbsDiff(a.logits, b.logits), `${what}, ${k} tokens`).toBe(0);
         expect(a.logits.every(Number.isFinite)).toBe(true);
+      }
+      // Whole runs: up to 6 tokens read fp16 in place (3-row tiles, a prescaled or not), more
+      // widen panels into a copy; float32 reads its panels in place. The same sums again.
+      for (const n of [2, 3, 4, 5, 6, 7, 9, 16, ids.length]) {
+        const a = half.run(Int32Array.from(ids.slice(0, n))), b = widened.run(Int32Array.from(ids.slice(0, n)));
+        expect(maxAbsDiff(a.attentions, b.attentions), `${what}, whole run of ${n}`).toBe(0);
+        expect(maxAbsDiff(a.logits, b.logits), `${what}, whole run of ${n}`).toBe(0);
       }
       half.dispose();
       widened.dispose();

@@ -58,6 +58,25 @@ describe('threads in Node', () => {
     await setThreads(16);
   });
 
+  it('fp16 weights on the threaded build: the same bits as on 1 thread, up to 9 tokens', async () => {
+    // Up to 6 tokens read fp16 in place with a's rows prescaled (core/gemm.cpp): on several threads
+    // gemm() prescales the rows it packs for all of them; the output head (V columns) is split.
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'), { weightType: 'f16' });
+    const ids = Array.from(expectedOutputs('gpt2').at(-1).ids);
+    expect(model.config.vocabSize * 64 * 5).toBeGreaterThanOrEqual(262144);  // split from 5 tokens
+    for (const n of [2, 4, 5, 6, 9]) {
+      await setThreads(16);
+      const out = model.run(Int32Array.from(ids.slice(0, n)));
+      await setThreads(1);
+      const one = model.run(Int32Array.from(ids.slice(0, n)));
+      expect(sameBits(one.attentions, out.attentions), `${n} tokens, attentions`).toBe(true);
+      expect(sameBits(one.logits, out.logits), `${n} tokens, logits`).toBe(true);
+      expect(out.logits.every(Number.isFinite)).toBe(true);
+    }
+    model.dispose();
+    await setThreads(16);
+  });
+
   it('bad input on the threaded build: readable errors, no leak, still working', async () => {
     expectMisuseHandled(expect, await misuse());
   });

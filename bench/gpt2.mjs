@@ -36,7 +36,7 @@ const runKernels = (flag) =>
 function kernels() {
   if (!existsSync(KERNELS_FILE)) return null;
   const lines = runKernels(quick ? '--quick' : null);
-  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), readGBs: lines.find((l) => l.readGBs)?.readGBs };
+  return { peak: lines.find((l) => l.peakGflops), gemm: lines.filter((l) => l.gemm), fromMemory: lines.filter((l) => l.fromMemory), touchTuning: lines.find((l) => l.touchTuning)?.touchTuning, readGBs: lines.find((l) => l.readGBs)?.readGBs };
 }
 // Read bandwidth now (the kernel table's bandwidth line alone), in GB/s; null without the build.
 const readBandwidthNow = () => (existsSync(KERNELS_FILE) ? runKernels('--bandwidth-only').find((l) => l.readGBs)?.readGBs ?? null : null);
@@ -143,7 +143,7 @@ const f16 = await loadPretrained(F32_DIR, { weightType: 'f16' });
 await decodeRow('f16', f16, 2);
 f16.dispose();
 
-const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel }, kernels: kernelTable, prefill, decode: decodeRows };
+const results = { machine: machine(), build: { relaxedSimd: info.relaxedSimd, gemmKernel: info.gemmKernel, touchTuning: info.touchTuning }, kernels: kernelTable, prefill, decode: decodeRows };
 writeFileSync(new URL(`./gpt2-results${relaxed ? '-relaxed' : ''}.json`, import.meta.url), JSON.stringify(results, null, 1));
 
 const m = results.machine;
@@ -156,6 +156,8 @@ if (kernelTable) {
   const pct = (x) => `${(100 * x).toFixed(0)}%`;
   for (const g of kernelTable.gemm) console.log(`| ${g.gemm} (${g.n}×${g.K}·${g.K}×${g.N}) | ${g.weights} | ${g.layout} | ${g.ms.toFixed(3)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
   for (const g of kernelTable.fromMemory) console.log(`| ${g.fromMemory} | f32 | panels | ${g.ms.toFixed(1)} | ${g.gflops.toFixed(1)} | ${pct(g.ofPeak)} | ${pct(g.ofRunPeak)} |`);
+  const k = kernelTable.touchTuning;
+  if (k) console.log(`\nTouching ahead (core/gemm_tuning.h), timed before the rows from memory: 16 rows ${k.msWith.toFixed(1)} ms with, ${k.msWithout.toFixed(1)} ms without → ${k.fromRows ? `no touches below ${k.fromRows} rows` : 'touches kept'}.`);
   const t = kernelTable.tileLoop;
   if (t) {
     console.log(`\nThe tile loop alone on L1 data, of its peak (medians of 3 alternating runs): this build's ${pct(t.wasm)}` +
@@ -163,6 +165,8 @@ if (kernelTable) {
       ': the ceiling the GEMM rows above sit under in this run.');
   }
 }
+const tt = info.touchTuning;
+console.log(tt.tuned ? `\nThe F32 checkpoint's load timed touching ahead: 16 rows ${tt.msWith.toFixed(1)} ms with, ${tt.msWithout.toFixed(1)} ms without → ${tt.fromRows ? `no touches below ${tt.fromRows} rows` : 'touches kept'}.` : '\nThe checkpoint\'s load did not tune touching ahead.');
 console.log('\n| GPT-2 small prefill, 1 thread | ours (attentions, last-row logits) | ours (attentions, all logits) | ours bf16 | ORT gpt2s | ORT gpt2s-attn | ORT-attn ÷ ours | ORT-attn ÷ ours (all logits) |\n|---|---|---|---|---|---|---|---|');
 for (const r of prefill) {
   const v = (k) => (r.ms[k] === undefined ? '–' : r.ms[k].toFixed(1));

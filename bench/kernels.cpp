@@ -30,6 +30,7 @@
 #include <wasm_simd128.h>
 
 #include "core/gemm.h"
+#include "core/gemm_tuning.h"
 
 #include "peak.h"
 
@@ -219,6 +220,20 @@ int main(int argc, char** argv) {
       }
     std::vector<float> a(static_cast<size_t>(tokens) * 3072), out(a.size());
     for (float& x : a) x = normal(rng);
+    if (tokens == 16) {
+      // As a checkpoint's load does (io/checkpoint.cpp): touching ahead or not, timed on the first
+      // 64 MB of the matrices, before any of the rows below.
+      std::vector<mh::GemmProduct> products;
+      double bytes = 0;
+      for (size_t w = 0; w < weights.size() && bytes < 64e6; ++w) {
+        const Matrix& m = layer[w % 4];
+        products.push_back({mh::MatrixRef{weights[w].data(), mh::WeightType::kF32, m.K, true}, m.K, m.N});
+        bytes += 4.0 * weights[w].size();
+      }
+      const mh::TouchTuning t = mh::tune_touching(products);
+      std::printf("{\"touchTuning\": {\"fromRows\": %d, \"msWith\": %.3f, \"msWithout\": %.3f}}\n", t.from_rows, t.ms_with,
+                  t.ms_without);
+    }
     const Rate r = rate_beside_peak(quick ? 5 : 11, flops, [&] {
       for (size_t w = 0; w < weights.size(); ++w) {
         const Matrix& m = layer[w % 4];

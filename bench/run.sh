@@ -10,9 +10,9 @@ cmake --build build/bench -j2 >/dev/null
 # scripts, run by Node: the repository's package is ESM); the relaxed one gets clang 14's fused
 # multiply-add opcode rewritten like the module's (README). bench/run.mjs takes its peak from them.
 kernel_opts="-O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB"
-NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 bench/kernels.cpp src/core/gemm.cpp src/core/parallel.cpp \
+NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 bench/kernels.cpp src/core/gemm.cpp src/core/gemm_tuning.cpp src/core/parallel.cpp \
   -o build/bench/kernels_simd.cjs
-NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 -mrelaxed-simd bench/kernels.cpp src/core/gemm.cpp \
+NODE_PATH=/usr/share/nodejs em++ $kernel_opts -msimd128 -mrelaxed-simd bench/kernels.cpp src/core/gemm.cpp src/core/gemm_tuning.cpp \
   src/core/parallel.cpp -o build/bench/kernels_relaxed.cjs
 node scripts/relax-wasm.mjs build/bench/kernels_relaxed.wasm >/dev/null
 # The GEMM's inner loop alone on data in L1 (bench/tile-loop.cpp: the ceiling this CPU allows the

@@ -20,6 +20,7 @@
 #include "core/init.h"
 #include "core/model.h"
 #include "core/gemm.h"
+#include "core/gemm_tuning.h"
 #include "core/parallel.h"
 
 using emscripten::val;
@@ -186,6 +187,16 @@ double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
 std::string gemmKernel() { return mh::gemm_kernel_name(); }
 int threadCount() { return mh::thread_count(); }
+// What the first checkpoint big enough measured of touching ahead (core/gemm_tuning.h).
+emscripten::val touchTuning() {
+  const mh::TouchTuning t = mh::touch_tuning();
+  emscripten::val out = emscripten::val::object();
+  out.set("tuned", t.tuned);
+  out.set("fromRows", t.from_rows);
+  out.set("msWith", t.ms_with);
+  out.set("msWithout", t.ms_without);
+  return out;
+}
 
 }  // namespace
 
@@ -211,5 +222,6 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("setThreadCount", &setThreadCount);
   emscripten::function("gemmKernel", &gemmKernel);
   emscripten::function("threadCount", &threadCount);
+  emscripten::function("touchTuning", &touchTuning);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

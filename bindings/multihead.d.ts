@@ -172,6 +172,13 @@ export interface RuntimeInfo {
   relaxedSimd: boolean;
   /** The GEMM kernel in that build, e.g. "wasm SIMD (fused multiply-add)". */
   gemmKernel: string;
+  /**
+   * What the first checkpoint loaded with ≥ 64 MB of layer matrices measured: its products at 16
+   * rows with the GEMM touching the weights ahead and without (median ms of each), and whether
+   * products of fewer than `fromRows` rows now leave the touches out (0: they keep them). Which is
+   * faster depends on the CPU; the results are the same bits either way.
+   */
+  touchTuning: { tuned: boolean; fromRows: number; msWith: number; msWithout: number };
 }
 export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;

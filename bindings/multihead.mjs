@@ -242,6 +242,7 @@ export async function runtimeInfo() {
     threadedBuild: loadedThreaded === true,
     relaxedSimd: loadedRelaxed === true,
     gemmKernel: core.gemmKernel(),
+    touchTuning: core.touchTuning(),
   };
 }
 

@@ -56,12 +56,14 @@
 #include "core/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "core/gemm_tuning.h"
 #include "core/parallel.h"
 
 #if defined(__wasm_simd128__)
@@ -790,11 +792,14 @@ inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 :
 // A/B of GPT-2's 48 products from memory, not touching against touching: 4 rows 0.65× the time
 // (relaxed 0.61×), 6 rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on,
 // the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
-// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md).
+// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md). So a
+// checkpoint's load measures which (core/gemm_tuning.h), and where not touching was faster,
+// products of fewer than 18 rows do not (g_touch_from_rows).
 constexpr int64_t kCachedB = int64_t{512} << 10;
+std::atomic<int> g_touch_from_rows{0};
 inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
   return int64_t{K} * ((N + 7) / 8 * 8) * weight_type_bytes(b.type) > kCachedB &&
-         tile_count(rows, tallest_tile(b, rows, K)) >= 3;
+         tile_count(rows, tallest_tile(b, rows, K)) >= 3 && rows >= g_touch_from_rows.load(std::memory_order_relaxed);
 }
 
 // For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8
@@ -1023,5 +1028,8 @@ void pack_panels_transposed(float* packed, const float* src, int64_t ld, int col
 }
 
 const char* gemm_kernel_name() { return kKernelName; }
+
+void set_touch_from_rows(int rows) { g_touch_from_rows.store(rows, std::memory_order_relaxed); }
+int touch_from_rows() { return g_touch_from_rows.load(std::memory_order_relaxed); }
 
 }  // namespace mh

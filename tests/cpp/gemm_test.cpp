@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/gemm.h"
+#include "core/gemm_tuning.h"
 #include "core/parallel.h"
 
 namespace mh {
@@ -275,6 +276,39 @@ TEST(Gemm, TheTopRowsOfDeeperPanelsGiveTheSameBits) {
       EXPECT_EQ(0, std::memcmp(top.data(), threaded.data(), top.size() * 4)) << n << " rows, K " << K;
     }
   }
+}
+
+TEST(Gemm, TouchingAheadOrNotGivesTheSameBitsAndTheTuningPicksOne) {
+  // Products of 11–17 rows over a B past 512 KB touch ahead or not as tune_touching() found faster
+  // (core/gemm_tuning.h): only the time may change. 768 × 1000 floats (3 MB), packed.
+  std::mt19937 rng(5);
+  const int K = 768, N = 1000;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> b(static_cast<size_t>(K) * N), packed(static_cast<size_t>(K) * ((N + 7) / 8 * 8));
+  for (float& x : b) x = normal(rng);
+  pack_panels(packed.data(), b.data(), N, K, N);
+  const MatrixRef panels{packed.data(), WeightType::kF32, K, true};
+  set_thread_count(1);
+  for (int n : {11, 16, 17, 18}) {
+    std::vector<float> a(static_cast<size_t>(n) * K), touching(static_cast<size_t>(n) * N), not_touching(touching.size());
+    for (float& x : a) x = normal(rng);
+    set_touch_from_rows(0);
+    gemm(touching.data(), N, a.data(), K, panels, nullptr, n, K, N);
+    set_touch_from_rows(18);
+    gemm(not_touching.data(), N, a.data(), K, panels, nullptr, n, K, N);
+    EXPECT_EQ(0, std::memcmp(touching.data(), not_touching.data(), touching.size() * 4)) << n << " rows";
+  }
+  set_touch_from_rows(0);
+  EXPECT_FALSE(touch_tuning().tuned);
+  const TouchTuning t = tune_touching({{panels, K, N}, {panels, K, N}});
+  EXPECT_TRUE(t.tuned);
+  EXPECT_GT(t.ms_with, 0.0);
+  EXPECT_GT(t.ms_without, 0.0);
+  EXPECT_TRUE(t.from_rows == 0 || t.from_rows == 18) << t.from_rows;
+  EXPECT_EQ(touch_from_rows(), t.from_rows);
+  EXPECT_EQ(touch_tuning().from_rows, t.from_rows);
+  EXPECT_EQ(t.from_rows == 18, t.ms_without <= 0.98 * t.ms_with);
+  set_touch_from_rows(0);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // fixtures by transformations that keep the model's function, so the same numbers must come out.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { loadMultihead, loadPretrained } from '../../bindings/multihead.mjs';
+import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import {
   FIXTURES, MODELS, encodeJson, expectedOutputs, fixtureConfig, fixtureFiles, maxAbs, maxAbsDiff, readSafetensors,
   renameTensors, shard, toF32, writeSafetensors,
@@ -550,6 +550,12 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
 });
 
 describe('selections and extras', () => {
+  it('checkpoints whose layers fit in cache leave the GEMM\'s touching ahead untuned (runtimeInfo)', async () => {
+    // The first checkpoint with ≥ 64 MB of layer matrices times its products with and without the
+    // touches (core/gemm_tuning.h); the fixtures (< 1 MB) must not: they would time the cache.
+    for (const fixture of MODELS) (await loadPretrained(join(FIXTURES, fixture))).dispose();
+    expect((await runtimeInfo()).touchTuning).toEqual({ tuned: false, fromRows: 0, msWith: 0, msWithout: 0 });
+  });
   it('logits for chosen rows are exactly those rows of the full output', async () => {
     const model = await loadPretrained(join(FIXTURES, 'qwen2'));
     const ids = model.tokenize('It is a truth universally acknowledged.').ids;

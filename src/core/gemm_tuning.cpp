@@ -1,0 +1,56 @@
+#include "core/gemm_tuning.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace mh {
+
+namespace {
+
+constexpr int kTuningRows = 16;  // 4 row tiles: where Zen 4 and Zen 5 disagree most (header)
+constexpr int kTunedFloor = 18;  // from 18 rows (20 as 4 tiles of 5) touching paid on Zen 4 too
+constexpr int kWarmUps = 1, kPasses = 4;
+TouchTuning g_last;
+
+// One pass over the products, out = a · b, on the calling thread; its time in ms.
+double pass_ms(const std::vector<GemmProduct>& products, const float* a, float* out) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const GemmProduct& p : products) gemm_columns(out, p.N, a, p.K, p.b, nullptr, kTuningRows, p.K, 0, p.N);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TouchTuning tune_touching(const std::vector<GemmProduct>& products) {
+  int max_k = 1, max_n = 1;
+  for (const GemmProduct& p : products) max_k = std::max(max_k, p.K), max_n = std::max(max_n, p.N);
+  // Any finite rows do: the time does not depend on the values.
+  std::vector<float> a(static_cast<size_t>(kTuningRows) * max_k), out(static_cast<size_t>(kTuningRows) * max_n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = 0.25f * static_cast<float>(i % 7) - 0.75f;
+  std::vector<double> with, without;
+  for (int pass = 0; pass < kWarmUps + kPasses; ++pass) {
+    // Alternating, and which goes first too, so that neither always follows the other.
+    for (const bool touching : {pass % 2 == 0, pass % 2 != 0}) {
+      set_touch_from_rows(touching ? 0 : kTunedFloor);
+      const double ms = pass_ms(products, a.data(), out.data());
+      if (pass >= kWarmUps) (touching ? with : without).push_back(ms);
+    }
+  }
+  TouchTuning t;
+  t.tuned = true;
+  t.ms_with = median(with);
+  t.ms_without = median(without);
+  t.from_rows = t.ms_without <= 0.98 * t.ms_with ? kTunedFloor : 0;
+  set_touch_from_rows(t.from_rows);
+  g_last = t;
+  return t;
+}
+
+TouchTuning touch_tuning() { return g_last; }
+
+}  // namespace mh

@@ -1,0 +1,40 @@
+// Touching ahead (core/gemm.cpp) is the one choice in the GEMM that goes opposite ways on the CPUs
+// these pages meet, and wasm cannot ask which CPU it runs on, so it is measured here: on weights
+// from memory, products of 11–17 rows (3–4 row tiles) took Zen 5's 16-token GPT-2 prefill from
+// 92 to 77 ms with the touches, while on Zen 4 the same products take 0.86–0.97× the time without
+// them (bench/HISTORY.md). Products of 18 rows and more touch everywhere, 10 and fewer nowhere.
+// Touching or not gives the same bits: only the time changes.
+#pragma once
+
+#include <vector>
+
+#include "core/gemm.h"
+
+namespace mh {
+
+// One of a model's products: a K × N weight matrix.
+struct GemmProduct {
+  MatrixRef b;
+  int K = 0, N = 0;
+};
+
+struct TouchTuning {
+  bool tuned = false;   // tune_touching() has run in this process
+  int from_rows = 0;    // products touch ahead from this many rows (0: wherever gemm.cpp's rules say)
+  double ms_with = 0, ms_without = 0;  // its medians: the products at kTuningRows rows, each way
+};
+
+// Rows below which products do not touch ahead (0: no such floor), process-wide; for the tuning,
+// tests and benchmarks.
+void set_touch_from_rows(int rows);
+int touch_from_rows();
+
+// Times `products` at 16 rows, in order, with touches and without (alternating, 4 passes each after
+// one each to warm up, on the calling thread), and from then on lets products of fewer than 18 rows
+// touch only if that was faster: not touching, by 2% or more, leaves them out. Needs products that come from memory: a caller
+// passes more than any L3 holds (tune_touching_for_weights()).
+TouchTuning tune_touching(const std::vector<GemmProduct>& products);
+// The last tuning's result (tuned false if none).
+TouchTuning touch_tuning();
+
+}  // namespace mh

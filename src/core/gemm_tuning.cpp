@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kTuningRows = 16;  // 4 row tiles: where Zen 4 and Zen 5 disagree most (header)
 constexpr int kTunedFloor = 18;  // from 18 rows (20 as 4 tiles of 5) touching paid on Zen 4 too
-constexpr int kWarmUps = 1, kPasses = 4;
+constexpr int kWarmUps = 2, kPasses = 5;
 TouchTuning g_last;
 
 // One pass over the products, out = a · b, on the calling thread; its time in ms.
@@ -32,20 +32,25 @@ TouchTuning tune_touching(const std::vector<GemmProduct>& products) {
   // Any finite rows do: the time does not depend on the values.
   std::vector<float> a(static_cast<size_t>(kTuningRows) * max_k), out(static_cast<size_t>(kTuningRows) * max_n);
   for (size_t i = 0; i < a.size(); ++i) a[i] = 0.25f * static_cast<float>(i % 7) - 0.75f;
-  std::vector<double> with, without;
+  std::vector<double> with, without, ratios;
   for (int pass = 0; pass < kWarmUps + kPasses; ++pass) {
-    // Alternating, and which goes first too, so that neither always follows the other.
+    // A pass each way, back to back, which goes first alternating: the ratio within a pair is
+    // what a slow stretch of the machine (a background compile, another process) moves least.
+    double ms[2] = {0, 0};
     for (const bool touching : {pass % 2 == 0, pass % 2 != 0}) {
       set_touch_from_rows(touching ? 0 : kTunedFloor);
-      const double ms = pass_ms(products, a.data(), out.data());
-      if (pass >= kWarmUps) (touching ? with : without).push_back(ms);
+      ms[touching] = pass_ms(products, a.data(), out.data());
     }
+    if (pass < kWarmUps) continue;
+    with.push_back(ms[1]);
+    without.push_back(ms[0]);
+    ratios.push_back(ms[0] / ms[1]);
   }
   TouchTuning t;
   t.tuned = true;
   t.ms_with = median(with);
   t.ms_without = median(without);
-  t.from_rows = t.ms_without <= 0.98 * t.ms_with ? kTunedFloor : 0;
+  t.from_rows = median(ratios) <= 0.99 ? kTunedFloor : 0;
   set_touch_from_rows(t.from_rows);
   g_last = t;
   return t;

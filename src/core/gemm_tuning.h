@@ -21,7 +21,7 @@ struct GemmProduct {
 struct TouchTuning {
   bool tuned = false;   // tune_touching() has run in this process
   int from_rows = 0;    // products touch ahead from this many rows (0: wherever gemm.cpp's rules say)
-  double ms_with = 0, ms_without = 0;  // its medians: the products at kTuningRows rows, each way
+  double ms_with = 0, ms_without = 0;  // its medians: one pass over the products at 16 rows, each way
 };
 
 // Rows below which products do not touch ahead (0: no such floor), process-wide; for the tuning,
@@ -29,9 +29,12 @@ struct TouchTuning {
 void set_touch_from_rows(int rows);
 int touch_from_rows();
 
-// Times `products` at 16 rows, in order, with touches and without (alternating, 4 passes each after
-// one each to warm up, on the calling thread), and from then on lets products of fewer than 18 rows
-// touch only if that was faster: not touching, by 2% or more, leaves them out. Needs products that come from memory: a caller
+// Times `products` at 16 rows, in order, with touches and without: 5 pairs of passes, one each way
+// back to back (which goes first alternating), after 2 pairs to warm up, on the calling thread.
+// From then on products of fewer than 18 rows leave the touches out if the median pair took 0.99×
+// the time or less without them, and keep them otherwise. The ratio within a pair, not of whole
+// medians: a slow stretch of the machine moves both passes of a pair (HISTORY.md: timed call by
+// call, or in runs while a model ran, the same choice had read noise). Needs products that come from memory: a caller
 // passes more than any L3 holds (tune_touching_for_weights()).
 TouchTuning tune_touching(const std::vector<GemmProduct>& products);
 // The last tuning's result (tuned false if none).

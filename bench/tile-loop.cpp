@@ -112,6 +112,8 @@ int main() {
   variants.push_back({"as shipped (5 rows, splat loads)", 5, tile<5, kSplatLoads>});
   variants.push_back({"pointers from parameters (5 rows, splat loads)", 5, tile<5, kFromParameters>});
   variants.push_back({"4 rows, splat loads", 4, tile<4, kSplatLoads>});
+  variants.push_back({"6 rows, splat loads (12 accumulators)", 6, tile<6, kSplatLoads>});
+  variants.push_back({"3 rows, splat loads", 3, tile<3, kSplatLoads>});
   if (kFused) variants.push_back({"5 rows, shuffled (relaxed, touching ahead)", 5, tile<5, kShuffled>});
   variants.push_back({"4 rows rotated (3 loads + 3 shuffles)", 4, tile<4, kRotated>});
   if (kFused) variants.push_back({"5 rows pre-splatted (7 vector loads)", 5, tile<5, kPreSplatted>});

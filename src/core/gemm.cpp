@@ -162,15 +162,23 @@ inline void transpose4(v4& x0, v4& x1, v4& x2, v4& x3) {
   x3 = shuffle<2, 3, 6, 7>(t1, t3);
 }
 
-// 5 rows × 8 columns in both builds: see the header comment. (MH_GEMM_TILE_ROWS=4 tries 4 in the
-// benchmark.)
+// 5 rows × 8 columns in both builds (see the header comment), and 6 rows where they fit: the
+// relaxed build's 12 accumulators, 2 panel vectors and a splat are exactly V8's 15 registers (the
+// plain build's product needs a 16th). On Zen 1, whose fused multiply-adds take 5 cycles, a tile
+// needs 10 chains to keep its 2 pipes busy: the loop alone on L1 data ran at 0.92 of the fused
+// peak with 6 rows, 0.91 with 5, 0.73 with 4 and 0.57 with 3 (tile_height()). (MH_GEMM_TILE_ROWS=4
+// or 5 tries fewer in the benchmark and the native tests.)
 #ifndef MH_GEMM_TILE_ROWS
+#if defined(__wasm_relaxed_simd__)
+#define MH_GEMM_TILE_ROWS 6
+#else
 #define MH_GEMM_TILE_ROWS 5
 #endif
+#endif
 constexpr int kTileRows = MH_GEMM_TILE_ROWS;
-static_assert(kTileRows == 4 || kTileRows == 5, "tile_height() splits rows into 4s, or 5s and 4s");
+static_assert(kTileRows >= 4 && kTileRows <= 6, "tile_height() splits rows into 4s, 5s and 4s, or 5s and 6s");
 constexpr int kDepth = 256;    // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's tile
-constexpr int kRowBlock = 24 * kTileRows;  // rows of `a` per pass over B: 96 or 120 KB packed
+constexpr int kRowBlock = 24 * std::min(kTileRows, 5);  // rows of `a` per pass over B: 96 or 120 KB packed
 // A product with at most this many elements of `a` (256 KB: 16 tokens × 4096, 64 × 1024) streams B
 // once (columns()), with all of `a` packed and in L2.
 constexpr int kStreamedA = 65536;
@@ -455,7 +463,8 @@ using TileFn = void (*)(float*, int64_t, const float*, const void*, int, bool, c
 // V8 would unroll them.
 template <WeightType T, Fp16Widening W>
 TileFn tile_of_height(int rows) {
-  static TileFn volatile tiles[6] = {nullptr, tile<1, T, W>, tile<2, T, W>, tile<3, T, W>, tile<4, T, W>, tile<5, T, W>};
+  static TileFn volatile tiles[7] = {nullptr,       tile<1, T, W>, tile<2, T, W>, tile<3, T, W>,
+                                      tile<4, T, W>, tile<5, T, W>, tile<6, T, W>};
   return tiles[rows];
 }
 
@@ -479,15 +488,22 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* pane
 // The rows of the tile that starts at row i of `rows`, in tiles of at most `tallest` rows (4 or
 // 3: that many, the rest in the last tile; two_byte_in_place() says where, and MH_GEMM_TILE_ROWS=4
 // everywhere).
-// 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, 4) cycles per k (r cycles
-// of 2r multiply-adds on 2 pipes, but never less than the 4-cycle latency of its chains), so rows
-// are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles, where 5 + 5 + 3 + 3
-// took 18), and otherwise into as few short tiles as possible (6 = 3 + 3, 7 = 4 + 3,
-// 11 = 4 + 4 + 3).
+// 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, L) cycles per k (r cycles
+// of 2r multiply-adds on 2 pipes, but never less than the latency L of its chains: 4 cycles on
+// Zen 3–5, 5 on Zen 1), so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4:
+// 16 cycles on Zen 3, where 5 + 5 + 3 + 3 took 18), and otherwise into as few short tiles as
+// possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
+// With 6-row tiles (the relaxed build), into 5s and 6s where they can be, every tile then at full
+// rate for L = 5 too (16 = 5 + 5 + 6: 16 cycles on Zen 1, where 4 + 4 + 4 + 4 took 20; 11 = 5 + 6,
+// 12 = 6 + 6), and as before otherwise (13, 14, 19 and under 10).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
+inline bool fives_and_sixes(int rows) {
+  return rows == 0 || rows == 5 || rows == 6 || (rows >= 10 && rows <= 12) || (rows >= 15 && rows != 19);
+}
 inline int tile_height(int i, int rows, int tallest) {
   const int left = rows - i;
   if (tallest <= 4) return std::min(tallest, left);
+  if (tallest >= 6 && left > 0 && fives_and_sixes(left)) return fives_and_sixes(left - 5) ? 5 : 6;
   if (left >= 5 && fives_and_fours(left - 5)) return 5;
   if (left >= 4 && fives_and_fours(left - 4)) return 4;
   if (left == 6 || left == 7) return left - 3;

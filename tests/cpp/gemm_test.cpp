@@ -106,7 +106,7 @@ TEST(Gemm, MatchesFloat64OnEdgeShapes) {
   for (int threads : {1, 3}) {
     set_thread_count(threads);
     for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
-      for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 16, 17, 130, 250})  // 130, 250: 2 and 3 row blocks
+      for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 19, 21, 130, 250})  // 130, 250: 2 and 3 row blocks
         for (int K : {0, 1, 7, 256, 300, 513})
           for (int N : {1, 5, 8, 9, 31, 40, 77}) {
             if (n * K * N > 3'000'000) continue;
@@ -307,7 +307,6 @@ TEST(Gemm, TouchingAheadOrNotGivesTheSameBitsAndTheTuningPicksOne) {
   EXPECT_TRUE(t.from_rows == 0 || t.from_rows == 18) << t.from_rows;
   EXPECT_EQ(touch_from_rows(), t.from_rows);
   EXPECT_EQ(touch_tuning().from_rows, t.from_rows);
-
   set_touch_from_rows(0);
 }
 

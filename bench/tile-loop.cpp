@@ -14,6 +14,8 @@
 //                       the same, the pointers starting from the function's parameters (V8
 //                       zero-extends both at every step: gemm.cpp's loop until it took g_zero)
 //   4 rows, splat loads the plain build's kernel until the 5-row tile got its own function
+//   6 rows, splat loads the relaxed build's 6-row tile (12 accumulators, all of V8's registers)
+//   3 rows, splat loads 6 chains: a short tile under its multiply-adds' latency
 //   5 rows, shuffled    relaxed only: rows 0–3 out of one vector load by shuffles, row 4 by a
 //                       splat load (the relaxed build's kernel while it touched ahead, before
 //                       one tile kernel served both builds)

@@ -810,12 +810,15 @@ inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 :
 // the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
 // and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md). So a
 // checkpoint's load measures which (core/gemm_tuning.h), and where not touching was faster,
-// products of fewer than 18 rows do not (g_touch_from_rows).
+// products of fewer than 18 rows do not (g_touch_from_rows). Tiles are counted as if at most 5
+// rows tall, as they were when all this was measured: the relaxed build's 11 and 12 rows (6-row
+// tiles: 2 of them) touch as before.
 constexpr int64_t kCachedB = int64_t{512} << 10;
 std::atomic<int> g_touch_from_rows{0};
 inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
   return int64_t{K} * ((N + 7) / 8 * 8) * weight_type_bytes(b.type) > kCachedB &&
-         tile_count(rows, tallest_tile(b, rows, K)) >= 3 && rows >= g_touch_from_rows.load(std::memory_order_relaxed);
+         tile_count(rows, std::min(tallest_tile(b, rows, K), 5)) >= 3 &&
+         rows >= g_touch_from_rows.load(std::memory_order_relaxed);
 }
 
 // For the tiles to touch (Lookahead): the block of B from element `start` on (depth × 8

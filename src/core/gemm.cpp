@@ -25,7 +25,8 @@
 //   A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
 //   (touch_ahead()), nor is B touched by a product of one or two row tiles (at most 10 rows), whose
 //   first tile already reads its panel about as fast as one core reads memory.
-// - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers and, per k, loads 8 floats
+// - The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers (the relaxed build also a
+//   6 × 8 tile in 12, for Zen 1's 5-cycle multiply-adds: kTileRows) and, per k, loads 8 floats
 //   of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
 //   pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
 //   the kernel from ~72% to ~88% of the peak on Zen 5). 10 chains also keep 2 pipes of 4-cycle

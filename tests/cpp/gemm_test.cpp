@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/gemm.h"
@@ -14,6 +16,13 @@
 #include "core/parallel.h"
 
 namespace mh {
+
+std::string weight_type_name(WeightType type) {
+  return type == WeightType::kF32 ? "F32" : type == WeightType::kF16 ? "F16" : "BF16";
+}
+// How gtest prints a parameter (found by argument-dependent lookup, so in mh itself).
+void PrintTo(WeightType type, std::ostream* os) { *os << weight_type_name(type); }
+
 namespace {
 
 uint16_t to_bf16(float x) {  // truncation is fine: the reference widens the same bits
@@ -99,22 +108,37 @@ void check_product(WeightType type, int n, int K, int N, bool with_bias, bool pa
   }
 }
 
-TEST(Gemm, MatchesFloat64OnEdgeShapes) {
-  std::mt19937 rng(7);
+// One instance per thread count and storage type, so that ctest -j runs them side by side (under
+// the sanitizers this is most of the suite's time) and the ThreadSanitizer run can leave out the
+// one-thread instances.
+
+class EdgeShapes : public ::testing::TestWithParam<std::tuple<int, WeightType>> {};
+
+TEST_P(EdgeShapes, MatchFloat64) {
+  const auto [threads, type] = GetParam();
+  std::mt19937 rng(7 + threads * 3 + static_cast<int>(type));
   // On 3 threads too: the rows of `a` are then packed once for all column chunks, a block of rows
   // at a time (130 and 250 rows: 2 and 3 blocks), its blocks of depth on several threads (K = 513).
-  for (int threads : {1, 3}) {
-    set_thread_count(threads);
-    for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16})
-      for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 19, 21, 130, 250})  // 130, 250: 2 and 3 row blocks
-        for (int K : {0, 1, 7, 256, 300, 513})
-          for (int N : {1, 5, 8, 9, 31, 40, 77}) {
-            if (n * K * N > 3'000'000) continue;
-            for (bool panels : {false, true}) check_product(type, n, K, N, (n + K + N) % 2 == 0, panels, rng);
-          }
-  }
+  set_thread_count(threads);
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 19, 21, 130, 250})  // 130, 250: 2 and 3 row blocks
+    for (int K : {0, 1, 7, 256, 300, 513})
+      for (int N : {1, 5, 8, 9, 31, 40, 77}) {
+        if (n * K * N > 3'000'000) continue;
+        for (bool panels : {false, true}) check_product(type, n, K, N, (n + K + N) % 2 == 0, panels, rng);
+      }
   set_thread_count(1);
 }
+
+std::string edge_shapes_name(const ::testing::TestParamInfo<EdgeShapes::ParamType>& info) {
+  const int threads = std::get<0>(info.param);
+  return weight_type_name(std::get<1>(info.param)) + "_" + std::to_string(threads) +
+         (threads == 1 ? "Thread" : "Threads");
+}
+
+INSTANTIATE_TEST_SUITE_P(Gemm, EdgeShapes,
+                         ::testing::Combine(::testing::Values(1, 3),
+                                            ::testing::Values(WeightType::kF32, WeightType::kF16, WeightType::kBF16)),
+                         edge_shapes_name);
 
 TEST(Gemm, Fp16SpecialValuesWidenExactly) {
   // inf, -inf, NaN, the largest normal, the smallest subnormal: a 1 × 1 product with a = 1 gives
@@ -140,7 +164,7 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   std::mt19937 rng(11);
   // K = 300 and 1100: one row reads long panels four side by side, in the tiles' order (the same
   // bits), and short ones one at a time with even and odd k in separate sums (close, not equal;
-  // MatchesFloat64OnEdgeShapes bounds its error). 16 rows read the bf16 panels in place, widened in
+  // EdgeShapes.MatchFloat64 bounds its error). 16 rows read the bf16 panels in place, widened in
   // registers (4 tiles), 37 rows a widened copy (10 tiles), as the row-major matrix always is.
   struct Shape {
     int n, K;

@@ -7,7 +7,7 @@ bash scripts/setup.sh
 npm run --silent build:native
 npm run --silent build:wasm
 echo "== C++ core (ctest)"
-ctest --test-dir build/native --output-on-failure
+ctest --test-dir build/native --output-on-failure -j2
 echo "== C++ core under AddressSanitizer + UndefinedBehaviorSanitizer (ctest; clang, -O1 -g1)"
 # One build for the sanitized tests and the fuzzers (CMakeLists.txt, MULTIHEAD_SANITIZE).
 cmake -S . -B build/sanitize -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -17,24 +17,43 @@ ctest --test-dir build/sanitize --output-on-failure -j2
 echo "== the thread pool and the split forward pass under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMULTIHEAD_TSAN=ON -DMULTIHEAD_TESTS=OFF >/dev/null
 cmake --build build/tsan -j2 --target parallel_tests_tsan >/dev/null
-# The GEMM's one-thread edge shapes have no threads to race (and are most of the time here).
-build/tsan/parallel_tests_tsan --gtest_brief=1 --gtest_filter='-Gemm/EdgeShapes.*1Thread'
-echo "== fuzzing the C++ core and the checkpoint readers (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s)"
-# Two thirds of the time on the attention core, one third on the safetensors/JSON/config readers.
+# The GEMM's one-thread edge shapes have no threads to race (and were most of the time here).
+# Two shards side by side (gtest's sharding), each printing failures and its count.
+tsan_shard() {
+  GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$1 build/tsan/parallel_tests_tsan --gtest_brief=1 \
+    --gtest_filter='-Gemm/EdgeShapes.*1Thread'
+}
+tsan_failed=0
+tsan_shard 0 & tsan_first=$!
+tsan_shard 1 || tsan_failed=1
+wait $tsan_first || tsan_failed=1
+[ $tsan_failed -eq 0 ] || exit 1
+echo "== fuzzing the C++ core and the checkpoint readers (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s over two cores)"
+# Two thirds of the time on the attention core, one third on the safetensors/JSON/config readers,
+# side by side (a core each), so the step takes two thirds of FUZZ_SECONDS.
 # New inputs go to build/sanitize/<target>-corpus; the kept corpora in tests/fuzz are only read.
 fuzz() {  # target, seconds, kept corpus
   mkdir -p "build/sanitize/$1-corpus" build/sanitize/artifacts
-  if ! "build/sanitize/$1" -max_total_time="$2" -print_final_stats=1 -artifact_prefix=build/sanitize/artifacts/ \
-      "build/sanitize/$1-corpus" "$3" > "build/sanitize/$1.log" 2>&1; then
+  "build/sanitize/$1" -max_total_time="$2" -print_final_stats=1 -artifact_prefix=build/sanitize/artifacts/ \
+    "build/sanitize/$1-corpus" "$3" > "build/sanitize/$1.log" 2>&1
+}
+fuzz_report() {  # target, its exit status
+  if [ "$2" -ne 0 ]; then
     grep -vE '^(INFO|#[0-9]+)' "build/sanitize/$1.log" | head -60
     echo "fuzzing $1 found a problem; the input is in build/sanitize/artifacts/"
-    exit 1
+    return 1
   fi
   echo "$1: $(grep -E '^stat::(number_of_executed_units|new_units_added)' "build/sanitize/$1.log" | tr '\n' ' ')"
 }
 seconds=${FUZZ_SECONDS:-60}
-fuzz attention_fuzzer $(( seconds * 2 / 3 )) tests/fuzz/corpus
-fuzz checkpoint_fuzzer $(( seconds - seconds * 2 / 3 )) tests/fuzz/checkpoint-corpus
+fuzz attention_fuzzer $(( seconds * 2 / 3 )) tests/fuzz/corpus & attention_pid=$!
+fuzz checkpoint_fuzzer $(( seconds - seconds * 2 / 3 )) tests/fuzz/checkpoint-corpus & checkpoint_pid=$!
+attention_status=0; wait $attention_pid || attention_status=$?
+checkpoint_status=0; wait $checkpoint_pid || checkpoint_status=$?
+fuzz_failed=0
+fuzz_report attention_fuzzer $attention_status || fuzz_failed=1
+fuzz_report checkpoint_fuzzer $checkpoint_status || fuzz_failed=1
+[ $fuzz_failed -eq 0 ] || exit 1
 echo "== wasm module in Node (vitest)"
 npx vitest run
 echo "== TypeScript types (tsc)"

@@ -111,7 +111,6 @@ void check_product(WeightType type, int n, int K, int N, bool with_bias, bool pa
 // One instance per thread count and storage type, so that ctest -j runs them side by side (under
 // the sanitizers this is most of the suite's time) and the ThreadSanitizer run can leave out the
 // one-thread instances.
-
 class EdgeShapes : public ::testing::TestWithParam<std::tuple<int, WeightType>> {};
 
 TEST_P(EdgeShapes, MatchFloat64) {

@@ -7,7 +7,8 @@
 //   of L1's 64 sets, so the 8 columns a tile needs were evicted before the next row tile came
 //   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
 //   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
-//   matrix, widened on the way (never widened whole); float32 stored as panels (a checkpoint's
+//   matrix, widened on the way (never widened whole; a streamed one a panel's whole depth at a
+//   time, up to 64 KB: depth_block()); float32 stored as panels (a checkpoint's
 //   weights, a head's scaled keys and values) is read in place, and so are 2-byte panels that
 //   few tiles read, widened in registers (two_byte_in_place()). Every row tile of `a` then streams over
 //   the panel in L1.
@@ -336,7 +337,7 @@ bool widen_f16_panel(float* panel, const uint16_t* p, int depth) {
 }
 
 // The panel of rows [k0, k0 + depth) × columns [j, j + 8) of b as float32: in place (float32
-// panels, any depth), or copied into scratch (kDepth × 8 floats, depth ≤ kDepth), widening 2-byte
+// panels, any depth), or copied into scratch (depth × 8 floats: depth_block()), widening 2-byte
 // values on the way.
 template <WeightType T>
 const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch) {
@@ -397,15 +398,41 @@ constexpr int kTouchStride = 8;  // the fewest bytes between touches (header com
 // products from memory 0.91–1.03×).
 volatile int g_zero = 0;
 
+// How the relaxed build's tiles read bf16 panels in place: 8 values as float32 in column order,
+// by two extending loads and a shift each (4 operations where load8_even_odd takes 3). No register
+// then holds the 16 loaded bytes or the mask, so a 6-row tile fits V8's 15 registers (12
+// accumulators, 2 panel vectors, a splat) as float32's does; with load8_even_odd, 5 and 6 rows
+// spilled, and 4-row tiles (8 chains) leave Zen 1's 5-cycle multiply-adds a fifth idle. Zen 1,
+// same-process A/B of GPT-2's 48 products as bf16 panels from memory, 6-row tiles of extending
+// loads ÷ 4-row tiles of load8_even_odd: 6 rows 0.68× the time, 9–11 rows 0.77–0.84×, 16 rows
+// 0.89×, 21 rows 0.78×, 30 rows 0.91–0.92× (in place against copied), the same bits. The plain
+// build keeps load8_even_odd and 4 rows: there every operation costs (Zen 1: ~4 vector
+// operations a cycle, loads included), and the extending loads took 1.01–1.15× the time.
+#if defined(__wasm_relaxed_simd__)
+constexpr bool kBf16TilesExtend = true;
+inline void load8_bf16_extending(const uint16_t* p, v4& lo, v4& hi) {
+  lo = wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
+  hi = wasm_i32x4_shl(wasm_u32x4_load16x4(p + 4), 16);
+}
+#else
+constexpr bool kBf16TilesExtend = false;
+inline void load8_bf16_extending(const uint16_t*, v4&, v4&) {}
+#endif
+// The lane order of a tile's accumulators over T: load8_lanes' (even and odd columns for 2-byte
+// weights in wasm), or column order where bf16 comes through load8_bf16_extending.
+template <WeightType T>
+constexpr bool kTileEvenOddLanes = kEvenOddLanes<T> && !(T == WeightType::kBF16 && kBf16TilesExtend);
+
 // One step of k of a tile: acc (R × 8) += a_k (R floats) ⊗ b_k (8 elements of B as float32,
-// in the lane order load8_lanes gives).
+// in the lane order kTileEvenOddLanes says).
 template <int R, WeightType T, Fp16Widening W, bool kLastRowFirst = false>
 inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
   static_assert(T != WeightType::kF16 || W == Fp16Widening::kPrescaled || W == Fp16Widening::kTrusted,
                 "fp16 read in place only from matrices known finite (two_byte_in_place)");
   v4 b0, b1;
   Fp16Specials none;
-  load8_lanes<T, W>(b_k, b0, b1, none);
+  if constexpr (T == WeightType::kBF16 && kBf16TilesExtend) load8_bf16_extending(b_k, b0, b1);
+  else load8_lanes<T, W>(b_k, b0, b1, none);
   for (int i = 0; i < R; ++i) {
     const int r = kLastRowFirst ? R - 1 - i : i;
     const v4 s = splat(a_k + r);
@@ -429,7 +456,7 @@ void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, b
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? load(c + r * ldc) : bias ? load(bias) : zero();
     acc[r][1] = accumulate ? load(c + r * ldc + 4) : bias ? load(bias + 4) : zero();
-    if (kEvenOddLanes<T>) to_even_odd(acc[r][0], acc[r][1], acc[r][0], acc[r][1]);
+    if (kTileEvenOddLanes<T>) to_even_odd(acc[r][0], acc[r][1], acc[r][0], acc[r][1]);
   }
   // Pointers that advance, not panel + 8 · k: Emscripten turns LLVM's loop strength reduction off,
   // so V8 multiplied both indices out again at every step (6 more instructions beside 16
@@ -451,7 +478,7 @@ void tile(float* c, int64_t ldc, const float* a, const void* panel, int depth, b
   // (in row order it issues all the splats first, and 5 rows then spill; header comment).
   for (int r = R - 1; r >= 0; --r) {
     v4 lo = acc[r][0], hi = acc[r][1];
-    if (kEvenOddLanes<T>) to_columns(acc[r][0], acc[r][1], lo, hi);
+    if (kTileEvenOddLanes<T>) to_columns(acc[r][0], acc[r][1], lo, hi);
     store(c + r * ldc + 4, hi);
     store(c + r * ldc, lo);
   }
@@ -753,7 +780,9 @@ inline int row_block_size(int n) {
 // would each read the copy once. A checkpoint's bf16 weights (the Llama family's) at up to 24
 // tokens. Those tiles have at most 4 rows: holding the mask too, the 5-row tile spilled (one 5-row
 // tile took as long as two 4-row ones, and 10 rows as 5 + 5 took 1.37× the time of the copy
-// relaxed). Zen 4, same-process A/B of GPT-2's 48 products as bf16 panels from memory, in place ÷
+// relaxed). The relaxed build's tiles widen with extending loads instead (load8_bf16_extending)
+// and are 5 and 6 rows tall, at most 5 of them (30 tokens; 36 rows as 6 tiles took 1.03–1.05× the
+// copy's time on Zen 1). Zen 4, same-process A/B of GPT-2's 48 products as bf16 panels from memory, in place ÷
 // copied: 4 rows 0.51× the time (relaxed 0.52×), 8 rows 0.67× (0.66×), 12 rows 0.78× (0.78×), 16
 // rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
 // (the same products summed in the same order).
@@ -764,10 +793,11 @@ inline int row_block_size(int n) {
 // A/B of GPT-2's 48 products as fp16 panels from memory, in place ÷ copied: 2 rows 0.63× the
 // time (relaxed 0.53×), 3 rows 0.64×, 4 rows 0.88× (0.95×), 6 rows 0.84× (0.69×); 7–9 rows (3
 // tiles) 0.98–1.02×, 12 rows (4) 1.10×; the same bits.
-constexpr int kInPlaceBf16Tiles = 6, kInPlaceF16Tiles = 2;
+constexpr int kInPlaceBf16Tiles = kBf16TilesExtend ? 5 : 6, kInPlaceF16Tiles = 2;
+constexpr int kTallestBf16Tile = kBf16TilesExtend ? kTileRows : 4;
 inline bool two_byte_in_place(const MatrixRef& b, int n, int K) {
   if (!streams_b(b, n, K)) return false;
-  if (b.type == WeightType::kBF16) return tile_count(n, 4) <= kInPlaceBf16Tiles;
+  if (b.type == WeightType::kBF16) return tile_count(n, kTallestBf16Tile) <= kInPlaceBf16Tiles;
   return b.type == WeightType::kF16 && kEvenOdd && b.known_finite && tile_count(n, 3) <= kInPlaceF16Tiles;
 }
 // Whether a product that reads fp16 in place (two_byte_in_place) prescales a's n rows by 2^112:
@@ -780,7 +810,7 @@ inline void prescale(float* x, int64_t count) {
 }
 // The most rows a tile of this product has (tile_height()).
 inline int tallest_tile(const MatrixRef& b, int n, int K) {
-  return !two_byte_in_place(b, n, K) ? kTileRows : b.type == WeightType::kF16 ? 3 : 4;
+  return !two_byte_in_place(b, n, K) ? kTileRows : b.type == WeightType::kF16 ? 3 : kTallestBf16Tile;
 }
 
 // Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
@@ -850,11 +880,17 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
 // small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
 // process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
 // 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds), and so does one that
-// reads its 2-byte panels in place (two_byte_in_place()). Every other product keeps kDepth: a packed
-// block of `a` stays in L2 across B's panels, and 2-byte panels are widened into the scratch one
-// block at a time.
+// reads its 2-byte panels in place (two_byte_in_place()), and so does one that streams 2-byte
+// panels widened into a copy, up to kWidenedDepth deep (a panel's whole depth into a 64 KB
+// scratch: Zen 1, same-process A/B against 256 steps a call, GPT-2's 48 products as bf16 panels
+// from memory at 31–64 rows 0.90–0.99× the time relaxed, hot W_O at 64 tokens 0.92–0.94×; fp16 at
+// 7–64 rows 0.93–1.00×; the plain build 0.94–1.01×; the same bits). Every other product keeps kDepth:
+// a packed block of `a` stays in L2 across B's panels, and 2-byte panels are widened into the
+// scratch one block at a time.
+constexpr int kWidenedDepth = 2048;
 inline int depth_block(const MatrixRef& b, int n, int K) {
-  return streams_b(b, n, K) && (b.type == WeightType::kF32 || two_byte_in_place(b, n, K)) ? std::max(K, 1) : kDepth;
+  const bool whole_panels = b.type == WeightType::kF32 || two_byte_in_place(b, n, K) || K <= kWidenedDepth;
+  return streams_b(b, n, K) && whole_panels ? std::max(K, 1) : kDepth;
 }
 
 // Rows [0, rows) × columns [k0, k0 + block) of a, packed by pack_rows at packed + rows · k0: the
@@ -888,8 +924,8 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  // On the stack (264 KB): Emscripten's threads get 2 MB, native ones 8 MB.
-  alignas(16) float panel[kDepth * 8];
+  // On the stack (320 KB): Emscripten's threads get 2 MB, native ones 8 MB.
+  alignas(16) float panel[std::max(kDepth, kWidenedDepth) * 8];
   alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
   const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 rounded up to 8, ld)

@@ -226,6 +226,27 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     await expect(loadPretrained(dir, { weightType: 'fp8' })).rejects.toThrow(/weightType must be 'f16' or 'bf16'/);
   });
 
+  it('BF16 sums exactly what F32 copies of the same weights do, at every length from 1 to 40 tokens', async () => {
+    // bf16 panels are read in place by the tiles up to 24 tokens (4-row tiles, plain build) or 30
+    // (5- and 6-row tiles over extending loads, relaxed build), and widened into a copy beyond;
+    // one token reads them a row at a time. Every path sums the same products in the same order
+    // as over float32, so the numbers must be the same bits.
+    const toBf16 = (t) => roundTensor(t, 'BF16', floatToBf16);
+    const matrices = (round) => (t) => new Map([...t].map(([name, x]) => [name, x.shape.length === 2 ? round(x) : x]));
+    const bf16 = await loadPretrained(variant('gpt2', { tensors: matrices(toBf16) }));
+    const widened = await loadPretrained(variant('gpt2', { tensors: matrices((x) => toF32(toBf16(x))) }));
+    expect(bf16.config.weightType).toBe('bf16');
+    expect(widened.config.weightType).toBe('f32');
+    const ids = Array.from(expectedOutputs('gpt2').at(-1).ids);
+    for (let n = 1; n <= 40; n += 1) {
+      const a = bf16.run(Int32Array.from(ids.slice(0, n))), b = widened.run(Int32Array.from(ids.slice(0, n)));
+      expect(maxAbsDiff(a.attentions, b.attentions), `${n} tokens`).toBe(0);
+      expect(maxAbsDiff(a.logits, b.logits), `${n} tokens`).toBe(0);
+    }
+    bf16.dispose();
+    widened.dispose();
+  });
+
   it('BertModel (a sentence encoder): no "bert." prefix and no MLM head → hidden states, logits null', async () => {
     const files = variant('bert', {
       tensors: (t) => renameTensors(t, (name) => (name.startsWith('cls.') ? null : name.replace(/^bert\./, ''))),

@@ -111,10 +111,11 @@ inline v4 half4(v128_t h) {
   return wasm_v128_or(f, sign);
 }
 
+// 8 values → float32 in column order. Two extending loads, so that no register holds the 16 bytes
+// (the relaxed build's 6-row bf16 tiles fit V8's registers only so: tile_step()).
 template <WeightType T>
 inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
-  const v128_t h = wasm_v128_load(p);
-  const v128_t low = wasm_u32x4_extend_low_u16x8(h), high = wasm_u32x4_extend_high_u16x8(h);
+  const v128_t low = wasm_u32x4_load16x4(p), high = wasm_u32x4_load16x4(p + 4);
   if (T == WeightType::kBF16) {
     lo = wasm_i32x4_shl(low, 16);
     hi = wasm_i32x4_shl(high, 16);
@@ -399,7 +400,7 @@ constexpr int kTouchStride = 8;  // the fewest bytes between touches (header com
 volatile int g_zero = 0;
 
 // How the relaxed build's tiles read bf16 panels in place: 8 values as float32 in column order,
-// by two extending loads and a shift each (4 operations where load8_even_odd takes 3). No register
+// by two extending loads and a shift each (widen8: 4 operations where load8_even_odd takes 3). No register
 // then holds the 16 loaded bytes or the mask, so a 6-row tile fits V8's 15 registers (12
 // accumulators, 2 panel vectors, a splat) as float32's does; with load8_even_odd, 5 and 6 rows
 // spilled, and 4-row tiles (8 chains) leave Zen 1's 5-cycle multiply-adds a fifth idle. Zen 1,
@@ -410,16 +411,11 @@ volatile int g_zero = 0;
 // operations a cycle, loads included), and the extending loads took 1.01–1.15× the time.
 #if defined(__wasm_relaxed_simd__)
 constexpr bool kBf16TilesExtend = true;
-inline void load8_bf16_extending(const uint16_t* p, v4& lo, v4& hi) {
-  lo = wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
-  hi = wasm_i32x4_shl(wasm_u32x4_load16x4(p + 4), 16);
-}
 #else
 constexpr bool kBf16TilesExtend = false;
-inline void load8_bf16_extending(const uint16_t*, v4&, v4&) {}
 #endif
 // The lane order of a tile's accumulators over T: load8_lanes' (even and odd columns for 2-byte
-// weights in wasm), or column order where bf16 comes through load8_bf16_extending.
+// weights in wasm), or column order where bf16 comes through widen8.
 template <WeightType T>
 constexpr bool kTileEvenOddLanes = kEvenOddLanes<T> && !(T == WeightType::kBF16 && kBf16TilesExtend);
 
@@ -431,7 +427,7 @@ inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
                 "fp16 read in place only from matrices known finite (two_byte_in_place)");
   v4 b0, b1;
   Fp16Specials none;
-  if constexpr (T == WeightType::kBF16 && kBf16TilesExtend) load8_bf16_extending(b_k, b0, b1);
+  if constexpr (T == WeightType::kBF16 && kBf16TilesExtend) widen8<T>(b_k, b0, b1);
   else load8_lanes<T, W>(b_k, b0, b1, none);
   for (int i = 0; i < R; ++i) {
     const int r = kLastRowFirst ? R - 1 - i : i;
@@ -780,7 +776,7 @@ inline int row_block_size(int n) {
 // would each read the copy once. A checkpoint's bf16 weights (the Llama family's) at up to 24
 // tokens. Those tiles have at most 4 rows: holding the mask too, the 5-row tile spilled (one 5-row
 // tile took as long as two 4-row ones, and 10 rows as 5 + 5 took 1.37× the time of the copy
-// relaxed). The relaxed build's tiles widen with extending loads instead (load8_bf16_extending)
+// relaxed). The relaxed build's tiles widen with extending loads instead (widen8, kBf16TilesExtend)
 // and are 5 and 6 rows tall, at most 5 of them (30 tokens; 36 rows as 6 tiles took 1.03–1.05× the
 // copy's time on Zen 1). Zen 4, same-process A/B of GPT-2's 48 products as bf16 panels from memory, in place ÷
 // copied: 4 rows 0.51× the time (relaxed 0.52×), 8 rows 0.67× (0.66×), 12 rows 0.78× (0.78×), 16

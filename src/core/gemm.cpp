@@ -225,27 +225,44 @@ struct Fp16Specials {
 };
 // fp16, even and odd columns: an arithmetic shift by 3 puts a value's exponent and mantissa in
 // float32's places (its sign copied into the 3 bits that the mask then clears), and × 2^112
-// rebiases the exponent: exact for normals, subnormals and zeros, 4 operations for 4 values
-// where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m here). fp16 decoding of
+// rebiases the exponent: exact for normals, subnormals and zeros, 3 operations for 4 values
+// (4 before the multiply-add below) where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m here). fp16 decoding of
 // GPT-2 small's 48 products (Zen 4, plain, same-process A/B): 42.3 → 12.8 ms, where bf16 takes 7.6
 // and float32 12.3.
+// The even columns (the low half of each 32-bit lane) need their value moved up first. A
+// multiply-add of 16-bit pairs does it in one operation: even × 2^13 + odd × 0 is the even value
+// sign-extended and shifted left by 13, the same bits as (h << 16) >> 3 (arithmetic). Zen 1 runs
+// vector shifts on one pipe of four, which the plain build's adds share, and three shifts for 8
+// values held fp16 decoding there to ~7 GB/s on L2 data where bf16 read 14.6; with the multiply-add
+// (on another pipe) GPT-2 small's 48 products one row, from memory, Zen 1: 24.0–24.7 → 20.2–21.3
+// ms plain, 17.2–18.4 → 14.9–16.9 ms relaxed (bf16: 15.2–16.8); at 2–6 rows (in place, tiles of
+// up to 3 rows) 0.87–0.92× the time plain. But the multiply-add shares the multiply pipes, which
+// the relaxed build's tiles fill with 6 fused multiply-adds per 8 values: there it took 1.03–1.06×
+// the time at 6 rows, so those tiles keep the shifts (kByMultiplyAdd false). ARM64 engines lower
+// the multiply-add to three instructions where the two shifts were two (not measured).
+template <bool kByMultiplyAdd = true>
+inline v128_t even_f16_bits(v128_t h) {
+  if constexpr (kByMultiplyAdd) return wasm_i32x4_dot_i16x8(h, wasm_i32x4_splat(1 << 13));
+  else return wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3);
+}
 // kWatch false: over a matrix known finite, nothing to watch for.
-template <bool kWatch = true>
+template <bool kWatch = true, bool kByMultiplyAdd = true>
 inline void load8_even_odd_f16(const uint16_t* p, v4& even, v4& odd, Fp16Specials& seen) {
   const v128_t h = wasm_v128_load(p);
   if constexpr (kWatch) seen.largest = wasm_u16x8_max(seen.largest, wasm_i16x8_shl(h, 1));
   const v128_t mask = wasm_i32x4_splat(static_cast<int32_t>(0x8fffe000u)), scale = wasm_f32x4_splat(0x1p112f);
-  even = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), mask), scale);
+  even = wasm_f32x4_mul(wasm_v128_and(even_f16_bits<kByMultiplyAdd>(h), mask), scale);
   odd = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(h, 3), mask), scale);
 }
 // The same without the × 2^112 and without the watch: each value · 2^-112, exact (a normal fp16's
 // smallest exponent, -14, becomes float32's smallest, -126; subnormals stay exact below it). For a
 // matrix known finite, with a's values × 2^112 instead (prescale_rows()): the products, and so
-// the sums, are then the same bits. 5 operations for 8 values where the watched widening takes 9.
+// the sums, are then the same bits. 4 operations for 8 values where the watched widening takes 8.
+template <bool kByMultiplyAdd = true>
 inline void load8_even_odd_f16_prescaled(const uint16_t* p, v4& even, v4& odd) {
   const v128_t h = wasm_v128_load(p);
   const v128_t mask = wasm_i32x4_splat(static_cast<int32_t>(0x8fffe000u));
-  even = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), mask);
+  even = wasm_v128_and(even_f16_bits<kByMultiplyAdd>(h), mask);
   odd = wasm_v128_and(wasm_i32x4_shr(h, 3), mask);
 }
 // The same columns widened exactly, inf and NaN included (half4()).
@@ -260,8 +277,9 @@ struct Fp16Specials {
   bool any() const { return false; }
 };
 inline void load8_even_odd(const uint16_t*, v4&, v4&) {}
-template <bool kWatch = true>
+template <bool kWatch = true, bool kByMultiplyAdd = true>
 inline void load8_even_odd_f16(const uint16_t*, v4&, v4&, Fp16Specials&) {}
+template <bool kByMultiplyAdd = true>
 inline void load8_even_odd_f16_prescaled(const uint16_t*, v4&, v4&) {}
 inline void load8_even_odd_f16_exact(const uint16_t*, v4&, v4&) {}
 #endif
@@ -292,17 +310,18 @@ inline void to_columns(v4 even, v4 odd, v4& lo, v4& hi) {
 // inf and NaN in `seen` (kWatched: load8_even_odd_f16); exactly, inf and NaN included (kExact:
 // where a watched run met one); or over a matrix known finite, with a's rows prescaled
 // (kPrescaled: load8_even_odd_f16_prescaled) or, where they cannot be, as they are (kTrusted: the
-// fast way without the watch). Other types ignore it.
+// fast way without the watch). Other types ignore it. kByMultiplyAdd: how the fast ways move the
+// even columns (even_f16_bits).
 enum class Fp16Widening { kWatched, kExact, kPrescaled, kTrusted };
-template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
+template <WeightType T, Fp16Widening W = Fp16Widening::kWatched, bool kByMultiplyAdd = true>
 inline void load8_lanes(const Stored<T>* p, v4& lo, v4& hi, Fp16Specials& seen) {
   if constexpr (T == WeightType::kF32) load8(p, lo, hi);
   else if constexpr (!kEvenOddLanes<T>) widen8<T>(p, lo, hi);
   else if constexpr (T == WeightType::kBF16) load8_even_odd(p, lo, hi);
   else if constexpr (W == Fp16Widening::kExact) load8_even_odd_f16_exact(p, lo, hi);
-  else if constexpr (W == Fp16Widening::kPrescaled) load8_even_odd_f16_prescaled(p, lo, hi);
-  else if constexpr (W == Fp16Widening::kTrusted) load8_even_odd_f16<false>(p, lo, hi, seen);
-  else load8_even_odd_f16(p, lo, hi, seen);
+  else if constexpr (W == Fp16Widening::kPrescaled) load8_even_odd_f16_prescaled<kByMultiplyAdd>(p, lo, hi);
+  else if constexpr (W == Fp16Widening::kTrusted) load8_even_odd_f16<false, kByMultiplyAdd>(p, lo, hi, seen);
+  else load8_even_odd_f16<true, kByMultiplyAdd>(p, lo, hi, seen);
 }
 
 // panel (depth × 8, contiguous) = rows [k0, k0 + depth) × columns [j, j + width) of b as float32,
@@ -414,6 +433,13 @@ constexpr bool kBf16TilesExtend = true;
 #else
 constexpr bool kBf16TilesExtend = false;
 #endif
+// Whether the tiles reading fp16 in place move its even columns by a multiply-add (even_f16_bits):
+// in the plain build, not beside the relaxed build's fused multiply-adds.
+#if defined(__wasm_relaxed_simd__)
+constexpr bool kFp16TilesByMultiplyAdd = false;
+#else
+constexpr bool kFp16TilesByMultiplyAdd = true;
+#endif
 // The lane order of a tile's accumulators over T: load8_lanes' (even and odd columns for 2-byte
 // weights in wasm), or column order where bf16 comes through widen8.
 template <WeightType T>
@@ -428,7 +454,7 @@ inline void tile_step(v4 (&acc)[R][2], const float* a_k, const Stored<T>* b_k) {
   v4 b0, b1;
   Fp16Specials none;
   if constexpr (T == WeightType::kBF16 && kBf16TilesExtend) widen8<T>(b_k, b0, b1);
-  else load8_lanes<T, W>(b_k, b0, b1, none);
+  else load8_lanes<T, W, kFp16TilesByMultiplyAdd>(b_k, b0, b1, none);
   for (int i = 0; i < R; ++i) {
     const int r = kLastRowFirst ? R - 1 - i : i;
     const v4 s = splat(a_k + r);
@@ -734,8 +760,8 @@ inline bool prescale_rows(const float* a, int64_t lda, int rows, int K, std::vec
 }
 
 // out (R rows × columns [c0, c1)) = bias + a · b: rows read as strips (reads_strips(): decoding).
-// Over an fp16 matrix known finite, a's rows are prescaled so the weights widen in 5 operations
-// for 8 values, not 9 (with the watch) — the same bits. fp16 decoding of GPT-2 small's 48
+// Over an fp16 matrix known finite, a's rows are prescaled so the weights widen in 4 operations
+// for 8 values, not 8 (with the watch; 5 and 9 before even_f16_bits()) — the same bits. fp16 decoding of GPT-2 small's 48
 // products, Zen 4, same-process A/B: 12.4 → 9.8 ms plain, 10.7 → 8.1 relaxed (bf16: 7.3).
 template <WeightType T, int R>
 void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
@@ -783,7 +809,7 @@ inline int row_block_size(int n) {
 // rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
 // (the same products summed in the same order).
 // fp16 likewise, in wasm, from a matrix known finite (MatrixRef::known_finite), with a's rows
-// prescaled where they can be (a_prescales()): 5 operations for 8 values, so in tiles of at most
+// prescaled where they can be (a_prescales()): 4 operations for 8 values, so in tiles of at most
 // 3 rows (4 spilled: 4 rows took 1.2× the copy's time) and at most 2 of them: up to 6 tokens, a
 // keystroke's few new tokens with an fp16 checkpoint (the Llama 2 family's). Zen 4, same-process
 // A/B of GPT-2's 48 products as fp16 panels from memory, in place ÷ copied: 2 rows 0.63× the

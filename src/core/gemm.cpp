@@ -225,21 +225,23 @@ struct Fp16Specials {
 };
 // fp16, even and odd columns: an arithmetic shift by 3 puts a value's exponent and mantissa in
 // float32's places (its sign copied into the 3 bits that the mask then clears), and × 2^112
-// rebiases the exponent: exact for normals, subnormals and zeros, 3 operations for 4 values
-// (4 before the multiply-add below) where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m here). fp16 decoding of
-// GPT-2 small's 48 products (Zen 4, plain, same-process A/B): 42.3 → 12.8 ms, where bf16 takes 7.6
-// and float32 12.3.
+// rebiases the exponent: exact for normals, subnormals and zeros, 3 operations for 4 values (4
+// before even_f16_bits) where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m
+// here). fp16 decoding of GPT-2 small's 48 products (Zen 4, plain, same-process A/B): 42.3 → 12.8
+// ms, where bf16 takes 7.6 and float32 12.3.
 // The even columns (the low half of each 32-bit lane) need their value moved up first. A
 // multiply-add of 16-bit pairs does it in one operation: even × 2^13 + odd × 0 is the even value
-// sign-extended and shifted left by 13, the same bits as (h << 16) >> 3 (arithmetic). Zen 1 runs
-// vector shifts on one pipe of four, which the plain build's adds share, and three shifts for 8
-// values held fp16 decoding there to ~7 GB/s on L2 data where bf16 read 14.6; with the multiply-add
-// (on another pipe) GPT-2 small's 48 products one row, from memory, Zen 1: 24.0–24.7 → 20.2–21.3
-// ms plain, 17.2–18.4 → 14.9–16.9 ms relaxed (bf16: 15.2–16.8); at 2–6 rows (in place, tiles of
-// up to 3 rows) 0.87–0.92× the time plain. But the multiply-add shares the multiply pipes, which
-// the relaxed build's tiles fill with 6 fused multiply-adds per 8 values: there it took 1.03–1.06×
-// the time at 6 rows, so those tiles keep the shifts (kByMultiplyAdd false). ARM64 engines lower
-// the multiply-add to three instructions where the two shifts were two (not measured).
+// sign-extended and shifted left by 13, the same bits as (h << 16) >> 3 (arithmetic), which took
+// two shifts. On Zen 1 fp16 decoding read ~7 GB/s of L2 data where bf16 read 14.6; with the
+// multiply-add its loop (20 operations a step of 16 values instead of 22) took 0.75–0.80× the
+// time, 9.4–10.0 GB/s. GPT-2 small's 48 products one row, from memory, Zen 1, same-process A/B:
+// 24.0–24.7 → 20.2–21.3 ms plain, 17.2–18.4 → 14.9–16.9 ms relaxed (bf16: 15.2–16.8); at 2–6
+// rows (in place, tiles of up to 3 rows) 0.87–0.92× the time plain. But the multiply-add
+// competes with float multiplies (a microbenchmark there: 4 chains of it beside 4 of float
+// multiplies ran 4.0 G operations a second, beside 4 of float adds 5.2), which the relaxed build's
+// tiles issue 6 of per 8 values: there it took 1.03–1.06× the time at 6 rows, so those tiles keep
+// the shifts (kByMultiplyAdd false). ARM64 engines lower the multiply-add to three instructions
+// where the two shifts were two (not measured).
 template <bool kByMultiplyAdd = true>
 inline v128_t even_f16_bits(v128_t h) {
   if constexpr (kByMultiplyAdd) return wasm_i32x4_dot_i16x8(h, wasm_i32x4_splat(1 << 13));

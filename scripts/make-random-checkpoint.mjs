@@ -1,14 +1,22 @@
 // Writes a GPT-2-small-shaped checkpoint with random weights in the hub's layout (12 layers × 12
 // heads, d_model 768, vocabulary 50257, 1024 positions; F32 like the hub's gpt2, plus a BF16 copy
-// with --bf16), for measuring the page and the benchmark with a real model's size. The tokenizer is
+// with --bf16), for measuring the page and the benchmark with a real model's size; --size medium or
+// large writes GPT-2 medium's (24 × 16, d_model 1024) or large's (36 × 20, 1280) shape instead, for
+// finding the largest checkpoint the page loads (bench/largest-checkpoint.mjs). The tokenizer is
 // the GPT-2 fixture's (its ids are all within the vocabulary). Usage:
-//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16]     (default build/gpt2-small-random)
+//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large]
+//   (default build/gpt2-small-random)
 import { copyFileSync, mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const out = process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 'build/gpt2-small-random';
 const bf16 = process.argv.includes('--bf16');
-const d = 768, L = 12, V = 50257, P = 1024, ff = 4 * d;
+const sizes = { small: [768, 12, 12], medium: [1024, 24, 16], large: [1280, 36, 20] };
+const sizeArg = process.argv.indexOf('--size');
+const size = sizeArg > 0 ? process.argv[sizeArg + 1] : 'small';
+if (!sizes[size]) throw new Error(`--size must be one of ${Object.keys(sizes).join(', ')}`);
+const [d, L, heads] = sizes[size];
+const V = 50257, P = 1024, ff = 4 * d;
 const shapes = [['wte.weight', [V, d], 0.02], ['wpe.weight', [P, d], 0.01]];
 for (let l = 0; l < L; l += 1) {
   const h = `h.${l}.`;
@@ -49,7 +57,7 @@ for (const [, shape, scale] of shapes) {
   }
 }
 closeSync(fd);
-writeFileSync(join(out, 'config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], n_layer: L, n_head: 12,
+writeFileSync(join(out, 'config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], n_layer: L, n_head: heads,
   n_embd: d, n_positions: P, vocab_size: V, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', tie_word_embeddings: true }, null, 2));
 for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join('tests/fixtures/hf/gpt2', f), join(out, f));
-console.log(`${out}: GPT-2 small shape, ${bf16 ? 'BF16' : 'F32'}, ${(at / 1e6).toFixed(0)} MB of weights`);
+console.log(`${out}: GPT-2 ${size} shape, ${bf16 ? 'BF16' : 'F32'}, ${(at / 1e6).toFixed(0)} MB of weights`);

@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../bindings/tokenizers/tokenizer.mjs';
 import { machine } from './machine.mjs';
+import { keystroke } from './page-keystroke.mjs';
 
 const cases = [
   ['GPT-2 medium shape, F32 (355M parameters)', 'build/gpt2-medium-random', 'medium', ''],
@@ -46,15 +47,8 @@ try {
     if (outcome === 'loaded') {
       row.info = (await page.locator('.mv-info').textContent())?.trim();
       row.heads = await page.locator('.mv-thumb').count();
-      const drawn = page.evaluate(() => new Promise((resolve) => {
-        const observer = new MutationObserver(() => {
-          if (document.body.dataset.ready === 'true') { observer.disconnect(); resolve(); }
-        });
-        observer.observe(document.body, { attributes: true, attributeFilter: ['data-ready'] });
-      }));
-      await page.locator('#mvText').fill(TEXT);
-      await drawn;
-      row.keystroke = await page.locator('.timing').last().evaluate((el) => ({ forwardMs: Number(el.dataset.forwardMs), drawMs: Number(el.dataset.drawMs) }));
+      const { forwardMs, drawMs } = await keystroke(page, TEXT);
+      row.keystroke = { forwardMs, drawMs };
       row.keystroke.tokens = loadTokenizer({ tokenizerJson: readFileSync(join(dir, 'tokenizer.json'), 'utf8') }).encode(TEXT).ids.length;
     } else {
       row.message = message;

@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadTokenizer } from '../bindings/tokenizers/tokenizer.mjs';
 import { join } from 'node:path';
+import { keystroke } from './page-keystroke.mjs';
 
 const hosts = [['one thread', 4189, []], ['cross-origin isolated (threads)', 4190, ['--isolated']]]
   .filter(([, , flags]) => flags.length || !process.argv.includes('--isolated-only'));
@@ -52,21 +53,10 @@ try {
       throw error;
     }
     const loadMs = Date.now() - started;
-    // One edit: sets the text (an input event, as typing makes) and waits until it is drawn.
-    // Waits on the page's own signal (a MutationObserver), not page.waitForFunction: that polls on
-    // requestAnimationFrame, which makes the page produce a frame every 16 ms while the worker
-    // computes (9 frames a keystroke in a trace, each committing the page on the main thread), work
-    // a typing user does not cause and that takes the cores from the pass.
+    // One edit (bench/page-keystroke.mjs): [forward, drawing, total, tokens reused].
     const edit = async (text) => {
-      const drawn = page.evaluate(() => new Promise((resolve) => {
-        const observer = new MutationObserver(() => {
-          if (document.body.dataset.ready === 'true') { observer.disconnect(); resolve(); }
-        });
-        observer.observe(document.body, { attributes: true, attributeFilter: ['data-ready'] });
-      }));
-      await page.locator('#mvText').fill(text);
-      await drawn;
-      return page.locator('.timing').last().evaluate((el) => ['forwardMs', 'drawMs', 'totalMs', 'reused'].map((k) => Number(el.dataset[k])));
+      const t = await keystroke(page, text);
+      return [t.forwardMs, t.drawMs, t.totalMs, t.reused];
     };
     // Two kinds of keystroke at TOKENS tokens: a new text each time (nothing shared with the last
     // one from the start: the whole forward pass), and typing at the end (one more character of

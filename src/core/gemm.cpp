@@ -259,7 +259,8 @@ inline void load8_even_odd_f16(const uint16_t* p, v4& even, v4& odd, Fp16Special
 // The same without the × 2^112 and without the watch: each value · 2^-112, exact (a normal fp16's
 // smallest exponent, -14, becomes float32's smallest, -126; subnormals stay exact below it). For a
 // matrix known finite, with a's values × 2^112 instead (prescale_rows()): the products, and so
-// the sums, are then the same bits. 4 operations for 8 values where the watched widening takes 8.
+// the sums, are then the same bits. 4 operations for 8 values where the watched widening takes 8
+// (one more each with kByMultiplyAdd false).
 template <bool kByMultiplyAdd = true>
 inline void load8_even_odd_f16_prescaled(const uint16_t* p, v4& even, v4& odd) {
   const v128_t h = wasm_v128_load(p);
@@ -763,8 +764,9 @@ inline bool prescale_rows(const float* a, int64_t lda, int rows, int K, std::vec
 
 // out (R rows × columns [c0, c1)) = bias + a · b: rows read as strips (reads_strips(): decoding).
 // Over an fp16 matrix known finite, a's rows are prescaled so the weights widen in 4 operations
-// for 8 values, not 8 (with the watch; 5 and 9 before even_f16_bits()) — the same bits. fp16 decoding of GPT-2 small's 48
-// products, Zen 4, same-process A/B: 12.4 → 9.8 ms plain, 10.7 → 8.1 relaxed (bf16: 7.3).
+// for 8 values, not 8 (with the watch; 5 and 9 before even_f16_bits()) — the same bits. fp16
+// decoding of GPT-2 small's 48 products, Zen 4, same-process A/B (5 against 9 operations): 12.4 →
+// 9.8 ms plain, 10.7 → 8.1 relaxed (bf16: 7.3).
 template <WeightType T, int R>
 void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
               int c0, int c1) {
@@ -811,7 +813,8 @@ inline int row_block_size(int n) {
 // rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
 // (the same products summed in the same order).
 // fp16 likewise, in wasm, from a matrix known finite (MatrixRef::known_finite), with a's rows
-// prescaled where they can be (a_prescales()): 4 operations for 8 values, so in tiles of at most
+// prescaled where they can be (a_prescales()): 4 or 5 operations for 8 values (even_f16_bits:
+// the relaxed build's tiles keep the two shifts), so in tiles of at most
 // 3 rows (4 spilled: 4 rows took 1.2× the copy's time) and at most 2 of them: up to 6 tokens, a
 // keystroke's few new tokens with an fp16 checkpoint (the Llama 2 family's). Zen 4, same-process
 // A/B of GPT-2's 48 products as fp16 panels from memory, in place ÷ copied: 2 rows 0.63× the

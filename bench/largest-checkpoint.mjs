@@ -1,8 +1,10 @@
-// Which checkpoints the "Your model" page loads in Chromium here (a measurement, not a test): GPT-2
-// medium and large shapes with random weights (scripts/make-random-checkpoint.mjs --size), as
-// stored (F32) and at 2 bytes a weight (the page's "Weights in memory": fp16). For each: whether it
+// Which checkpoints the "Your model" page loads in Chromium here (a measurement, not a test):
+// Qwen2.5-0.5B's shape (BF16 as on the hub), and GPT-2 medium and large shapes as stored (F32) and
+// at 2 bytes a weight (the page's "Weights in memory": fp16), all with random weights
+// (scripts/make-random-checkpoint.mjs --size). For each: whether it
 // loaded (every head's thumbnail drawn) or the page's message if not, the load time, the weights in
-// memory, and one keystroke (a forward pass over a 37-token text, on one thread, and its drawing).
+// memory, and one keystroke (a forward pass over one sentence, its tokens counted by the
+// checkpoint's own tokenizer, on one thread, and its drawing).
 // Writes bench/largest-checkpoint-results.json. Usage (npm run bench:largest builds first):
 //   node bench/largest-checkpoint.mjs
 import { chromium } from '@playwright/test';
@@ -14,6 +16,7 @@ import { machine } from './machine.mjs';
 import { keystroke } from './page-keystroke.mjs';
 
 const cases = [
+  ['Qwen2.5-0.5B shape, BF16 (494M parameters)', 'build/qwen2-0.5b-random', 'qwen2-0.5b', ''],
   ['GPT-2 medium shape, F32 (355M parameters)', 'build/gpt2-medium-random', 'medium', ''],
   ['GPT-2 large shape, F32 (774M parameters)', 'build/gpt2-large-random', 'large', ''],
   ['GPT-2 large shape, F32 loaded as fp16', 'build/gpt2-large-random', 'large', 'f16'],

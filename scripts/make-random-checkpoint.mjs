@@ -1,31 +1,60 @@
-// Writes a GPT-2-small-shaped checkpoint with random weights in the hub's layout (12 layers × 12
-// heads, d_model 768, vocabulary 50257, 1024 positions; F32 like the hub's gpt2, plus a BF16 copy
-// with --bf16), for measuring the page and the benchmark with a real model's size; --size medium or
-// large writes GPT-2 medium's (24 × 16, d_model 1024) or large's (36 × 20, 1280) shape instead, for
-// finding the largest checkpoint the page loads (bench/largest-checkpoint.mjs). The tokenizer is
-// the GPT-2 fixture's (its ids are all within the vocabulary). Usage:
-//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large]
+// Writes a checkpoint with random weights in the hub's layout, for measuring the page and the
+// benchmarks with a real model's size: GPT-2 small's shape by default (12 layers × 12 heads,
+// d_model 768, vocabulary 50257, 1024 positions; F32 like the hub's gpt2, plus a BF16 copy with
+// --bf16); --size medium or large for GPT-2 medium's (24 × 16, d_model 1024) or large's (36 × 20,
+// 1280) shape, or qwen2-0.5b for Qwen2.5-0.5B's (24 layers, 14 query and 2 key/value heads,
+// d_model 896, MLP 4864, vocabulary 151936; BF16 like the hub's), for finding the largest
+// checkpoint the page loads (bench/largest-checkpoint.mjs). The tokenizer is the family's fixture's
+// (its ids are all within the vocabulary). Usage:
+//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large|qwen2-0.5b]
 //   (default build/gpt2-small-random)
-import { copyFileSync, mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const out = process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 'build/gpt2-small-random';
-const bf16 = process.argv.includes('--bf16');
-const sizes = { small: [768, 12, 12], medium: [1024, 24, 16], large: [1280, 36, 20] };
 const sizeArg = process.argv.indexOf('--size');
 const size = sizeArg > 0 ? process.argv[sizeArg + 1] : 'small';
-if (!sizes[size]) throw new Error(`--size must be one of ${Object.keys(sizes).join(', ')}`);
-const [d, L, heads] = sizes[size];
-const V = 50257, P = 1024, ff = 4 * d;
-const shapes = [['wte.weight', [V, d], 0.02], ['wpe.weight', [P, d], 0.01]];
-for (let l = 0; l < L; l += 1) {
-  const h = `h.${l}.`;
-  shapes.push([`${h}ln_1.weight`, [d], 'one'], [`${h}ln_1.bias`, [d], 0], [`${h}attn.c_attn.weight`, [d, 3 * d], 0.02],
-    [`${h}attn.c_attn.bias`, [3 * d], 0], [`${h}attn.c_proj.weight`, [d, d], 0.02], [`${h}attn.c_proj.bias`, [d], 0],
-    [`${h}ln_2.weight`, [d], 'one'], [`${h}ln_2.bias`, [d], 0], [`${h}mlp.c_fc.weight`, [d, ff], 0.02], [`${h}mlp.c_fc.bias`, [ff], 0],
-    [`${h}mlp.c_proj.weight`, [ff, d], 0.02], [`${h}mlp.c_proj.bias`, [d], 0]);
+
+// Each family: its tensors as [name, shape, σ of the uniform values or 'one'], its config.json, and
+// the fixture whose tokenizer it takes.
+function gpt2([d, L, heads]) {
+  const V = 50257, P = 1024, ff = 4 * d;
+  const shapes = [['wte.weight', [V, d], 0.02], ['wpe.weight', [P, d], 0.01]];
+  for (let l = 0; l < L; l += 1) {
+    const h = `h.${l}.`;
+    shapes.push([`${h}ln_1.weight`, [d], 'one'], [`${h}ln_1.bias`, [d], 0], [`${h}attn.c_attn.weight`, [d, 3 * d], 0.02],
+      [`${h}attn.c_attn.bias`, [3 * d], 0], [`${h}attn.c_proj.weight`, [d, d], 0.02], [`${h}attn.c_proj.bias`, [d], 0],
+      [`${h}ln_2.weight`, [d], 'one'], [`${h}ln_2.bias`, [d], 0], [`${h}mlp.c_fc.weight`, [d, ff], 0.02], [`${h}mlp.c_fc.bias`, [ff], 0],
+      [`${h}mlp.c_proj.weight`, [ff, d], 0.02], [`${h}mlp.c_proj.bias`, [d], 0]);
+  }
+  shapes.push(['ln_f.weight', [d], 'one'], ['ln_f.bias', [d], 0]);
+  const config = { model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], n_layer: L, n_head: heads, n_embd: d, n_positions: P,
+    vocab_size: V, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', tie_word_embeddings: true };
+  return { shapes, config, fixture: 'gpt2' };
 }
-shapes.push(['ln_f.weight', [d], 'one'], ['ln_f.bias', [d], 0]);
+function qwen2([d, L, heads, kvHeads, ff, V]) {
+  const dKv = (d / heads) * kvHeads;
+  const shapes = [['model.embed_tokens.weight', [V, d], 0.02]];
+  for (let l = 0; l < L; l += 1) {
+    const h = `model.layers.${l}.`;
+    shapes.push([`${h}input_layernorm.weight`, [d], 'one'], [`${h}self_attn.q_proj.weight`, [d, d], 0.02], [`${h}self_attn.q_proj.bias`, [d], 0],
+      [`${h}self_attn.k_proj.weight`, [dKv, d], 0.02], [`${h}self_attn.k_proj.bias`, [dKv], 0], [`${h}self_attn.v_proj.weight`, [dKv, d], 0.02],
+      [`${h}self_attn.v_proj.bias`, [dKv], 0], [`${h}self_attn.o_proj.weight`, [d, d], 0.02], [`${h}post_attention_layernorm.weight`, [d], 'one'],
+      [`${h}mlp.gate_proj.weight`, [ff, d], 0.02], [`${h}mlp.up_proj.weight`, [ff, d], 0.02], [`${h}mlp.down_proj.weight`, [d, ff], 0.02]);
+  }
+  shapes.push(['model.norm.weight', [d], 'one']);
+  const config = { model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], num_hidden_layers: L, num_attention_heads: heads,
+    num_key_value_heads: kvHeads, hidden_size: d, intermediate_size: ff, vocab_size: V, max_position_embeddings: 32768,
+    rms_norm_eps: 1e-6, rope_theta: 1000000.0, hidden_act: 'silu', tie_word_embeddings: true };
+  return { shapes, config, fixture: 'qwen2' };
+}
+const families = {
+  small: () => gpt2([768, 12, 12]), medium: () => gpt2([1024, 24, 16]), large: () => gpt2([1280, 36, 20]),
+  'qwen2-0.5b': () => qwen2([896, 24, 14, 2, 4864, 151936]),
+};
+if (!families[size]) throw new Error(`--size must be one of ${Object.keys(families).join(', ')}`);
+const { shapes, config, fixture } = families[size]();
+const bf16 = process.argv.includes('--bf16') || config.model_type === 'qwen2';
 const bytesPer = bf16 ? 2 : 4;
 const header = {};
 let at = 0;
@@ -57,7 +86,7 @@ for (const [, shape, scale] of shapes) {
   }
 }
 closeSync(fd);
-writeFileSync(join(out, 'config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], n_layer: L, n_head: heads,
-  n_embd: d, n_positions: P, vocab_size: V, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', tie_word_embeddings: true }, null, 2));
-for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join('tests/fixtures/hf/gpt2', f), join(out, f));
-console.log(`${out}: GPT-2 ${size} shape, ${bf16 ? 'BF16' : 'F32'}, ${(at / 1e6).toFixed(0)} MB of weights`);
+writeFileSync(join(out, 'config.json'), JSON.stringify(config, null, 2));
+for (const f of ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt'])
+  if (existsSync(join('tests/fixtures/hf', fixture, f))) copyFileSync(join('tests/fixtures/hf', fixture, f), join(out, f));
+console.log(`${out}: ${config.model_type} ${size} shape, ${bf16 ? 'BF16' : 'F32'}, ${(at / 1e6).toFixed(0)} MB of weights`);

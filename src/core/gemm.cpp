@@ -233,9 +233,9 @@ struct Fp16Specials {
 // multiply-add of 16-bit pairs does it in one operation: even × 2^13 + odd × 0 is the even value
 // sign-extended and shifted left by 13, the same bits as (h << 16) >> 3 (arithmetic), which took
 // two shifts. On Zen 1 fp16 decoding read ~7 GB/s of L2 data where bf16 read 14.6; with the
-// multiply-add its loop (20 operations a step of 16 values instead of 22) took 0.75–0.80× the
-// time, 9.4–10.0 GB/s. GPT-2 small's 48 products one row, from memory, Zen 1, same-process A/B:
-// 24.0–24.7 → 20.2–21.3 ms plain, 17.2–18.4 → 14.9–16.9 ms relaxed (bf16: 15.2–16.8); at 2–6
+// multiply-add its loop (20 operations a step of 16 values instead of 22) took 0.74–0.83× the
+// time, 9.3–10.0 GB/s. GPT-2 small's 48 products one row, from memory, Zen 1, same-process A/B:
+// 23.0–24.7 → 20.2–23.2 ms plain, 17.2–19.5 → 14.9–18.6 ms relaxed (bf16: 15.2–16.8); at 2–6
 // rows (in place, tiles of up to 3 rows) 0.87–0.92× the time plain. But the multiply-add
 // competes with float multiplies (a microbenchmark there: 4 chains of it beside 4 of float
 // multiplies ran 4.0 G operations a second, beside 4 of float adds 5.2), which the relaxed build's

@@ -45,16 +45,15 @@ try {
       return ready === 'true' && document.querySelector('.mv-thumb') ? 'loaded' : null;
     }, null, { timeout: 300000 })).jsonValue();
     const seconds = (Date.now() - started) / 1000;
-    const message = (await page.locator('#sourceMessage').textContent())?.trim();
     const row = { checkpoint: label, weightType: weightType || 'as stored', outcome, seconds };
     if (outcome === 'loaded') {
       row.info = (await page.locator('.mv-info').textContent())?.trim();
       row.heads = await page.locator('.mv-thumb').count();
       const { forwardMs, drawMs } = await keystroke(page, TEXT);
-      row.keystroke = { forwardMs, drawMs };
-      row.keystroke.tokens = loadTokenizer({ tokenizerJson: readFileSync(join(dir, 'tokenizer.json'), 'utf8') }).encode(TEXT).ids.length;
+      const tokens = loadTokenizer({ tokenizerJson: readFileSync(join(dir, 'tokenizer.json'), 'utf8') }).encode(TEXT).ids.length;
+      row.keystroke = { forwardMs, drawMs, tokens };
     } else {
-      row.message = message;
+      row.message = (await page.locator('#sourceMessage').textContent())?.trim();
     }
     console.log(JSON.stringify(row));
     rows.push(row);

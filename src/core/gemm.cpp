@@ -88,12 +88,14 @@ inline v4 mul(v4 x, v4 y) { return wasm_f32x4_mul(x, y); }
 template <int I, int J, int K, int L>
 inline v4 shuffle(v4 x, v4 y) { return wasm_i32x4_shuffle(x, y, I, J, K, L); }
 #if defined(__wasm_relaxed_simd__)
+constexpr bool kFusedMultiplyAdd = true;  // the relaxed build: some tile choices below follow it
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
 // clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
 // README "Relaxed SIMD").
 inline v4 madd(v4 acc, v4 x, v4 y) { return __builtin_wasm_fma_f32x4(x, y, acc); }
 inline float scalar_madd(float acc, float x, float y) { return std::fma(x, y, acc); }
 #else
+constexpr bool kFusedMultiplyAdd = false;
 constexpr const char* kKernelName = "wasm SIMD";
 inline v4 madd(v4 acc, v4 x, v4 y) { return wasm_f32x4_add(acc, wasm_f32x4_mul(x, y)); }
 inline float scalar_madd(float acc, float x, float y) { return acc + x * y; }
@@ -128,6 +130,7 @@ inline void widen8(const uint16_t* p, v4& lo, v4& hi) {
 // Natively (tests, sanitizers, fuzzers) the same code runs on GCC/Clang vector extensions, which
 // compile to SSE2; -ffp-contract=off keeps the multiply and the add separate.
 typedef float v4 __attribute__((vector_size(16)));
+constexpr bool kFusedMultiplyAdd = false;
 constexpr const char* kKernelName = "portable (native)";
 inline v4 load(const float* p) {
   v4 v;
@@ -431,18 +434,10 @@ volatile int g_zero = 0;
 // 0.89×, 21 rows 0.78×, 30 rows 0.91–0.92× (in place against copied), the same bits. The plain
 // build keeps load8_even_odd and 4 rows: there every operation costs (Zen 1: ~4 vector
 // operations a cycle, loads included), and the extending loads took 1.01–1.15× the time.
-#if defined(__wasm_relaxed_simd__)
-constexpr bool kBf16TilesExtend = true;
-#else
-constexpr bool kBf16TilesExtend = false;
-#endif
+constexpr bool kBf16TilesExtend = kFusedMultiplyAdd;
 // Whether the tiles reading fp16 in place move its even columns by a multiply-add (even_f16_bits):
 // in the plain build, not beside the relaxed build's fused multiply-adds.
-#if defined(__wasm_relaxed_simd__)
-constexpr bool kFp16TilesByMultiplyAdd = false;
-#else
-constexpr bool kFp16TilesByMultiplyAdd = true;
-#endif
+constexpr bool kFp16TilesByMultiplyAdd = !kFusedMultiplyAdd;
 // The lane order of a tile's accumulators over T: load8_lanes' (even and odd columns for 2-byte
 // weights in wasm), or column order where bf16 comes through widen8.
 template <WeightType T>

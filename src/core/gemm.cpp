@@ -34,10 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <cstddef>
-#include <cstring>
-#include <type_traits>
+#include <cstdint>
 #include <vector>
 
 #include "core/gemm_strips.h"

@@ -12,8 +12,9 @@
 //   weights, a head's scaled keys and values) is read in place, and so are 2-byte panels that
 //   few tiles read, widened in registers (two_byte_in_place()). Every row tile of `a` then streams over
 //   the panel in L1.
-// - The k blocks are the outer loop: a block of `a` (kRowBlock × kDepth floats, ≤ 120 KB) stays in L2
-//   while all of B's panels pass, on every CPU these pages meet (Zen 3's L2 is 512 KB). A product
+// - The k blocks are the outer loop: a block of `a` (kRowBlock rows × up to kDeepDepth floats, ≤ 480
+//   KB) stays in L2 while all of B's panels pass, on every CPU these pages meet (Zen 1's and Zen 3's
+//   L2 is 512 KB; depth_block()). A product
 //   with few rows (a checkpoint's matrices at ≤ 64 tokens) instead packs all of `a` once and
 //   streams B's panels in memory order, each once, a float32 panel's whole depth per tile
 //   (depth_block()).
@@ -237,13 +238,26 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
 // panels widened into a copy, up to kWidenedDepth deep (a panel's whole depth into a 64 KB
 // scratch: Zen 1, same-process A/B against 256 steps a call, GPT-2's 48 products as bf16 panels
 // from memory at 31–64 rows 0.90–0.99× the time relaxed, hot W_O at 64 tokens 0.92–0.94×; fp16 at
-// 7–64 rows 0.93–1.00×; the plain build 0.94–1.01×; the same bits). Every other product keeps kDepth:
-// a packed block of `a` stays in L2 across B's panels, and 2-byte panels are widened into the
-// scratch one block at a time.
+// 7–64 rows 0.93–1.00×; the plain build 0.94–1.01×; the same bits).
+// A product with more rows, over panels, goes a block of rows at a time (row_block_size) and
+// kDeepDepth steps of k a call: a block of `a` of up to 120 × 1024 floats (480 KB) stays in L2
+// while B's panels pass, and each tile streams its rows of it from there (one splat a row a step,
+// in order, which the prefetcher follows) while the panel (up to 32 KB, float32 in place or
+// 2-byte widened into the scratch) stays in L1 across the tiles. At 256 steps a call the fixed
+// cost of each call and the reloading of `out` between blocks had held these products near 80%
+// of the peak. Zen 1 (L2 512 KB, the smallest these pages meet, as Zen 3's), relaxed build,
+// alternating runs, of the peak beside each call, 256 → up to 1024 steps: MLP up at 256 tokens
+// 0.81–0.84 → 0.87–0.88, QKV at 128 tokens 0.79–0.83 → 0.87–0.89, MLP down at 256 tokens (3072
+// deep: 3 blocks) 0.82–0.86 → 0.86–0.87, square 512 0.85–0.87 → 0.88, bf16 MLP up at 256 tokens
+// 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that. Row-major B keeps kDepth: its
+// panels are packed from rows ld apart, and an 8 KB panel is what the copy was measured at.
 constexpr int kWidenedDepth = 2048;
+constexpr int kDeepDepth = 1024;
+static_assert(kDeepDepth <= kWidenedDepth, "the scratch panel holds kWidenedDepth × 8 floats");
 inline int depth_block(const MatrixRef& b, int n, int K) {
   const bool whole_panels = b.type == WeightType::kF32 || two_byte_in_place(b, n, K) || K <= kWidenedDepth;
-  return streams_b(b, n, K) && whole_panels ? std::max(K, 1) : kDepth;
+  if (streams_b(b, n, K)) return whole_panels ? std::max(K, 1) : kDepth;
+  return b.panels ? std::clamp(K, 1, kDeepDepth) : kDepth;
 }
 
 // Rows [0, rows) × columns [k0, k0 + block) of a, packed by pack_rows at packed + rows · k0: the
@@ -277,9 +291,9 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       for (int j = c0; j < c1; ++j) out[i * ldo + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  // On the stack (320 KB): Emscripten's threads get 2 MB, native ones 8 MB.
+  // On the stack (544 KB): Emscripten's main thread gets 5 MB, its threads 2 MB, native ones 8 MB.
   alignas(16) float panel[std::max(kDepth, kWidenedDepth) * 8];
-  alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDepth)];
+  alignas(16) float packed_a[std::max(kStreamedA, kRowBlock * kDeepDepth)];
   // Where the touches stop: the end of the panels this call reads, or nothing at all to touch.
   const int64_t limit = touch ? int64_t{(c1 + 7) / 8 * 8} * b.ld : 0;  // panel_index(0, c1 rounded up to 8, ld)
   // Steps of k per call of the tile, and rows per tile; gemm() packs `a` for its threads by the
@@ -322,7 +336,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
   const int row_block = prepacked ? n : row_block_size(n);
   for (int i0 = 0; i0 < n; i0 += row_block) {
     const int rows = std::min(row_block, n - i0);
-    for (int k0 = 0; k0 < K; k0 += block) {  // block = kDepth here: the scratch and packed_a's size
+    for (int k0 = 0; k0 < K; k0 += block) {  // block ≤ kDeepDepth here: the scratch and packed_a's size
       const int depth = std::min(block, K - k0);
       if (!prepacked) pack_rows(packed_a, a + i0 * lda + k0, lda, rows, depth, tallest);
       const float* a_block = prepacked ? prepacked + int64_t{rows} * k0 : packed_a;

@@ -244,6 +244,34 @@ TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   }
 }
 
+TEST(Gemm, DeepBlocksOfManyRowsMatchFloat64AndTheRowMajorOrder) {
+  // Over panels, a product of many rows goes up to 1024 steps of k a call (depth_block): K = 2100
+  // is two such blocks and a short one, 130 rows two blocks of rows. Within the float64 bound, and
+  // the same bits as the same matrix row-major (256 steps a call) and as on 3 threads: the same
+  // sums in the same order, whatever the blocking.
+  std::mt19937 rng(21);
+  const int n = 130, K = 2100, N = 44;
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kF16}) {
+    check_product(type, n, K, N, true, true, rng);
+    Operand b = make_operand(type, K, N, N, rng);
+    Operand in_panels = b;
+    to_panels(in_panels, K, N);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
+    for (float& x : a) x = normal(rng);
+    for (float& x : bias) x = normal(rng);
+    std::vector<float> row_major(static_cast<size_t>(n) * N), deep(row_major.size()), threaded(row_major.size());
+    set_thread_count(1);
+    gemm(row_major.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);
+    gemm(deep.data(), N, a.data(), K, in_panels.ref, bias.data(), n, K, N);
+    set_thread_count(3);
+    gemm(threaded.data(), N, a.data(), K, in_panels.ref, bias.data(), n, K, N);
+    set_thread_count(1);
+    EXPECT_EQ(0, std::memcmp(row_major.data(), deep.data(), row_major.size() * 4)) << static_cast<int>(type);
+    EXPECT_EQ(0, std::memcmp(row_major.data(), threaded.data(), row_major.size() * 4)) << static_cast<int>(type);
+  }
+}
+
 TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {
   // A head's keys (cols rows of K values, ld apart) become scale · Kᵀ in panels: element (k, j) of
   // the panels is scale · src[j · ld + k], columns past `cols` are 0. Whole panels go by 4 × 4

@@ -247,9 +247,9 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
 // cost of each call and the reloading of `out` between blocks had held these products near 80%
 // of the peak. Zen 1 (L2 512 KB, the smallest these pages meet, as Zen 3's), relaxed build,
 // alternating runs, of the peak beside each call, 256 → up to 1024 steps: MLP up at 256 tokens
-// 0.81–0.84 → 0.87–0.88, QKV at 128 tokens 0.79–0.83 → 0.87–0.89, MLP down at 256 tokens (3072
-// deep: 3 blocks) 0.82–0.86 → 0.86–0.87, square 512 0.85–0.87 → 0.88, bf16 MLP up at 256 tokens
-// 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that. Row-major B keeps kDepth: its
+// 0.80–0.84 → 0.87–0.88, QKV at 128 tokens 0.79–0.83 → 0.87–0.89, MLP down at 256 tokens (3072
+// deep: 3 blocks) 0.82–0.86 → 0.85–0.87, square 512 0.84–0.87 → 0.88–0.89, bf16 MLP up at 256
+// tokens 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that (bench/HISTORY.md). Row-major B keeps kDepth: its
 // panels are packed from rows ld apart, and an 8 KB panel is what the copy was measured at.
 constexpr int kWidenedDepth = 2048;
 constexpr int kDeepDepth = 1024;

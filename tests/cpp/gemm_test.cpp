@@ -81,6 +81,21 @@ void to_panels(Operand& op, int K, int N, int depth) {
 }
 void to_panels(Operand& op, int K, int N) { to_panels(op, K, N, K); }
 
+// a (n × K) · B (K × N, row-major, and the same in panels) + bias, all random.
+struct RandomProduct {
+  Operand b, in_panels;
+  std::vector<float> a, bias;
+};
+RandomProduct random_product(WeightType type, int n, int K, int N, std::mt19937& rng) {
+  RandomProduct p{make_operand(type, K, N, N, rng), {}, std::vector<float>(static_cast<size_t>(n) * K), std::vector<float>(N)};
+  p.in_panels = p.b;
+  to_panels(p.in_panels, K, N);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : p.a) x = normal(rng);
+  for (float& x : p.bias) x = normal(rng);
+  return p;
+}
+
 void check_product(WeightType type, int n, int K, int N, bool with_bias, bool panels, std::mt19937& rng) {
   const int ld = N + (rng() % 3) * 5, lda = K + 3, ldo = N + 2;
   Operand b = make_operand(type, K, N, ld, rng);
@@ -170,13 +185,9 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   };
   for (const Shape shape : {Shape{37, 300}, Shape{37, 1100}, Shape{16, 300}, Shape{16, 1100}}) {
     const int n = shape.n, K = shape.K, N = 203;
-    Operand b = make_operand(WeightType::kBF16, K, N, N, rng);
-    Operand in_panels = b;
-    to_panels(in_panels, K, N);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
-    for (float& x : a) x = normal(rng);
-    for (float& x : bias) x = normal(rng);
+    const RandomProduct p = random_product(WeightType::kBF16, n, K, N, rng);
+    const Operand &b = p.b, &in_panels = p.in_panels;
+    const std::vector<float>&a = p.a, &bias = p.bias;
     std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size()), panels(one.size()),
         panels_by_row(one.size());
     set_thread_count(1);
@@ -253,13 +264,9 @@ TEST(Gemm, DeepBlocksOfManyRowsMatchFloat64AndTheRowMajorOrder) {
   const int n = 130, K = 2100, N = 44;
   for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kF16}) {
     check_product(type, n, K, N, true, true, rng);
-    Operand b = make_operand(type, K, N, N, rng);
-    Operand in_panels = b;
-    to_panels(in_panels, K, N);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
-    for (float& x : a) x = normal(rng);
-    for (float& x : bias) x = normal(rng);
+    const RandomProduct p = random_product(type, n, K, N, rng);
+    const Operand &b = p.b, &in_panels = p.in_panels;
+    const std::vector<float>&a = p.a, &bias = p.bias;
     std::vector<float> row_major(static_cast<size_t>(n) * N), deep(row_major.size()), threaded(row_major.size());
     set_thread_count(1);
     gemm(row_major.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);

@@ -49,7 +49,7 @@ namespace mh {
 namespace {
 
 constexpr int kDepth = 256;    // rows of B per panel: 256 × 8 floats = 8 KB, in L1 with a's tile
-constexpr int kRowBlock = 24 * std::min(kTileRows, 5);  // rows of `a` per pass over B: 96 or 120 KB packed
+constexpr int kRowBlock = 24 * std::min(kTileRows, 5);  // rows of `a` per pass over B: 96 or 120 (depth_block())
 // A product with at most this many elements of `a` (256 KB: 16 tokens × 4096, 64 × 1024) streams B
 // once (columns()), with all of `a` packed and in L2.
 constexpr int kStreamedA = 65536;
@@ -255,9 +255,10 @@ constexpr int kWidenedDepth = 2048;
 constexpr int kDeepDepth = 1024;
 static_assert(kDeepDepth <= kWidenedDepth, "the scratch panel holds kWidenedDepth × 8 floats");
 inline int depth_block(const MatrixRef& b, int n, int K) {
+  if (!b.panels) return kDepth;
+  if (!streams_b(b, n, K)) return std::clamp(K, 1, kDeepDepth);
   const bool whole_panels = b.type == WeightType::kF32 || two_byte_in_place(b, n, K) || K <= kWidenedDepth;
-  if (streams_b(b, n, K)) return whole_panels ? std::max(K, 1) : kDepth;
-  return b.panels ? std::clamp(K, 1, kDeepDepth) : kDepth;
+  return whole_panels ? std::max(K, 1) : kDepth;
 }
 
 // Rows [0, rows) × columns [k0, k0 + block) of a, packed by pack_rows at packed + rows · k0: the

@@ -81,7 +81,8 @@ void to_panels(Operand& op, int K, int N, int depth) {
 }
 void to_panels(Operand& op, int K, int N) { to_panels(op, K, N, K); }
 
-// a (n × K) · B (K × N, row-major, and the same in panels) + bias, all random.
+// a (n × K) · B (K × N, row-major, and the same in panels) + bias, all random. Each Operand's ref
+// points into its own bytes: returned by move, never copied.
 struct RandomProduct {
   Operand b, in_panels;
   std::vector<float> a, bias;
@@ -187,7 +188,7 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
     const int n = shape.n, K = shape.K, N = 203;
     const RandomProduct p = random_product(WeightType::kBF16, n, K, N, rng);
     const Operand &b = p.b, &in_panels = p.in_panels;
-    const std::vector<float>&a = p.a, &bias = p.bias;
+    const std::vector<float> &a = p.a, &bias = p.bias;
     std::vector<float> one(static_cast<size_t>(n) * N), three(one.size()), by_row(one.size()), panels(one.size()),
         panels_by_row(one.size());
     set_thread_count(1);
@@ -266,7 +267,7 @@ TEST(Gemm, DeepBlocksOfManyRowsMatchFloat64AndTheRowMajorOrder) {
     check_product(type, n, K, N, true, true, rng);
     const RandomProduct p = random_product(type, n, K, N, rng);
     const Operand &b = p.b, &in_panels = p.in_panels;
-    const std::vector<float>&a = p.a, &bias = p.bias;
+    const std::vector<float> &a = p.a, &bias = p.bias;
     std::vector<float> row_major(static_cast<size_t>(n) * N), deep(row_major.size()), threaded(row_major.size());
     set_thread_count(1);
     gemm(row_major.data(), N, a.data(), K, b.ref, bias.data(), n, K, N);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "interpret/rollout.h"
 #include "nn/decoder.h"
 #include "io/model_file.h"
 #include "embind_views.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/init.h"
-#include "nn/decoder.h"  // attention_rollout
+#include "interpret/rollout.h"
 #include "embind_views.h"
 #include "io/checkpoint.h"
 #include "nn/transformer.h"

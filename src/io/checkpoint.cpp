@@ -95,10 +95,10 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
       by_name_[t.name] = {s, &t};
     }
   // The family's names carry one of a few prefixes, depending on the class that saved them.
-  const std::string probe = probe_tensor(config_.family);
+  const std::string probe = config_.family->probe_tensor;
   std::string prefix;
   bool found = false;
-  for (const std::string& p : name_prefixes(config_.family))
+  for (const std::string& p : config_.family->prefixes)
     if (!found && by_name_.count(p + probe)) { prefix = p; found = true; }
   if (!found)
     return "the weights have no \"" + probe + "\" tensor (with or without a prefix): they are not " +
@@ -107,7 +107,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
   struct Planned { ParamSpec spec; Source source; };
   std::vector<Planned> planned;
   double bytes = 0;
-  for (const ParamSpec& spec : architecture_params(config_)) {
+  for (const ParamSpec& spec : config_.family->params(config_)) {
     const Source* source = nullptr;
     std::string tried;
     for (const std::string& name : spec.sources) {

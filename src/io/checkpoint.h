@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
-#include "nn/architectures.h"
+#include "nn/families/family.h"
 #include "nn/transformer.h"
 
 namespace mh {

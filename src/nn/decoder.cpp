@@ -1,5 +1,7 @@
 #include "nn/decoder.h"
 
+#include "interpret/ablation.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -270,12 +272,8 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
       h_ = x_;
     WeightsView w{p + o.wq, p + o.wk, p + o.wv, p + o.wo, p + o.bq, p + o.bk, p + o.bv, p + o.bo};
     const uint8_t* enabled = head_enabled ? head_enabled + l * h : nullptr;
-    bool ablated = false;
-    for (int i = 0; enabled && i < h; ++i) ablated = ablated || !enabled[i];
-    if (ablated) {  // head i's output only reaches the residual through rows i·d_k … of W_O
-      wo_.assign(p + o.wo, p + o.wo + int64_t{d} * d);
-      for (int i = 0; i < h; ++i)
-        if (!enabled[i]) std::fill(wo_.begin() + int64_t{i} * d_k * d, wo_.begin() + int64_t{i + 1} * d_k * d, 0.0f);
+    if (any_head_off(enabled, h)) {
+      ablate_heads(wo_, p + o.wo, h, d_k, d, enabled);
       w.wo = wo_.data();
     }
     const AttentionSelection sel = attention ? AttentionSelection::all(h, n) : AttentionSelection::none();
@@ -299,24 +297,6 @@ std::string Decoder::run(float* attention, float* probs, const int32_t* tokens, 
     for (int t = 0; t < n; ++t) softmax_forward(probs + int64_t{t} * V, 1, V);
   }
   return "";
-}
-
-void attention_rollout(float* rollout, const float* attention, int layers, int heads, int n) {
-  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Matrix r = Matrix::Identity(n, n), mixed(n, n);
-  for (int l = 0; l < layers; ++l) {
-    mixed.setZero();
-    for (int i = 0; i < heads; ++i)
-      mixed += Eigen::Map<const Matrix>(attention + (int64_t{l} * heads + i) * n * n, n, n);
-    // The residual stream carries each position's own state past the layer: half identity.
-    mixed = 0.5f * mixed / static_cast<float>(heads) + 0.5f * Matrix::Identity(n, n);
-    for (int row = 0; row < n; ++row) {
-      const float sum = mixed.row(row).sum();
-      if (sum > 0) mixed.row(row) /= sum;
-    }
-    r = (mixed * r).eval();
-  }
-  Eigen::Map<Matrix>(rollout, n, n) = r;
 }
 
 }  // namespace mh

@@ -106,8 +106,4 @@ class Decoder {
   std::vector<float> x_, h_, y_, wo_, hidden_;
 };
 
-// Attention rollout (Abnar & Zuidema 2020) for one sequence: R = Π_l (½·mean_h A_l + ½·I), rows
-// renormalised; rollout (n × n), attention (layers × h × n × n) as Decoder::run writes it.
-void attention_rollout(float* rollout, const float* attention, int layers, int heads, int n);
-
 }  // namespace mh

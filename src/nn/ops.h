@@ -1,6 +1,6 @@
 // The operations a pretrained transformer's forward pass strings together (inference only), as
 // plain functions over caller memory. Weights come as Tensors in their stored dtype; activations
-// are float32, row-major. A model's forward pass (architectures.cpp) is a short sequence of
+// are float32, row-major. A family's forward pass (nn/families/) is a short sequence of
 // these plus multihead_attention_forward, so another backend can run the same model later.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace mh {
 // x (n × d) = table[ids[t]] (vocab × d), or += when add is true.
 void embedding_rows(float* x, const int32_t* ids, const Tensor& table, int n, int d, bool add);
 // x (n × d) = columns ids[t] of table (d × vocab): a token embedding tied to the output head, which
-// is stored transposed (architectures.cpp).
+// is stored transposed (nn/families/family.h).
 void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n, int d);
 // x (n × d) += table rows first_row … first_row + n − 1 (learned positions).
 void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d);
@@ -28,17 +28,6 @@ void rms_norm(float* out, const float* x, const float* weight, int n, int d, flo
 // gemm (core/gemm.h): a 2-byte w is widened a panel at a time, and the product is split over the
 // thread pool. The output head is the same product with w = the head (d × vocab).
 void matmul(float* out, const float* in, const Tensor& w, const float* bias, int n);
-
-// factor (rows × rows, in gemm's panel layout: rows × round_up(rows, 8) floats, core/gemm.h) such
-// that ‖v · w_rows‖ = ‖v · factor‖ for every v (1 × rows),
-// where w_rows is rows [first, first + rows) of w (rows × w.cols, as stored). Computed in float64
-// once: the Gram matrix G = w_rows · w_rowsᵀ, its pivoted LDLᵀ = Pᵀ L D Lᵀ P (semidefinite G, a
-// head with zero rows, included), and factor = Pᵀ L √D, so v·factor·factorᵀ·vᵀ = v G vᵀ. Value
-// norms then cost n · rows² instead of n · rows · w.cols (12× fewer for GPT-2's heads), and
-// ‖v · factor‖² is a sum of squares, as accurate as the norm of the product it replaces.
-void norm_preserving_factor(float* factor, const Tensor& w, int64_t first, int rows);
-// norms (n) = the Euclidean norm of each row of x (n × d, rows `stride` floats apart).
-void row_norms(float* norms, const float* x, int n, int d, int64_t stride);
 
 // In place, count elements: GELU with tanh (GPT-2's gelu_new), GELU with erf (BERT's gelu),
 // ReLU, SiLU; out = silu(gate) ⊙ up (SwiGLU's gate, may alias gate or up).

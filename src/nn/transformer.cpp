@@ -1,5 +1,5 @@
-// The parts every architecture shares: checking a run, an attention block, the output head,
-// sampling. The per-family forward passes are in architectures.cpp.
+// The parts every family shares: binding the weights, checking a run, an attention block, the
+// output head, sampling. The per-family forward passes are in nn/families/.
 #include "nn/transformer.h"
 
 #include <algorithm>
@@ -8,10 +8,45 @@
 
 #include "core/eigen_include.h"
 #include "core/init.h"
-#include "nn/architectures.h"
+#include "interpret/ablation.h"
+#include "interpret/value_norms.h"
+#include "nn/families/family.h"
 #include "nn/ops.h"
 
 namespace mh {
+
+namespace {
+// Points the forward pass at the loaded tensors, named as the families' params() name them.
+TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::string, Tensor>& tensors) {
+  auto get = [&](const std::string& name) -> const Tensor* {
+    auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : &it->second;
+  };
+  TransformerWeights w;
+  w.token_embedding = get("embed");
+  w.embedding_transposed = c.tied;
+  w.position_embedding = get("positions");
+  w.type_embedding = get("types");
+  w.embedding_norm_w = get("embed_norm_w");
+  w.embedding_norm_b = get("embed_norm_b");
+  for (int l = 0; l < c.layers; ++l) {
+    auto at = [&](const char* what) { return get(layer_name(l, what)); };
+    w.layers.push_back({at("norm1_w"), at("norm1_b"), at("wq"), at("wk"), at("wv"), at("wo"), at("bq"),
+                        at("bk"), at("bv"), at("bo"), at("norm2_w"), at("norm2_b"), at("w_up"),
+                        at("b_up"), at("w_gate"), at("b_gate"), at("w_down"), at("b_down")});
+  }
+  w.final_norm_w = get("final_norm_w");
+  w.final_norm_b = get("final_norm_b");
+  w.head_dense_w = get("head_dense_w");
+  w.head_dense_b = get("head_dense_b");
+  w.head_norm_w = get("head_norm_w");
+  w.head_norm_b = get("head_norm_b");
+  w.output_bias = get("output_bias");
+  const bool has_head = !c.head_transform || w.head_dense_w != nullptr;
+  w.output = !has_head ? nullptr : c.tied ? w.token_embedding : get("output");
+  return w;
+}
+}  // namespace
 
 Transformer::Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors)
     : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {
@@ -104,12 +139,10 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   out.attentions.assign(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k, 0.0f);
   if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
+  if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * int64_t{n} * c.d_model);
   overflow_ = false;
-  switch (c.family) {
-    case Family::kGpt2: forward_gpt2(out, ids, n, r); break;
-    case Family::kBert: forward_bert(out, ids, n, r); break;
-    case Family::kLlama: forward_llama(out, ids, n, r); break;
-  }
+  ForwardPass pass(*this, out, ids, n, r);
+  c.family->forward(pass);
   if (overflow_ || first_non_finite(out.last_hidden.data(), static_cast<int64_t>(out.last_hidden.size())) >= 0) {
     if (r.use_cache) reset_cache(caches_[0].capacity);
     out = RunResult();
@@ -248,11 +281,8 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
                    w.wq->known_finite && w.wk->known_finite && w.wv->known_finite && w.wo->known_finite};
   const int d_k = c.head_dim;
   const uint8_t* enabled = r.head_enabled ? r.head_enabled + static_cast<int64_t>(layer) * c.heads : nullptr;
-  if (enabled && std::find(enabled, enabled + c.heads, 0) != enabled + c.heads) {
-    // A switched-off head reaches the residual only through its rows of W_O: zero them in a copy.
-    wo_ablated_.assign(w.wo->bytes.begin(), w.wo->bytes.end());
-    for (int h = 0; h < c.heads; ++h)
-      if (!enabled[h]) w.wo->zero_rows(wo_ablated_, int64_t{h} * d_k, d_k);
+  if (any_head_off(enabled, c.heads)) {
+    ablate_heads(wo_ablated_, *w.wo, c.heads, d_k, enabled);
     view.wo = reinterpret_cast<const float*>(wo_ablated_.data());
   }
   MaskSpec mask;
@@ -352,6 +382,28 @@ void Transformer::record_hidden(RunResult& out, const float* x, int n, int index
   const int64_t size = static_cast<int64_t>(n) * config_.d_model;
   std::copy(x, x + size, out.hidden_states.begin() + index * size);
 }
+
+// ---- what a family's forward pass is given ----
+
+ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request)
+    : config(model.config_), weights(model.weights_), ids(ids), n(n), first_position(out.n_k - n), x(model.x_),
+      h(model.h_), a(model.a_), up(model.up_), gate(model.gate_), model_(model), out_(out), request_(request) {}
+
+void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
+
+void ForwardPass::attention(float* y, const float* x, int n, int layer) {
+  model_.overflow_ |= !model_.attention(y, x, n, layer, request_, out_);
+}
+
+int ForwardPass::rows_after_last_attention(float* x, int n) { return model_.rows_after_last_attention(x, n, request_); }
+
+void ForwardPass::record_hidden(const float* x, int n, int index) { model_.record_hidden(out_, x, n, index, request_); }
+
+void ForwardPass::keep_last_hidden(const float* x, int n) { out_.last_hidden.assign(x, x + int64_t{n} * config.d_model); }
+
+bool ForwardPass::wants_logits() const { return request_.logits && weights.output; }
+
+void ForwardPass::output_head(const float* x, int n) { model_.output_head(out_, x, n, request_); }
 
 int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state) {
   if (!(temperature > 0)) return static_cast<int>(std::max_element(logits, logits + vocab) - logits);

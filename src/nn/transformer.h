@@ -1,7 +1,7 @@
-// A pretrained transformer from a Hugging Face checkpoint: GPT-2, BERT, and the Llama family
-// (Llama, Qwen2, Mistral). The config says which; architectures.cpp has one short function per
-// family that names its tensors and one that strings the operations (ops.h, attention.h) into its
-// forward pass. Every attention layer runs through multihead_attention_forward.
+// A pretrained transformer from a Hugging Face checkpoint. config.json's model_type picks its
+// family (nn/families/: one file each, naming its config keys, its tensors and its forward pass);
+// this file has what every family shares: checking a run, an attention block, the key/value cache,
+// the output head, sampling. Every attention layer runs through multihead_attention_forward.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +15,13 @@
 
 namespace mh {
 
-enum class Family { kGpt2, kBert, kLlama };
+struct Family;  // nn/families/family.h
+class Transformer;
 enum class Activation { kGeluTanh, kGeluErf, kRelu, kSilu };
 
 struct TransformerConfig {
-  std::string model_type;  // as config.json says: gpt2, bert, llama, qwen2, mistral
-  Family family = Family::kGpt2;
+  std::string model_type;         // as config.json says: gpt2, bert, llama, qwen2, mistral
+  const Family* family = nullptr;  // what model_type maps to (nn/families/families.cpp)
   int layers = 0, heads = 0, kv_heads = 0, d_model = 0, head_dim = 0, d_ff = 0;
   int vocab = 0, max_positions = 0, type_vocab = 0;
   float norm_eps = 1e-5f;
@@ -28,6 +29,7 @@ struct TransformerConfig {
   bool causal = true;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   bool tied = true;              // the output head is the token embedding
+  bool head_transform = false;   // BERT's MLM head: no head unless its dense layer is in the checkpoint
   float attention_scale = 0.0f;  // 0: 1/sqrt(head_dim)
   bool scale_by_layer = false;   // GPT-2's scale_attn_by_inverse_layer_idx: ÷ (layer + 1)
   int sliding_window = 0;        // Mistral; 0 = none
@@ -83,9 +85,48 @@ struct RunResult {
   std::vector<float> logits, attentions, hidden_states, last_hidden, value_norms;
 };
 
+// What a family's forward pass (nn/families/*.cpp) works with: the model's config and weights, the
+// run's ids and request, scratch activations reused across runs (each pass sizes those it uses),
+// and the steps every family shares.
+class ForwardPass {
+ public:
+  const TransformerConfig& config;
+  const TransformerWeights& weights;
+  const int32_t* ids;
+  int n;               // tokens in this call
+  int first_position;  // of ids[0]: the tokens already in the key/value cache
+  std::vector<float>&x, &h, &a, &up, &gate;
+
+  // x (n × d) = the token embeddings of ids.
+  void embed_tokens(float* x);
+  // y (n × d) = layer's attention block over x (n × d): the layer's attention weights and value
+  // norms go where the request asks.
+  void attention(float* y, const float* x, int n, int layer);
+  // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
+  // the pass needs at the front of x (only the rows logits are asked for, unless every row's hidden
+  // state is), and returns how many.
+  int rows_after_last_attention(float* x, int n);
+  // hidden_states[index] = x (n × d), where the request asks for hidden states.
+  void record_hidden(const float* x, int n, int index);
+  // The final hidden state (RunResult::last_hidden) = x (n × d).
+  void keep_last_hidden(const float* x, int n);
+  // Whether the request asks for logits and the model has an output head.
+  bool wants_logits() const;
+  // logits = the output head over the rows of x (n × d) the request asks for.
+  void output_head(const float* x, int n);
+  const RunRequest& request() const { return request_; }
+
+ private:
+  friend class Transformer;
+  ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  Transformer& model_;
+  RunResult& out_;
+  const RunRequest& request_;
+};
+
 class Transformer {
  public:
-  // Takes the tensors named as architecture_params() names them (architectures.h).
+  // Takes the tensors named as the family's params() names them (nn/families/family.h).
   Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors);
   const TransformerConfig& config() const { return config_; }
   int64_t parameter_count() const;
@@ -117,9 +158,7 @@ class Transformer {
   double memory_limit = 4.0 * 1024 * 1024 * 1024;
 
  private:
-  void forward_gpt2(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
-  void forward_bert(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
-  void forward_llama(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  friend class ForwardPass;
   // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
   // written into out where the request asks. Returns false on a float32 overflow.
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "nn/decoder.h"
-#include "core/head_metrics.h"
+#include "interpret/head_metrics.h"
 #include "core/init.h"
 #include "nn/layers.h"
 #include "io/model_file.h"

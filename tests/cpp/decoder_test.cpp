@@ -9,7 +9,8 @@
 
 #include "core/attention.h"
 #include "nn/decoder.h"
-#include "core/head_metrics.h"
+#include "interpret/head_metrics.h"
+#include "interpret/rollout.h"
 #include "core/init.h"
 #include "nn/layers.h"
 

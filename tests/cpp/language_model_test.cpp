@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "nn/decoder.h"
-#include "core/head_metrics.h"
+#include "interpret/head_metrics.h"
 #include "io/model_file.h"
 #include "io/tokenizer.h"
 

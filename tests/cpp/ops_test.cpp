@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/half.h"
+#include "interpret/value_norms.h"
 #include "nn/ops.h"
 
 namespace {

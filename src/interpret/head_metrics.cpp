@@ -1,4 +1,4 @@
-#include "core/head_metrics.h"
+#include "interpret/head_metrics.h"
 
 #include <cmath>
 

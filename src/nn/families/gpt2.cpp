@@ -1,0 +1,99 @@
+// GPT-2 (model_type "gpt2"): pre-LayerNorm blocks, learned positions, a 4·d GELU MLP, the head
+// tied to the token embedding. Conv1D weights are stored [in][out] already; c_attn holds Q, K and
+// V side by side. Checkpoints saved from GPT2LMHeadModel carry "transformer.", GPT2Model none.
+#include "nn/families/family.h"
+
+namespace mh {
+namespace {
+
+std::string read_config(ConfigFields& f, TransformerConfig& c) {
+  c.layers = f.integer("n_layer", -1, 1024);
+  c.heads = f.integer("n_head", -1, 1024);
+  c.d_model = f.integer("n_embd", -1, 1 << 16);
+  c.d_ff = f.integer("n_inner", 4 * c.d_model);
+  c.vocab = f.integer("vocab_size", -1, 1 << 22);
+  c.max_positions = f.get("n_positions") ? f.integer("n_positions", -1) : f.integer("n_ctx", -1);
+  c.norm_eps = static_cast<float>(f.number("layer_norm_epsilon", 1e-5));
+  const std::string act = f.text("activation_function", "gelu_new");
+  if (!activation_from(act, c.activation))
+    return "activation \"" + act + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu, silu)";
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.tied = f.boolean("tie_word_embeddings", true);
+  if (!f.boolean("scale_attn_weights", true)) c.attention_scale = 1.0f;
+  c.scale_by_layer = f.boolean("scale_attn_by_inverse_layer_idx", false);
+  if (f.boolean("add_cross_attention", false)) return "GPT-2 with cross-attention (an encoder-decoder) is not supported";
+  return "";
+}
+
+std::vector<ParamSpec> params(const TransformerConfig& c) {
+  std::vector<ParamSpec> p;
+  const int64_t d = c.d_model, ff = c.d_ff;
+  p.push_back(token_embedding(c, "wte.weight"));
+  p.push_back(rows_table(mat("positions", {"wpe.weight"}, c.max_positions, d)));
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    norm(p, layer_name(l, "norm1"), h + "ln_1", d);
+    const char* qkv[] = {"wq", "wk", "wv"};
+    const char* qkv_bias[] = {"bq", "bk", "bv"};
+    for (int part = 0; part < 3; ++part) {
+      ParamSpec w = mat(layer_name(l, qkv[part]), {h + "attn.c_attn.weight"}, d, d, Layout::kColumns);
+      w.part = part;
+      w.parts = 3;
+      p.push_back(w);
+      ParamSpec b = vec(layer_name(l, qkv_bias[part]), {h + "attn.c_attn.bias"}, d);
+      b.layout = Layout::kRange;
+      b.part = part;
+      b.parts = 3;
+      p.push_back(b);
+    }
+    p.push_back(mat(layer_name(l, "wo"), {h + "attn.c_proj.weight"}, d, d));
+    p.push_back(vec(layer_name(l, "bo"), {h + "attn.c_proj.bias"}, d));
+    norm(p, layer_name(l, "norm2"), h + "ln_2", d);
+    p.push_back(mat(layer_name(l, "w_up"), {h + "mlp.c_fc.weight"}, d, ff));
+    p.push_back(vec(layer_name(l, "b_up"), {h + "mlp.c_fc.bias"}, ff));
+    p.push_back(mat(layer_name(l, "w_down"), {h + "mlp.c_proj.weight"}, ff, d));
+    p.push_back(vec(layer_name(l, "b_down"), {h + "mlp.c_proj.bias"}, d));
+  }
+  norm(p, "final_norm", "ln_f", d);
+  untied_output_head(p, c, "lm_head.weight");
+  return p;
+}
+
+void forward(ForwardPass& p) {
+  const TransformerConfig& c = p.config;
+  const TransformerWeights& W = p.weights;
+  int n = p.n;
+  const int d = c.d_model;
+  int64_t nd = int64_t{n} * d;
+  p.x.resize(nd); p.h.resize(nd); p.a.resize(nd); p.up.resize(int64_t{n} * c.d_ff);
+  float *x = p.x.data(), *h = p.h.data(), *a = p.a.data(), *up = p.up.data();
+  p.embed_tokens(x);
+  add_table_rows(x, *W.position_embedding, p.first_position, n, d);
+  p.record_hidden(x, n, 0);
+  for (int l = 0; l < c.layers; ++l) {
+    const TransformerWeights::Layer& L = W.layers[l];
+    layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
+    p.attention(a, h, n, l);
+    add_in_place(x, a, nd);
+    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
+      n = p.rows_after_last_attention(x, n);
+      nd = int64_t{n} * d;
+    }
+    layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
+    matmul(up, h, *L.w_up, f32(L.b_up), n);
+    activate(c.activation, up, int64_t{n} * c.d_ff);
+    matmul(a, up, *L.w_down, f32(L.b_down), n);
+    add_in_place(x, a, nd);
+    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+  }
+  layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
+  p.record_hidden(x, n, c.layers);
+  p.keep_last_hidden(x, n);
+  p.output_head(x, n);
+}
+
+}  // namespace
+
+extern const Family kGpt2Family = {"gpt2", read_config, {"", "transformer."}, "wte.weight", params, forward};
+
+}  // namespace mh

@@ -1,0 +1,110 @@
+// The Llama family (model_type "llama", "qwen2", "mistral"): pre-RMSNorm blocks, rotary positions
+// inside attention (grouped key/value heads), a SwiGLU MLP, the head tied or not. Qwen2 adds
+// biases to Q, K and V; Mistral a sliding window. Names carry "model." (…ForCausalLM) or none.
+#include "io/hf_config.h"
+#include "nn/families/family.h"
+
+namespace mh {
+namespace {
+
+std::string read_config(ConfigFields& f, TransformerConfig& c) {
+  c.layers = f.integer("num_hidden_layers", -1, 1024);
+  c.heads = f.integer("num_attention_heads", -1, 1024);
+  c.kv_heads = f.integer("num_key_value_heads", c.heads, 1024);
+  c.d_model = f.integer("hidden_size", -1, 1 << 16);
+  c.d_ff = f.integer("intermediate_size", -1, 1 << 18);
+  c.vocab = f.integer("vocab_size", -1, 1 << 22);
+  c.max_positions = f.integer("max_position_embeddings", c.model_type == "llama" ? 2048 : 32768);
+  c.norm_eps = static_cast<float>(f.number("rms_norm_eps", 1e-6));
+  const std::string act = f.text("hidden_act", "silu");
+  if (act != "silu") return "a " + c.model_type + " model with hidden_act \"" + act + "\" is not supported (only silu)";
+  c.activation = Activation::kSilu;
+  // head_dim may differ from d / heads (then W_Q is d × heads·head_dim).
+  c.head_dim = f.get("head_dim") ? f.integer("head_dim", -1, 1024) : c.d_model / std::max(c.heads, 1);
+  if (!f.get("head_dim") && c.d_model % std::max(c.heads, 1) != 0)
+    return "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.heads) + " heads";
+  c.tied = f.boolean("tie_word_embeddings", false);
+  c.mlp_bias = f.boolean("mlp_bias", false);
+  if (c.model_type == "qwen2") {
+    c.qkv_bias = true;
+    if (f.boolean("use_sliding_window", false)) return "Qwen2 with use_sliding_window: true is not supported";
+  } else {
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+  }
+  if (c.model_type == "mistral" && f.get("sliding_window")) c.sliding_window = f.integer("sliding_window", -1, 1 << 30);
+  return read_rope(f, c);
+}
+
+std::vector<ParamSpec> params(const TransformerConfig& c) {
+  std::vector<ParamSpec> p;
+  const int64_t d = c.d_model, ff = c.d_ff, d_q = int64_t{c.heads} * c.head_dim,
+                d_kv = int64_t{c.kv_heads} * c.head_dim;
+  const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
+  p.push_back(token_embedding(c, "embed_tokens.weight"));
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string h = "layers." + std::to_string(l) + ".";
+    norm(p, layer_name(l, "norm1"), h + "input_layernorm", d, false);
+    p.push_back(mat(layer_name(l, "wq"), {h + "self_attn.q_proj.weight"}, d, d_q, T));
+    p.push_back(mat(layer_name(l, "wk"), {h + "self_attn.k_proj.weight"}, d, d_kv, T));
+    p.push_back(mat(layer_name(l, "wv"), {h + "self_attn.v_proj.weight"}, d, d_kv, T));
+    p.push_back(mat(layer_name(l, "wo"), {h + "self_attn.o_proj.weight"}, d_q, d, T));
+    if (c.qkv_bias) {
+      p.push_back(vec(layer_name(l, "bq"), {h + "self_attn.q_proj.bias"}, d_q));
+      p.push_back(vec(layer_name(l, "bk"), {h + "self_attn.k_proj.bias"}, d_kv));
+      p.push_back(vec(layer_name(l, "bv"), {h + "self_attn.v_proj.bias"}, d_kv));
+    }
+    if (c.o_bias) p.push_back(vec(layer_name(l, "bo"), {h + "self_attn.o_proj.bias"}, d));
+    norm(p, layer_name(l, "norm2"), h + "post_attention_layernorm", d, false);
+    p.push_back(mat(layer_name(l, "w_gate"), {h + "mlp.gate_proj.weight"}, d, ff, T));
+    p.push_back(mat(layer_name(l, "w_up"), {h + "mlp.up_proj.weight"}, d, ff, T));
+    p.push_back(mat(layer_name(l, "w_down"), {h + "mlp.down_proj.weight"}, ff, d, T));
+    if (c.mlp_bias) {
+      p.push_back(vec(layer_name(l, "b_up"), {h + "mlp.up_proj.bias"}, ff));
+      p.push_back(vec(layer_name(l, "b_gate"), {h + "mlp.gate_proj.bias"}, ff));
+      p.push_back(vec(layer_name(l, "b_down"), {h + "mlp.down_proj.bias"}, d));
+    }
+  }
+  norm(p, "final_norm", "norm", d, false);
+  untied_output_head(p, c, "lm_head.weight");
+  return p;
+}
+
+void forward(ForwardPass& p) {
+  const TransformerConfig& c = p.config;
+  const TransformerWeights& W = p.weights;
+  int n = p.n;
+  const int d = c.d_model;
+  int64_t nd = int64_t{n} * d, nff = int64_t{n} * c.d_ff;
+  p.x.resize(nd); p.h.resize(nd); p.a.resize(nd); p.up.resize(nff); p.gate.resize(nff);
+  float *x = p.x.data(), *h = p.h.data(), *a = p.a.data(), *up = p.up.data(), *gate = p.gate.data();
+  p.embed_tokens(x);
+  p.record_hidden(x, n, 0);
+  for (int l = 0; l < c.layers; ++l) {
+    const TransformerWeights::Layer& L = W.layers[l];
+    rms_norm(h, x, f32(L.norm1_w), n, d, c.norm_eps);
+    p.attention(a, h, n, l);
+    add_in_place(x, a, nd);
+    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
+      n = p.rows_after_last_attention(x, n);
+      nd = int64_t{n} * d;
+      nff = int64_t{n} * c.d_ff;
+    }
+    rms_norm(h, x, f32(L.norm2_w), n, d, c.norm_eps);
+    matmul(gate, h, *L.w_gate, f32(L.b_gate), n);
+    matmul(up, h, *L.w_up, f32(L.b_up), n);
+    silu_times(up, gate, up, nff);
+    matmul(a, up, *L.w_down, f32(L.b_down), n);
+    add_in_place(x, a, nd);
+    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+  }
+  rms_norm(x, x, f32(W.final_norm_w), n, d, c.norm_eps);
+  p.record_hidden(x, n, c.layers);
+  p.keep_last_hidden(x, n);
+  p.output_head(x, n);
+}
+
+}  // namespace
+
+extern const Family kLlamaFamily = {"llama", read_config, {"model.", ""}, "embed_tokens.weight", params, forward};
+
+}  // namespace mh

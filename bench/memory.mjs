@@ -3,7 +3,7 @@
 import { createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
 
 const n = 16384, d = 256;
-const mha = await createMultiHeadAttention({ dModel: d, numHeads: 8 });
+const mha = await createMultiHeadAttention({ dModel: d, heads: 8 });
 const before = (await runtimeInfo()).heapBytes;
 const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.01));
 const t0 = performance.now();

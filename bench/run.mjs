@@ -124,7 +124,7 @@ const TOGETHER_MAX_OUTPUT_BYTES = 64 * 2 ** 20;
 for (const [n, d, h] of SHAPES) {
   const weights = randomWeights(d, n + d);
   const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.37));
-  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  const mha = await createMultiHeadAttention({ dModel: d, heads: h });
   mha.setWeights(weights);
   const feeds = ort ? { x: new ort.Tensor('float32', x, [n, d]) } : null;
   const cells = [];
@@ -135,7 +135,7 @@ for (const [n, d, h] of SHAPES) {
     const fns = {}, sessions = [];
     for (const [index, { causal, withWeights, row }] of group.entries()) {
       // multihead (wasm): results copied into reused buffers, as a live page would.
-      const into = { output: new Float32Array(n * d), attention: withWeights ? new Float32Array(h * n * n) : undefined };
+      const into = { output: new Float32Array(n * d), attentions: withWeights ? new Float32Array(h * n * n) : undefined };
       try {
         mha.forward(x, { causal, returnAttention: withWeights, into });
         fns[`${index}:wasm`] = () => mha.forward(x, { causal, returnAttention: withWeights, into });
@@ -188,7 +188,7 @@ for (const [n, d, h] of SHAPES) {
 const scaling = [];
 if (!quick && !relaxed) {
   const d = 256, h = 8;
-  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  const mha = await createMultiHeadAttention({ dModel: d, heads: h });
   for (const n of [64, 128, 256, 512, 1024, 2048, 4096]) {
     const x = Float32Array.from({ length: n * d }, (_, i) => Math.cos(i * 0.11));
     const into = { output: new Float32Array(n * d) };

@@ -3,9 +3,9 @@
 //
 // Protocol (bindings/multihead.mjs is its only caller):
 //   1. prepare(...) checks the call's shape and memory budget, then sizes the buffers;
-//   2. JS copies its typed arrays into view(slot) (views are taken after prepare, since sizing
+//   2. JS copies its typed arrays into view(name) (views are taken after prepare, since sizing
 //      may grow the heap and detach older views);
-//   3. forward(...) / trace(...) runs the core; JS copies results out of view(slot).
+//   3. forward(...) / trace(...) runs the core; JS copies results out of view(name).
 // Every fallible call returns "" or an error message; JS turns a message into an Error. Nothing
 // throws across the boundary, so a failed call leaves no C++ object half-built or leaked.
 #include <emscripten/bind.h>
@@ -18,6 +18,7 @@
 
 #include "core/eigen_include.h"
 #include "core/init.h"
+#include "embind_views.h"
 #include "core/model.h"
 #include "core/gemm.h"
 #include "core/gemm_tuning.h"
@@ -27,14 +28,6 @@ using emscripten::val;
 
 namespace {
 
-enum Slot {
-  kQueries = 0, kKeysValues = 1, kAdditiveMask = 2, kOutput = 3, kAttention = 4,
-  kKeyPadding = 5, kBlocked = 6, kPositional = 7, kConcat = 8,
-  kWeight = 16,  // + WeightIndex: the live weights (read by getWeights)
-  kStaged = 32,  // + WeightIndex: where setWeights writes before commitWeights
-  kTrace = 48,   // + 0…7: q, k, v, scores, scaled, masked, attention, head_output
-  kTorch = 64,   // + 0…3: in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias
-};
 enum MaskKind { kNoMask = 0, kBlockedMask = 1, kAdditive = 2 };
 
 mh::Config make_config(int d_model, int num_heads, int num_kv_heads, bool bias, float scale,
@@ -49,10 +42,7 @@ mh::Config make_config(int d_model, int num_heads, int num_kv_heads, bool bias, 
   return c;
 }
 
-template <typename T>
-val view_of(const std::vector<T>& v) {
-  return val(emscripten::typed_memory_view(v.size(), v.data()));
-}
+using bindings::view_of;
 
 class Layer {
  public:
@@ -128,30 +118,36 @@ class Layer {
     return "";
   }
 
-  val view(int slot) const {
-    switch (slot) {
-      case kQueries: return view_of(queries_);
-      case kKeysValues: return view_of(keys_values_);
-      case kAdditiveMask: return view_of(additive_);
-      case kOutput: return view_of(output_);
-      case kAttention: return view_of(attention_);
-      case kKeyPadding: return view_of(key_padding_);
-      case kBlocked: return view_of(blocked_);
-      case kPositional: return view_of(positional_);
-      case kConcat: return view_of(model_.last_concat());
-    }
-    if (slot >= kWeight && slot < kWeight + mh::kNumWeights) {
-      const int which = slot - kWeight;
-      return val(emscripten::typed_memory_view(model_.weight_size(which), model_.weight(which)));
-    }
-    if (slot >= kStaged && slot < kStaged + mh::kNumWeights) return view_of(staged_[slot - kStaged]);
-    if (slot >= kTorch && slot < kTorch + 4) return view_of(torch_[slot - kTorch]);
-    const std::vector<float>* trace[] = {&trace_.q, &trace_.k, &trace_.v, &trace_.scores,
-                                         &trace_.scaled, &trace_.masked, &trace_.attention,
-                                         &trace_.head_output};
-    if (slot >= kTrace && slot < kTrace + 8) return view_of(*trace[slot - kTrace]);
+  // The buffer JS fills or reads, by name (null for an unknown name).
+  val view(const std::string& name) const {
+    if (name == "queries") return view_of(queries_);
+    if (name == "keysValues") return view_of(keys_values_);
+    if (name == "additiveMask") return view_of(additive_);
+    if (name == "output") return view_of(output_);
+    if (name == "attention") return view_of(attention_);
+    if (name == "keyPadding") return view_of(key_padding_);
+    if (name == "blocked") return view_of(blocked_);
+    if (name == "positional") return view_of(positional_);
+    if (name == "concat") return view_of(model_.last_concat());
+    // trace(): one head's intermediates
+    if (name == "q") return view_of(trace_.q);
+    if (name == "k") return view_of(trace_.k);
+    if (name == "v") return view_of(trace_.v);
+    if (name == "scores") return view_of(trace_.scores);
+    if (name == "scaled") return view_of(trace_.scaled);
+    if (name == "masked") return view_of(trace_.masked);
+    if (name == "traceAttention") return view_of(trace_.attention);
+    if (name == "headOutput") return view_of(trace_.head_output);
     return val::null();
   }
+  // Weight `which` (mh::WeightIndex: wq wk wv wo bq bk bv bo): live, or staged for commitWeights.
+  val weightView(int which) const {
+    if (which < 0 || which >= mh::kNumWeights) return val::null();
+    return val(emscripten::typed_memory_view(model_.weight_size(which), model_.weight(which)));
+  }
+  val stagedView(int which) const { return which >= 0 && which < mh::kNumWeights ? view_of(staged_[which]) : val::null(); }
+  // loadTorch's inputs: in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias.
+  val torchView(int which) const { return which >= 0 && which < 4 ? view_of(torch_[which]) : val::null(); }
 
  private:
   mh::MaskSpec mask(bool causal, bool key_padding, int mask_kind) const {
@@ -213,7 +209,10 @@ EMSCRIPTEN_BINDINGS(multihead) {
       .function("prepareTorch", &Layer::prepareTorch)
       .function("loadTorch", &Layer::loadTorch)
       .function("positionalEncoding", &Layer::positionalEncoding)
-      .function("view", &Layer::view);
+      .function("view", &Layer::view)
+      .function("weightView", &Layer::weightView)
+      .function("stagedView", &Layer::stagedView)
+      .function("torchView", &Layer::torchView);
   emscripten::function("validateConfig", &validateConfig);
   emscripten::function("parameterCount", &parameterCount);
   emscripten::function("simdFloatsPerPacket", &simdFloatsPerPacket);

@@ -1,6 +1,6 @@
 // The C layer for the trained language model (src/nn/decoder.h, src/io/model_file.h): one Embind class
 // that owns the wasm-heap buffers JavaScript fills and reads. Same protocol as embind.cpp: size the
-// buffers, JS copies into view(slot), call, JS copies out; every fallible call returns "" or a
+// buffers, JS copies into view(name), call, JS copies out; every fallible call returns "" or a
 // message. The language-model logic (tokenizing, the forward pass, rollout) is all in the core.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -17,16 +17,11 @@ using emscripten::val;
 
 namespace {
 
-enum Slot {
-  kFileBytes = 0, kTokens = 1, kPieceBegin = 2, kPieceEnd = 3, kAttention = 4, kProbs = 5,
-  kRollout = 6, kHeadEnabled = 7,
-};
-
 using bindings::view_of;
 
 class LanguageModel {
  public:
-  // Step 1 of loading: room for the .mhlm bytes, which JS copies into view(kFileBytes).
+  // Step 1 of loading: room for the .mhlm bytes, which JS copies into view("file").
   void stageFile(double bytes) { file_.resize(static_cast<size_t>(bytes)); }
   // Step 2: parse them (the bytes are released either way).
   std::string load() {
@@ -35,17 +30,23 @@ class LanguageModel {
     return error;
   }
 
-  // 0 vocab, 1 d_model, 2 num_heads, 3 layers, 4 context, 5 d_ff
-  int configValue(int which) const {
+  // The model's shape, by name (the JS config's names).
+  val config() const {
     const mh::DecoderConfig& c = model_.decoder->config();
-    const int values[] = {c.vocab, c.d_model, c.num_heads, c.layers, c.context, c.d_ff};
-    return which >= 0 && which < 6 ? values[which] : -1;
+    val out = val::object();
+    out.set("vocabSize", c.vocab);
+    out.set("dModel", c.d_model);
+    out.set("heads", c.num_heads);
+    out.set("layers", c.layers);
+    out.set("maxPositions", c.context);
+    out.set("dFf", c.d_ff);
+    return out;
   }
   std::string piece(int id) const {
     return id >= 0 && id < model_.tokenizer->size() ? model_.tokenizer->piece(id) : "";
   }
 
-  // Splits UTF-8 text into tokens: ids into view(kTokens), byte ranges into kPieceBegin/kPieceEnd.
+  // Splits UTF-8 text into tokens: ids into view("tokens"), byte ranges into "pieceBegin"/"pieceEnd".
   // Returns the number of tokens.
   int tokenize(const std::string& text) {
     const std::vector<mh::TextPiece> pieces = mh::split_text(text);
@@ -60,7 +61,7 @@ class LanguageModel {
     return static_cast<int>(pieces.size());
   }
 
-  // Sizes the buffers for a run over n tokens (ids then go into view(kTokens)).
+  // Sizes the buffers for a run over n tokens (ids then go into view("tokens")).
   std::string prepare(int n) {
     const mh::DecoderConfig& c = model_.decoder->config();
     if (n < 1 || n > c.context)
@@ -74,7 +75,7 @@ class LanguageModel {
     head_enabled_.assign(size_t(c.layers) * c.num_heads, 1);
     return "";
   }
-  // Runs the model over the n tokens in view(kTokens), with the heads in view(kHeadEnabled)
+  // Runs the model over the n tokens in view("tokens"), with the heads in view("headEnabled")
   // (JS sets 0 to switch one off); fills attention, next-token probabilities and the rollout.
   std::string run(int n) {
     const mh::DecoderConfig& c = model_.decoder->config();
@@ -84,17 +85,16 @@ class LanguageModel {
     return error;
   }
 
-  val view(int slot) const {
-    switch (slot) {
-      case kFileBytes: return view_of(file_);
-      case kTokens: return view_of(tokens_);
-      case kPieceBegin: return view_of(begin_);
-      case kPieceEnd: return view_of(end_);
-      case kAttention: return view_of(attention_);
-      case kProbs: return view_of(probs_);
-      case kRollout: return view_of(rollout_);
-      case kHeadEnabled: return view_of(head_enabled_);
-    }
+  // The buffer JS fills or reads, by name (null for an unknown name).
+  val view(const std::string& name) const {
+    if (name == "file") return view_of(file_);
+    if (name == "tokens") return view_of(tokens_);
+    if (name == "pieceBegin") return view_of(begin_);
+    if (name == "pieceEnd") return view_of(end_);
+    if (name == "attentions") return view_of(attention_);
+    if (name == "probabilities") return view_of(probs_);
+    if (name == "rollout") return view_of(rollout_);
+    if (name == "headEnabled") return view_of(head_enabled_);
     return val::null();
   }
 
@@ -112,7 +112,7 @@ EMSCRIPTEN_BINDINGS(multihead_language_model) {
       .constructor<>()
       .function("stageFile", &LanguageModel::stageFile)
       .function("load", &LanguageModel::load)
-      .function("configValue", &LanguageModel::configValue)
+      .function("config", &LanguageModel::config)
       .function("piece", &LanguageModel::piece)
       .function("tokenize", &LanguageModel::tokenize)
       .function("prepare", &LanguageModel::prepare)

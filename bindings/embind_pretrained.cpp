@@ -1,6 +1,6 @@
 // The C layer for pretrained checkpoints (src/io/checkpoint.h, src/nn/transformer.h): one Embind
 // class that owns a loader, then the model, and the wasm-heap buffers JavaScript fills and reads.
-// Same protocol as embind.cpp: JS copies into view(slot), calls, copies out; every fallible call
+// Same protocol as embind.cpp: JS copies into view(name), calls, copies out; every fallible call
 // returns "" or a message. Config reading, checks, the forward pass and sampling are all core code.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
@@ -22,12 +22,6 @@ using emscripten::val;
 
 namespace {
 
-enum Slot {
-  kStage = 0, kIds = 1, kTypes = 2, kAttentionLayers = 3, kHeadEnabled = 4,
-  kLogits = 5, kAttentions = 6, kHiddenStates = 7, kLastHidden = 8, kValueNorms = 9, kRollout = 10,
-  kLogitRows = 11,
-};
-
 using bindings::view_of;
 
 // Bytes the heap can still give: what it may grow to, less what is in use now.
@@ -40,7 +34,7 @@ double heap_available() {
 class PretrainedCore {
  public:
   std::string setConfig(const std::string& json) { return loader_ ? loader_->set_config(json) : "already loaded"; }
-  // Room for n bytes (a header, or a chunk of a file) that JS copies into view(kStage).
+  // Room for n bytes (a header, or a chunk of a file) that JS copies into view("stage").
   void stage(double bytes) { stage_.resize(static_cast<size_t>(bytes)); }
   // Registers a shard from the n header bytes in the stage; returns its index, or -1 and error().
   int addShard(const std::string& name, double n, double file_size) {
@@ -67,14 +61,22 @@ class PretrainedCore {
   }
   const std::string& error() const { return error_; }
 
-  // 0 layers, 1 heads, 2 kv heads, 3 d_model, 4 head_dim, 5 vocab, 6 max positions, 7 causal,
-  // 8 has LM head, 9 type vocab, 10 d_ff
-  double configValue(int which) const {
+  // The model's shape, by name (the JS config's names).
+  val config() const {
     const mh::TransformerConfig& c = model_->config();
-    const double values[] = {double(c.layers), double(c.heads), double(c.kv_heads), double(c.d_model),
-                             double(c.head_dim), double(c.vocab), double(c.max_positions), c.causal ? 1.0 : 0.0,
-                             model_->has_lm_head() ? 1.0 : 0.0, double(c.type_vocab), double(c.d_ff)};
-    return which >= 0 && which < 11 ? values[which] : -1;
+    val out = val::object();
+    out.set("layers", c.layers);
+    out.set("heads", c.heads);
+    out.set("kvHeads", c.kv_heads);
+    out.set("dModel", c.d_model);
+    out.set("headDim", c.head_dim);
+    out.set("vocabSize", c.vocab);
+    out.set("maxPositions", c.max_positions);
+    out.set("causal", c.causal);
+    out.set("hasLmHead", model_->has_lm_head());
+    out.set("typeVocabSize", c.type_vocab);
+    out.set("dFf", c.d_ff);
+    return out;
   }
   std::string modelType() const { return model_->config().model_type; }
   double parameterCount() const { return static_cast<double>(model_->parameter_count()); }
@@ -93,31 +95,33 @@ class PretrainedCore {
     enabled_.assign(static_cast<size_t>(c.layers) * c.heads, 1);
     logit_rows_.clear();
   }
-  // Room for the row indices logits are asked for (JS fills view(kLogitRows); flag 2 uses them).
+  // Room for the row indices logits are asked for (JS fills view("logitRows")).
   void logitRows(int count) { logit_rows_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
-  // flags: 1 logits, 2 logits only for the rows in view(kLogitRows), 4 token types, 8 hidden states, 16 value norms,
-  // 32 head switches, 64 use the key/value cache, 128 the final hidden state of every row (without
-  // it, the last layer's MLP runs over the logits' rows only: RunRequest::last_hidden), 256 reuse the
-  // previous such run's tokens shared from the start (Transformer::run_reusing_prefix)
-  std::string run(int n, int flags, int first_head, int heads) {
+  // One run over the n ids in view("ids"); `ask` names what to compute (RunRequest):
+  // { logits, logitRows (only the rows in view("logitRows")), tokenTypes, hiddenStates, lastHidden
+  // (every row's final state; without it the last MLP runs over the logits' rows only), valueNorms,
+  // headSwitches (view("headEnabled")), cache (the key/value cache), reusePrefix
+  // (Transformer::run_reusing_prefix), firstHead, heads }.
+  std::string run(int n, const val& ask) {
+    auto flag = [&](const char* name) { return ask[name].as<bool>(); };
     mh::RunRequest r;
-    r.logits = flags & 1;
-    if (flags & 2) {
+    r.logits = flag("logits");
+    if (flag("logitRows")) {
       r.logit_rows = logit_rows_.data();
       r.logit_row_count = static_cast<int>(logit_rows_.size());
     }
-    r.token_types = (flags & 4) ? types_.data() : nullptr;
-    r.hidden_states = flags & 8;
-    r.last_hidden = flags & 128;
-    r.value_norms = flags & 16;
-    r.head_enabled = (flags & 32) ? enabled_.data() : nullptr;
-    r.use_cache = flags & 64;
+    r.token_types = flag("tokenTypes") ? types_.data() : nullptr;
+    r.hidden_states = flag("hiddenStates");
+    r.last_hidden = flag("lastHidden");
+    r.value_norms = flag("valueNorms");
+    r.head_enabled = flag("headSwitches") ? enabled_.data() : nullptr;
+    r.use_cache = flag("cache");
     r.attention_layers = layers_.data();
-    r.first_head = first_head;
-    r.heads = heads;
+    r.first_head = ask["firstHead"].as<int>();
+    r.heads = ask["heads"].as<int>();
     model_->memory_limit = heap_available();
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
-    if (flags & 256) return model_->run_reusing_prefix(result_, ids_.data(), n, r);
+    if (flag("reusePrefix")) return model_->run_reusing_prefix(result_, ids_.data(), n, r);
     return model_->run(result_, ids_.data(), n, r);
   }
   int resultKeys() const { return result_.n_k; }
@@ -142,21 +146,20 @@ class PretrainedCore {
     return mh::sample_token(result_.logits.data() + result_.logits.size() - vocab, vocab, temperature, top_k, rng_);
   }
 
-  val view(int slot) const {
-    switch (slot) {
-      case kStage: return view_of(stage_);
-      case kIds: return view_of(ids_);
-      case kTypes: return view_of(types_);
-      case kAttentionLayers: return view_of(layers_);
-      case kHeadEnabled: return view_of(enabled_);
-      case kLogits: return view_of(result_.logits);
-      case kAttentions: return view_of(result_.attentions);
-      case kHiddenStates: return view_of(result_.hidden_states);
-      case kLastHidden: return view_of(result_.last_hidden);
-      case kValueNorms: return view_of(result_.value_norms);
-      case kRollout: return view_of(rollout_);
-      case kLogitRows: return view_of(logit_rows_);
-    }
+  // The buffer JS fills or reads, by name (null for an unknown name).
+  val view(const std::string& name) const {
+    if (name == "stage") return view_of(stage_);
+    if (name == "ids") return view_of(ids_);
+    if (name == "types") return view_of(types_);
+    if (name == "attentionLayers") return view_of(layers_);
+    if (name == "headEnabled") return view_of(enabled_);
+    if (name == "logitRows") return view_of(logit_rows_);
+    if (name == "logits") return view_of(result_.logits);
+    if (name == "attentions") return view_of(result_.attentions);
+    if (name == "hiddenStates") return view_of(result_.hidden_states);
+    if (name == "lastHidden") return view_of(result_.last_hidden);
+    if (name == "valueNorms") return view_of(result_.value_norms);
+    if (name == "rollout") return view_of(rollout_);
     return val::null();
   }
 
@@ -186,7 +189,7 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("feed", &PretrainedCore::feed)
       .function("finish", &PretrainedCore::finish)
       .function("error", &PretrainedCore::error)
-      .function("configValue", &PretrainedCore::configValue)
+      .function("config", &PretrainedCore::config)
       .function("modelType", &PretrainedCore::modelType)
       .function("parameterCount", &PretrainedCore::parameterCount)
       .function("weightBytes", &PretrainedCore::weightBytes)

@@ -1,6 +1,6 @@
 // The C layer for the playground's trainer (src/training/toy_trainer.h): one Embind class that owns the
 // wasm-heap buffers JavaScript reads. Same protocol as embind.cpp: every fallible call returns ""
-// or a message; results are read through view(slot) and copied out by bindings/trainer.mjs.
+// or a message; results are read through view(name) and copied out by bindings/trainer.mjs.
 // The task data, the model, the backward pass and Adam are all in the core.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -16,8 +16,6 @@
 using emscripten::val;
 
 namespace {
-
-enum Slot { kLosses = 0, kAttention = 1, kProbs = 2, kTokens = 3, kTargets = 4, kFeatures = 5 };
 
 using bindings::view_of;
 
@@ -43,7 +41,7 @@ class Trainer {
     return "";
   }
 
-  // Runs `count` steps; their losses go to view(kLosses). Returns "" or why not.
+  // Runs `count` steps; their losses go to view("losses"). Returns "" or why not.
   std::string train(int count) {
     if (!trainer_) return "configure the trainer first";
     losses_.resize(count > 0 ? count : 0);
@@ -82,23 +80,27 @@ class Trainer {
     return "";
   }
 
-  // 0 seq, 1 vocab, 2 features, 3 held-out sequences
-  int shapeValue(int which) const {
-    if (!trainer_) return -1;
+  // The task's shape, by name: seq (tokens a sequence), vocabSize, features (numeric inputs a
+  // token), heldOut (sequences accuracy is measured on).
+  val shape() const {
+    if (!trainer_) return val::null();
     const mh::ToyTaskShape shape = mh::toy_task_shape(trainer_->settings().task);
-    const int values[] = {shape.seq, mh::kToyVocab, shape.features, mh::ToyTrainer::kHeldOut};
-    return which >= 0 && which < 4 ? values[which] : -1;
+    val out = val::object();
+    out.set("seq", shape.seq);
+    out.set("vocabSize", mh::kToyVocab);
+    out.set("features", shape.features);
+    out.set("heldOut", mh::ToyTrainer::kHeldOut);
+    return out;
   }
 
-  val view(int slot) const {
-    switch (slot) {
-      case kLosses: return view_of(losses_);
-      case kAttention: return view_of(attention_);
-      case kProbs: return view_of(probs_);
-      case kTokens: return view_of(tokens_);
-      case kTargets: return view_of(targets_);
-      case kFeatures: return view_of(features_);
-    }
+  // The buffer JS reads, by name (null for an unknown name).
+  val view(const std::string& name) const {
+    if (name == "losses") return view_of(losses_);
+    if (name == "attentions") return view_of(attention_);
+    if (name == "probabilities") return view_of(probs_);
+    if (name == "tokens") return view_of(tokens_);
+    if (name == "targets") return view_of(targets_);
+    if (name == "features") return view_of(features_);
     return val::null();
   }
 
@@ -127,7 +129,7 @@ EMSCRIPTEN_BINDINGS(multihead_trainer) {
       .function("evaluate", &Trainer::evaluate)
       .function("evaluation", &Trainer::evaluation)
       .function("sample", &Trainer::sample)
-      .function("shapeValue", &Trainer::shapeValue)
+      .function("shape", &Trainer::shape)
       .function("view", &Trainer::view);
   emscripten::function("toyTokenName", &toy_token_name);
   emscripten::function("toyTaskName", &toy_task_name);

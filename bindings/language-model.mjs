@@ -1,18 +1,9 @@
 // multihead: the JavaScript API over the trained language model (bindings/embind_language_model.cpp).
-// Like multihead.mjs, this file only marshals; tokenizing, the forward pass and rollout are C++.
-import { loadMultihead } from './multihead.mjs';
-
-// Buffer slots of the Embind LanguageModel (keep in sync with bindings/embind_language_model.cpp).
-const SLOT = { file: 0, tokens: 1, pieceBegin: 2, pieceEnd: 3, attention: 4, probs: 5, rollout: 6, headEnabled: 7 };
-const CONFIG_NAMES = ['vocab', 'dModel', 'numHeads', 'layers', 'context', 'dFf'];
-
-function fail(message) {
-  throw new Error(`multihead: ${message}`);
-}
-
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((model) => { if (!model.isDeleted()) model.delete(); })
-  : null;
+// This file only marshals; tokenizing, the forward pass and rollout are C++.
+import { checkTokenIds, fail, switchOffHeads } from './checks.mjs';
+import { withOldNames } from './deprecated.mjs';
+import { release, track } from './registry.mjs';
+import { loadCore } from './runtime.mjs';
 
 /**
  * Loads a trained model from the bytes of a .mhlm file (e.g. web/model/austen.mhlm).
@@ -22,10 +13,10 @@ const registry = typeof FinalizationRegistry === 'function'
 export async function loadLanguageModel(bytes) {
   if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
   if (!(bytes instanceof Uint8Array)) fail('loadLanguageModel needs the .mhlm file as an ArrayBuffer or Uint8Array');
-  const core = await loadMultihead();
+  const core = await loadCore();
   const model = new core.LanguageModel();
   model.stageFile(bytes.length);
-  model.view(SLOT.file).set(bytes);
+  model.view('file').set(bytes);
   const error = model.load();
   if (error) {
     model.delete();
@@ -41,8 +32,9 @@ export class LanguageModel {
   /** @private Use loadLanguageModel(). */
   constructor(model) {
     this.#model = model;
-    this.config = Object.freeze(Object.fromEntries(CONFIG_NAMES.map((name, i) => [name, model.configValue(i)])));
-    registry?.register(this, model, this);
+    const config = model.config();
+    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize', numHeads: 'heads', context: 'maxPositions' }, { enumerable: false }));
+    track(this, model);
   }
 
   #live() {
@@ -57,64 +49,61 @@ export class LanguageModel {
   }
 
   /**
-   * Splits text exactly as training did. Each piece keeps its original text; known is false for
-   * words outside the vocabulary (the model sees them as "<unk>").
+   * Splits text exactly as training did: { ids, tokens (the vocabulary entries the model sees),
+   * offsets ([start, end) of each token in the text, in UTF-16 code units, as String.slice takes
+   * them) }. pieces (deprecated) has the same per token, with known: false for words outside the
+   * vocabulary (read as "<unk>").
    */
   tokenize(text) {
     if (typeof text !== 'string') fail(`tokenize needs a string, got ${typeof text}`);
     const model = this.#live();
     const count = model.tokenize(text);
-    const ids = model.view(SLOT.tokens).slice(0, count);
-    const begins = model.view(SLOT.pieceBegin), ends = model.view(SLOT.pieceEnd);
+    const ids = model.view('tokens').slice(0, count);
+    const begins = model.view('pieceBegin'), ends = model.view('pieceEnd');
+    // The core gives UTF-8 byte ranges; offsets are in the string's own units.
     const utf8 = new TextEncoder().encode(text), decoder = new TextDecoder();
+    const unitsBefore = (byte) => decoder.decode(utf8.subarray(0, byte)).length;
+    const offsets = Array.from(ids, (_, i) => [unitsBefore(begins[i]), unitsBefore(ends[i])]);
+    const tokens = Array.from(ids, (id) => this.piece(id));
     const pieces = Array.from(ids, (id, i) => ({
-      id, known: id !== 0, token: this.piece(id), text: decoder.decode(utf8.subarray(begins[i], ends[i])),
+      id, known: id !== 0, token: tokens[i], text: text.slice(offsets[i][0], offsets[i][1]),
     }));
-    return { ids, pieces };
+    return { ids, tokens, offsets, pieces };
   }
 
   /**
-   * Runs the model over token ids (1 … config.context of them).
+   * Runs the model over token ids (1 … config.maxPositions of them).
    * @param {Int32Array | number[]} ids
    * @param {{ disabledHeads?: Array<[number, number]> }} [options] [layer, head] pairs switched off
-   * @returns {{ n: number, attention: Float32Array, probabilities: Float32Array, rollout: Float32Array }}
-   *   attention: layers × heads × n × n; probabilities: n × vocab (next token after each position);
-   *   rollout: n × n
+   * @returns {{ n: number, attentions: Float32Array, probabilities: Float32Array, rollout: Float32Array }}
+   *   attentions: layers × heads × n × n; probabilities: n × vocabSize (next token after each
+   *   position); rollout: n × n
    */
   run(ids, { disabledHeads = [] } = {}) {
     const model = this.#live();
-    const { layers, numHeads, vocab } = this.config;
+    const { layers, heads, vocabSize } = this.config;
     if (!(ids instanceof Int32Array || Array.isArray(ids))) fail('run needs token ids as an Int32Array or number[]');
     const error = model.prepare(ids.length);
     if (error) fail(error);
-    for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= vocab) fail(`token id ${id} is not in the vocabulary (0 … ${vocab - 1})`);
-    }
-    model.view(SLOT.tokens).set(ids);
-    const enabled = model.view(SLOT.headEnabled);
-    for (const pair of disabledHeads) {
-      const [layer, head] = Array.isArray(pair) ? pair : [];
-      if (!Number.isInteger(layer) || !Number.isInteger(head) || layer < 0 || layer >= layers || head < 0 || head >= numHeads) {
-        fail(`disabledHeads entries must be [layer, head] with layer 0 … ${layers - 1} and head 0 … ${numHeads - 1}, got ${JSON.stringify(pair)}`);
-      }
-      enabled[layer * numHeads + head] = 0;
-    }
+    checkTokenIds(ids, vocabSize);
+    model.view('tokens').set(ids);
+    switchOffHeads(model.view('headEnabled'), disabledHeads, layers, heads);
     const runError = model.run(ids.length);
     if (runError) fail(runError);
-    return {
+    return withOldNames({
       n: ids.length,
-      attention: model.view(SLOT.attention).slice(),
-      probabilities: model.view(SLOT.probs).slice(),
-      rollout: model.view(SLOT.rollout).slice(),
-    };
+      attentions: model.view('attentions').slice(),
+      probabilities: model.view('probabilities').slice(),
+      rollout: model.view('rollout').slice(),
+    }, { attention: 'attentions' });
   }
 
   /** The k most likely next tokens after `position` of a run() result, most likely first. */
   topPredictions(result, position, k = 5) {
-    const { vocab } = this.config;
-    const row = result.probabilities.subarray(position * vocab, (position + 1) * vocab);
+    const { vocabSize } = this.config;
+    const row = result.probabilities.subarray(position * vocabSize, (position + 1) * vocabSize);
     const best = [];
-    for (let id = 0; id < vocab; id += 1) {
+    for (let id = 0; id < vocabSize; id += 1) {
       if (best.length < k || row[id] > best[best.length - 1].probability) {
         best.push({ id, probability: row[id] });
         best.sort((a, b) => b.probability - a.probability);
@@ -127,8 +116,7 @@ export class LanguageModel {
   /** Frees the model's wasm memory now. */
   dispose() {
     if (!this.#model) return;
-    registry?.unregister(this);
-    this.#model.delete();
+    release(this, this.#model);
     this.#model = null;
   }
 }

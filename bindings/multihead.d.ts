@@ -1,14 +1,20 @@
-// Types for multihead's JavaScript API (bindings/multihead.mjs).
+// Types for multihead's JavaScript API (bindings/multihead.mjs). One vocabulary throughout: heads,
+// kvHeads, dModel, headDim, vocabSize, maxPositions, attentions (CHANGELOG.md lists the 0.1 names,
+// which still work in 0.2 and are marked @deprecated here).
 
 /** Any flat, row-major array of numbers; copied into the wasm heap as float32. */
 export type NumberArray = Float32Array | Float64Array | ArrayLike<number>;
 
 export interface MultiHeadAttentionOptions {
-  /** Model width. Default 64. Must be divisible by numHeads. */
+  /** Model width. Default 64. Must be divisible by heads. */
   dModel?: number;
-  /** Query heads. Default 4. Each head gets headDim = dModel / numHeads dimensions. */
+  /** Query heads. Default 4. Each head gets headDim = dModel / heads dimensions. */
+  heads?: number;
+  /** Key/value heads: heads (default) is plain MHA, 1 is multi-query, others grouped-query. */
+  kvHeads?: number;
+  /** @deprecated since 0.2: use heads. */
   numHeads?: number;
-  /** Key/value heads: numHeads (default) is plain MHA, 1 is multi-query, others grouped-query. */
+  /** @deprecated since 0.2: use kvHeads. */
   numKvHeads?: number;
   /** Bias vectors on the four projections. Default true. */
   bias?: boolean;
@@ -22,7 +28,11 @@ export interface MultiHeadAttentionOptions {
 
 export interface AttentionConfig {
   readonly dModel: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  /** @deprecated since 0.2: use heads. */
   readonly numHeads: number;
+  /** @deprecated since 0.2: use kvHeads. */
   readonly numKvHeads: number;
   readonly headDim: number;
   readonly bias: boolean;
@@ -31,7 +41,7 @@ export interface AttentionConfig {
   readonly scale: number;
 }
 
-/** W in the X·W convention ([in][out], row-major). K/V widths are numKvHeads · headDim. */
+/** W in the X·W convention ([in][out], row-major). K/V widths are kvHeads · headDim. */
 export interface AttentionWeights {
   wq: Float32Array; wk: Float32Array; wv: Float32Array; wo: Float32Array;
   bq?: Float32Array; bk?: Float32Array; bv?: Float32Array; bo?: Float32Array;
@@ -60,16 +70,23 @@ export interface ForwardOptions {
    */
   returnAttention?: boolean | { head?: number; heads?: [number, number]; rows?: [number, number] };
   /** Write results into these buffers instead of allocating new ones. */
-  into?: { output?: Float32Array; attention?: Float32Array };
+  into?: {
+    output?: Float32Array;
+    attentions?: Float32Array;
+    /** @deprecated since 0.2: use attentions. */
+    attention?: Float32Array;
+  };
 }
 
 export interface ForwardResult {
   /** seqLen × dModel. */
   output: Float32Array;
   /**
-   * numHeads × seqLen × kvLen, element [(h·seqLen + i)·kvLen + j]; only with returnAttention.
+   * heads × seqLen × kvLen, element [(h·seqLen + i)·kvLen + j]; only with returnAttention.
    * For a selected block: heads × rows × kvLen, starting at the block's first head and row.
    */
+  attentions?: Float32Array;
+  /** @deprecated since 0.2: use attentions (the same array). */
   attention?: Float32Array;
 }
 
@@ -116,7 +133,7 @@ export interface PyTorchMultiheadAttentionState {
 export declare class MultiHeadAttention {
   private constructor();
   readonly config: AttentionConfig;
-  /** 4·dModel² + 4·dModel for plain MHA with bias; less with numKvHeads < numHeads. */
+  /** 4·dModel² + 4·dModel for plain MHA with bias; less with kvHeads < heads. */
   readonly parameterCount: number;
   readonly disposed: boolean;
   forward(x: NumberArray, options?: ForwardOptions): ForwardResult;
@@ -151,8 +168,17 @@ export interface LoadOptions {
    */
   relaxedSimd?: 'auto' | false;
 }
+/**
+ * The loaded Emscripten module. Its heap is public for diagnostics (a test that nothing leaked
+ * reads HEAPU8.length); everything else about the runtime is runtimeInfo()'s, and the module's
+ * other members are internal.
+ */
+export interface WasmModule {
+  readonly HEAPU8: Uint8Array;
+  readonly HEAPF32: Float32Array;
+}
 /** Loads the wasm module once (every layer shares it); the first call's options decide the build. */
-export declare function loadMultihead(options?: LoadOptions): Promise<unknown>;
+export declare function loadMultihead(options?: LoadOptions): Promise<WasmModule>;
 /** True where the engine validates relaxed SIMD now (Chromium ≥ 114, Firefox ≥ 120, Node ≥ 21; Node 20 once its flag is on, which loadMultihead does). */
 export declare function relaxedSimdAvailable(): boolean;
 /** True where the threaded build can run: Node, or a cross-origin isolated page or worker. */
@@ -186,11 +212,17 @@ export declare const MAX_TOKENS: number;
 // ---- the trained language model (bindings/language-model.mjs) ----
 
 export interface LanguageModelConfig {
-  readonly vocab: number;
+  readonly vocabSize: number;
   readonly dModel: number;
-  readonly numHeads: number;
+  readonly heads: number;
   readonly layers: number;
   /** Longest input, in tokens. */
+  readonly maxPositions: number;
+  /** @deprecated since 0.2: use vocabSize. */
+  readonly vocab: number;
+  /** @deprecated since 0.2: use heads. */
+  readonly numHeads: number;
+  /** @deprecated since 0.2: use maxPositions. */
   readonly context: number;
   /** MLP width; 0 for attention-only layers. */
   readonly dFf: number;
@@ -209,9 +241,11 @@ export interface TextPiece {
 
 export interface LanguageModelRun {
   n: number;
-  /** layers × numHeads × n × n, row-major; causal (zeros above the diagonal). */
+  /** layers × heads × n × n, row-major; causal (zeros above the diagonal). */
+  attentions: Float32Array;
+  /** @deprecated since 0.2: use attentions (the same array). */
   attention: Float32Array;
-  /** n × vocab: the next-token distribution after each position. */
+  /** n × vocabSize: the next-token distribution after each position. */
   probabilities: Float32Array;
   /** n × n attention rollout across layers (heads averaged, residual as ½ identity). */
   rollout: Float32Array;
@@ -221,7 +255,17 @@ export declare class LanguageModel {
   private constructor();
   readonly config: LanguageModelConfig;
   piece(id: number): string;
-  tokenize(text: string): { ids: Int32Array; pieces: TextPiece[] };
+  /**
+   * ids; tokens: the vocabulary entries the model sees; offsets: [start, end) of each token in the
+   * text (UTF-16 units, as String.slice takes them). pieces: the same per token (deprecated).
+   */
+  tokenize(text: string): {
+    ids: Int32Array;
+    tokens: string[];
+    offsets: Array<[number, number]>;
+    /** @deprecated since 0.2: use tokens and offsets (known is id !== 0). */
+    pieces: TextPiece[];
+  };
   /** disabledHeads: [layer, head] pairs (0-based) whose output is removed (ablation). */
   run(ids: Int32Array | number[], options?: { disabledHeads?: Array<[number, number]> }): LanguageModelRun;
   topPredictions(run: LanguageModelRun, position: number, k?: number): Array<{ id: number; token: string; probability: number }>;
@@ -257,6 +301,8 @@ export interface TrainerConfig extends Required<TrainerOptions> {
   /** Tokens per sequence of the task. */
   readonly seq: number;
   /** Vocabulary size: the symbols A … J, '|' and '?'. */
+  readonly vocabSize: number;
+  /** @deprecated since 0.2: use vocabSize. */
   readonly vocab: number;
   /** Numeric inputs per token (2 for balanced-key: its criteria; else 0). */
   readonly features: number;
@@ -273,8 +319,10 @@ export interface TrainerSample {
   /** seq × config.features (empty for tasks without features). */
   features: Float32Array;
   /** layers × heads × seq × seq, row-major, causal. */
+  attentions: Float32Array;
+  /** @deprecated since 0.2: use attentions (the same array). */
   attention: Float32Array;
-  /** seq × vocab: the next-token distribution after each position. */
+  /** seq × vocabSize: the next-token distribution after each position. */
   probabilities: Float32Array;
 }
 
@@ -301,7 +349,10 @@ export declare function createTrainer(options?: TrainerOptions): Promise<Trainer
 
 // ---- Hugging Face checkpoints (bindings/pretrained.mjs, bindings/tokenizers/) ----
 
-/** A checkpoint's files: a folder path (Node), a base URL, or the files themselves. */
+/**
+ * A checkpoint's files: a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"; in Node a folder of that name
+ * wins), a folder path (Node), a base URL ("./models/x/" for a page's own site), or the files.
+ */
 export type PretrainedSource =
   | string
   | URL
@@ -469,5 +520,26 @@ export declare function loadPretrained(
      * Left out: the checkpoint's own type.
      */
     weightType?: 'f16' | 'bf16';
+    /** A hub id's branch, tag or commit. Default 'main'. Only with a hub id. */
+    revision?: string;
+    /** A server with the hub's layout instead of https://huggingface.co (a mirror). */
+    hub?: string;
   },
 ): Promise<PretrainedModel>;
+
+/** True for a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), false for a URL or a path. */
+export declare function isHubId(text: string): boolean;
+/** The base URL (ending in '/') of a hub model's files: https://huggingface.co/ID/resolve/REVISION/. */
+export declare function hubUrl(id: string, options?: { revision?: string; hub?: string }): string;
+/** A hub id, a URL, or a site path ("./x", "/x") → the base URL of a checkpoint's files. */
+export declare function resolveSource(text: string, options?: { revision?: string; hub?: string; base?: string }): string;
+export interface CheckpointFile {
+  name: string;
+  /** Bytes; −1 when the server gave no size. */
+  size: number;
+}
+/**
+ * What loading the checkpoint at a base URL would download, every size asked first (a few small
+ * requests, no weights): config.json, the weights (or shards), the tokenizer files.
+ */
+export declare function listCheckpointFiles(base: string, options?: { signal?: AbortSignal }): Promise<{ base: string; files: CheckpointFile[]; total: number }>;

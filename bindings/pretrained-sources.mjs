@@ -8,13 +8,11 @@
 //                                onChunk may be async. Resolves to the byte count.
 //   source.head(name, bytes)     the first `bytes` bytes (fewer if the file is shorter)
 
+import { fail } from './checks.mjs';
+import { inNode } from './environment.mjs';
+import { hubUrl, isHubId } from './hub.mjs';
+
 export const CHUNK = 4 << 20;  // what one copy into the wasm heap moves; never a whole file
-
-const fail = (message) => { throw new Error(`multihead: ${message}`); };
-
-function inNode() {
-  return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
-}
 
 function throwIfAborted(signal) {
   if (signal?.aborted) {
@@ -25,8 +23,22 @@ function throwIfAborted(signal) {
 }
 export { throwIfAborted };
 
-/** Picks the source for what loadPretrained was given. */
-export async function openSource(source, signal) {
+// In Node, whether a path names a folder (a local folder called like a hub id wins, as in transformers).
+async function isFolder(path) {
+  const fsName = 'node:fs/promises';
+  const fs = await import(/* @vite-ignore */ fsName);
+  return fs.stat(path).then((s) => s.isDirectory(), () => false);
+}
+
+/**
+ * Picks the source for what loadPretrained was given. A hub id ("gpt2", "Qwen/Qwen2.5-0.5B") is
+ * read from the hub at `revision` (default main); hub replaces https://huggingface.co (a mirror).
+ */
+export async function openSource(source, signal, { revision, hub } = {}) {
+  if (typeof source === 'string' && isHubId(source) && !(inNode() && (await isFolder(source)))) {
+    return { ...urlSource(hubUrl(source, { revision, hub }), signal), hubId: source };
+  }
+  if (revision !== undefined) fail('revision applies to a hub id (like gpt2 or Qwen/Qwen2.5-0.5B), not to a URL, a folder or files');
   if (typeof source === 'string' || source instanceof URL) {
     const text = String(source);
     if (/^(https?|blob|data):/i.test(text) || (!inNode() && !/^file:/i.test(text))) return urlSource(text, signal);

@@ -2,22 +2,11 @@
 // Reading config.json, checking the safetensors headers, the forward pass and sampling are C++;
 // this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
 // tokenizer (bindings/tokenizers/) and copies results out.
-import { loadMultihead } from './multihead.mjs';
+import { checkTokenIds, fail, switchOffHeads } from './checks.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
+import { release, track } from './registry.mjs';
+import { loadCore } from './runtime.mjs';
 import { loadTokenizer } from './tokenizers/tokenizer.mjs';
-
-// Buffer slots of the Embind PretrainedCore (keep in sync with bindings/embind_pretrained.cpp).
-const SLOT = { stage: 0, ids: 1, types: 2, attentionLayers: 3, headEnabled: 4, logits: 5, attentions: 6,
-  hiddenStates: 7, lastHidden: 8, valueNorms: 9, rollout: 10, logitRows: 11 };
-const FLAG = { logits: 1, logitRows: 2, types: 4, hidden: 8, valueNorms: 16, heads: 32, cache: 64, lastHidden: 128, reusePrefix: 256 };
-
-function fail(message) {
-  throw new Error(`multihead: ${message}`);
-}
-
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((core) => { if (!core.isDeleted()) core.delete(); })
-  : null;
 
 // The safetensors files of a checkpoint: model.safetensors, or else the shards its index lists.
 // Asked in that order, and the tokenizer files below only as needed, so that a URL source asks the
@@ -43,23 +32,30 @@ async function weightFiles(source) {
  * vocab.txt). Supported: model_type gpt2, bert, llama, qwen2, mistral; weights F32, F16, BF16.
  *
  * @param {string | URL | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
- *   a folder path (Node), a base URL whose files are fetched (e.g. https://…/resolve/main/), or the files
+ *   a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), a folder path (Node), a base URL whose files are
+ *   fetched (e.g. https://…/resolve/main/, or "./models/x/" on a page's own site), or the files
  * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal,
- *   weightType?: 'f16' | 'bf16' }} [options]  weightType: keep the weight matrices at 2 bytes (rounded
- *   to nearest) instead of as stored, halving what a float32 checkpoint needs
+ *   weightType?: 'f16' | 'bf16', revision?: string, hub?: string }} [options]  weightType: keep the
+ *   weight matrices at 2 bytes (rounded to nearest) instead of as stored, halving what a float32
+ *   checkpoint needs; revision: a hub id's branch, tag or commit (default main); hub: another
+ *   server with the hub's layout (default https://huggingface.co)
  * @returns {Promise<PretrainedModel>}
  */
-export async function loadPretrained(source, { onProgress, signal, weightType } = {}) {
+export async function loadPretrained(source, { onProgress, signal, weightType, revision, hub } = {}) {
   throwIfAborted(signal);
   const storage = [undefined, 'f16', 'bf16'].indexOf(weightType);
   if (storage < 0) fail(`weightType must be 'f16' or 'bf16' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
-  const files = await openSource(source, signal);
+  const files = await openSource(source, signal, { revision, hub });
   const configText = await files.text('config.json');
+  if (configText === null && files.hubId) {
+    fail(`no config.json for the hub model "${files.hubId}" ${files.describe()}: check the id and revision ` +
+      '(private and gated models cannot be read here)');
+  }
   if (configText === null) {
     fail(`no config.json ${files.describe()}: a checkpoint folder needs config.json and model.safetensors ` +
       '(Hugging Face layout); pick the folder that holds them');
   }
-  const core = await loadMultihead();
+  const core = await loadCore();
   const model = new core.PretrainedCore();
   try {
     const configError = model.setConfig(configText);
@@ -87,7 +83,7 @@ export async function loadPretrained(source, { onProgress, signal, weightType } 
       const header = (await files.head(name, 8 + n)).subarray(8);
       if (header.length < n) fail(`${name} ends inside its header: the file is truncated`);
       model.stage(n);
-      model.view(SLOT.stage).set(header);
+      model.view('stage').set(header);
       const index = model.addShard(name, n, size);
       if (index < 0) fail(model.error());
       indices.push(index);
@@ -101,7 +97,7 @@ export async function loadPretrained(source, { onProgress, signal, weightType } 
       const expected = model.shardBytes(indices[i]);
       const got = await files.read(shards[i], (chunk) => {
         model.stage(chunk.length);
-        model.view(SLOT.stage).set(chunk);
+        model.view('stage').set(chunk);
         const error = model.feed(indices[i], chunk.length);
         if (error) fail(error);
         loaded += chunk.length;
@@ -135,8 +131,6 @@ async function readTokenizer(files, modelType) {
   return vocabTxt === null ? null : loadTokenizer({ vocabTxt, tokenizerConfig, modelType });
 }
 
-const CONFIG_FIELDS = ['layers', 'heads', 'kvHeads', 'dModel', 'headDim', 'vocabSize', 'maxPositions'];
-
 export class PretrainedModel {
   #core;
   #eos;
@@ -144,14 +138,9 @@ export class PretrainedModel {
   /** @private Use loadPretrained(). */
   constructor(core, tokenizer, hfConfig) {
     this.#core = core;
-    const values = Object.fromEntries(CONFIG_FIELDS.map((name, i) => [name, core.configValue(i)]));
     this.config = Object.freeze({
       architecture: core.modelType(),
-      ...values,
-      causal: core.configValue(7) === 1,
-      hasLmHead: core.configValue(8) === 1,
-      typeVocabSize: core.configValue(9),
-      dFf: core.configValue(10),
+      ...core.config(),
       parameterCount: core.parameterCount(),
       weightBytes: core.weightBytes(),
       weightType: core.matrixType(),
@@ -160,7 +149,7 @@ export class PretrainedModel {
     this.tokenizer = tokenizer;
     const eos = hfConfig?.eos_token_id;
     this.#eos = new Set((Array.isArray(eos) ? eos : [eos]).filter(Number.isInteger));
-    registry?.register(this, core, this);
+    track(this, core);
   }
 
   #live() {
@@ -186,12 +175,7 @@ export class PretrainedModel {
   }
 
   #checkIds(ids) {
-    if (!(ids instanceof Int32Array || Array.isArray(ids) || ids instanceof Uint32Array)) fail('token ids must be an Int32Array or an array of integers');
-    const { vocabSize } = this.config;
-    for (let i = 0; i < ids.length; i += 1) {
-      const id = ids[i];
-      if (!Number.isInteger(id) || id < 0 || id >= vocabSize) fail(`token id ${id} at position ${i} is not in the vocabulary (0 … ${vocabSize - 1})`);
-    }
+    checkTokenIds(ids, this.config.vocabSize);
   }
 
   // Which heads of which layers: { layers: number[], heads: number[] } → flags and a head range.
@@ -215,47 +199,42 @@ export class PretrainedModel {
   #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix }) {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
-    core.view(SLOT.ids).set(ids);
+    core.view('ids').set(ids);
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
-    let flags = (logits ? FLAG.logits : 0) | (hiddenStates ? FLAG.hidden : 0) |
-      (valueNorms ? FLAG.valueNorms : 0) | (cache ? FLAG.cache : 0) | (lastHiddenState ? FLAG.lastHidden : 0) |
-      (reusePrefix ? FLAG.reusePrefix : 0);
+    const ask = { logits: Boolean(logits), logitRows: false, tokenTypes: false, hiddenStates: Boolean(hiddenStates),
+      lastHidden: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), headSwitches: false,
+      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), firstHead: 0, heads: 0 };
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
       }
       core.logitRows(logits.length);
-      core.view(SLOT.logitRows).set(logits);
-      flags |= FLAG.logitRows;
+      core.view('logitRows').set(logits);
+      ask.logitRows = true;
     }
     if (tokenTypeIds !== undefined && tokenTypeIds !== null) {
       if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
         fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
       }
       if (Array.from(tokenTypeIds).some((t) => !Number.isInteger(t))) fail('tokenTypeIds must be integers');
-      core.view(SLOT.types).set(tokenTypeIds);
-      flags |= FLAG.types;
+      core.view('types').set(tokenTypeIds);
+      ask.tokenTypes = true;
     }
     if (disabledHeads?.length) {
-      const enabled = core.view(SLOT.headEnabled);
-      for (const pair of disabledHeads) {
-        const [layer, head] = Array.isArray(pair) ? pair : [];
-        if (!Number.isInteger(layer) || !Number.isInteger(head) || layer < 0 || layer >= layers || head < 0 || head >= heads) {
-          fail(`disabledHeads entries must be [layer, head] with layer 0 … ${layers - 1} and head 0 … ${heads - 1}, got ${JSON.stringify(pair)}`);
-        }
-        enabled[layer * heads + head] = 0;
-      }
-      flags |= FLAG.heads;
+      switchOffHeads(core.view('headEnabled'), disabledHeads, layers, heads);
+      ask.headSwitches = true;
     }
-    const layerFlags = core.view(SLOT.attentionLayers);
+    const layerFlags = core.view('attentionLayers');
     for (const l of selection.layers) layerFlags[l] = 1;
     const firstHead = selection.heads.length ? selection.heads[0] : 0;
     const headSpan = selection.heads.length ? selection.heads[selection.heads.length - 1] - firstHead + 1 : 0;
-    const error = core.run(ids.length, flags, firstHead, headSpan);
+    ask.firstHead = firstHead;
+    ask.heads = headSpan;
+    const error = core.run(ids.length, ask);
     if (error) fail(error);
     const n = ids.length, nk = core.resultKeys();
     // The core returns a contiguous range of heads; keep only the ones asked for.
-    let attentions = core.view(SLOT.attentions).slice();
+    let attentions = core.view('attentions').slice();
     if (headSpan !== selection.heads.length) {
       const rows = n * nk, picked = new Float32Array(selection.layers.length * selection.heads.length * rows);
       selection.layers.forEach((_, li) => selection.heads.forEach((h, hi) => {
@@ -266,7 +245,7 @@ export class PretrainedModel {
     }
     const out = {
       n,
-      logits: logits && this.config.hasLmHead ? core.view(SLOT.logits).slice() : null,
+      logits: logits && this.config.hasLmHead ? core.view('logits').slice() : null,
       logitRows: Array.isArray(logits) ? [...logits] : null,
       attentions,
       attentionShape: [selection.layers.length, selection.heads.length, n, nk],
@@ -274,13 +253,13 @@ export class PretrainedModel {
       attentionHeads: selection.heads,
     };
     if (reusePrefix) out.reusedTokens = core.reusedTokens();
-    if (lastHiddenState) out.lastHiddenState = core.view(SLOT.lastHidden).slice();
-    if (hiddenStates) out.hiddenStates = core.view(SLOT.hiddenStates).slice();
-    if (valueNorms) out.valueNorms = core.view(SLOT.valueNorms).slice();
+    if (lastHiddenState) out.lastHiddenState = core.view('lastHidden').slice();
+    if (hiddenStates) out.hiddenStates = core.view('hiddenStates').slice();
+    if (valueNorms) out.valueNorms = core.view('valueNorms').slice();
     if (rollout) {
       const rolloutError = core.rollout();
       if (rolloutError) fail(rolloutError);
-      out.rollout = core.view(SLOT.rollout).slice();
+      out.rollout = core.view('rollout').slice();
     }
     return out;
   }
@@ -364,8 +343,7 @@ export class PretrainedModel {
   /** Frees the model's wasm memory now. */
   dispose() {
     if (!this.#core) return;
-    registry?.unregister(this);
-    this.#core.delete();
+    release(this, this.#core);
     this.#core = null;
   }
 }

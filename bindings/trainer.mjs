@@ -1,10 +1,10 @@
 // multihead: the JavaScript API over the toy-task trainer (bindings/embind_trainer.cpp), which the
-// playground drives from a Web Worker. Like multihead.mjs, this file only checks and marshals; the
+// playground drives from a Web Worker. This file only checks and marshals; the
 // tasks, the model, the backward pass and Adam are C++ (src/training/toy_tasks.h, src/training/toy_trainer.h).
-import { loadMultihead } from './multihead.mjs';
-
-// Buffer slots of the Embind Trainer (keep in sync with bindings/embind_trainer.cpp).
-const SLOT = { losses: 0, attention: 1, probs: 2, tokens: 3, targets: 4, features: 5 };
+import { fail } from './checks.mjs';
+import { withOldNames } from './deprecated.mjs';
+import { release, track } from './registry.mjs';
+import { loadCore } from './runtime.mjs';
 
 /** The toy tasks, in the core's order (src/training/toy_tasks.h). */
 export const TOY_TASKS = Object.freeze(['copy', 'reverse', 'sort', 'previous-token', 'balanced-key']);
@@ -12,18 +12,10 @@ export const TOY_TASKS = Object.freeze(['copy', 'reverse', 'sort', 'previous-tok
 const DEFAULTS = Object.freeze({ task: 'copy', layers: 2, heads: 4, dModel: 32, learningRate: 3e-3, seed: 1, batch: 32 });
 const MAX_STEPS_PER_CALL = 100000;
 
-function fail(message) {
-  throw new Error(`multihead: ${message}`);
-}
-
 function integer(name, value) {
   if (!Number.isInteger(value)) fail(`${name} must be an integer, got ${value}`);
   return value;
 }
-
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((trainer) => { if (!trainer.isDeleted()) trainer.delete(); })
-  : null;
 
 /**
  * A tiny attention-only decoder and its training on one toy task, seeded: the same settings give
@@ -45,7 +37,7 @@ export async function createTrainer(options = {}) {
   if (typeof settings.learningRate !== 'number' || !Number.isFinite(settings.learningRate)) {
     fail(`learningRate must be a finite number, got ${settings.learningRate}`);
   }
-  const core = await loadMultihead();
+  const core = await loadCore();
   const trainer = new core.Trainer();
   const error = trainer.configure(task, settings.layers, settings.heads, settings.dModel,
     settings.learningRate, settings.seed, settings.batch);
@@ -66,13 +58,10 @@ export class Trainer {
     this.#core = core;
     this.#trainer = trainer;
     this.#learningRate = settings.learningRate;
-    this.config = Object.freeze({
-      ...settings,
-      seq: trainer.shapeValue(0), vocab: trainer.shapeValue(1), features: trainer.shapeValue(2),
-      heldOut: trainer.shapeValue(3), parameterCount: trainer.parameterCount(),
-    });
-    this.vocabulary = Object.freeze(Array.from({ length: this.config.vocab }, (_, id) => core.toyTokenName(id)));
-    registry?.register(this, trainer, this);
+    const config = { ...settings, ...trainer.shape(), parameterCount: trainer.parameterCount() };
+    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize' }, { enumerable: false }));
+    this.vocabulary = Object.freeze(Array.from({ length: this.config.vocabSize }, (_, id) => core.toyTokenName(id)));
+    track(this, trainer);
   }
 
   #live() {
@@ -105,7 +94,7 @@ export class Trainer {
     if (count < 1 || count > MAX_STEPS_PER_CALL) fail(`count must be from 1 to ${MAX_STEPS_PER_CALL}, got ${count}`);
     const trainer = this.#live();
     const error = trainer.train(count);
-    const losses = trainer.view(SLOT.losses).slice();
+    const losses = trainer.view('losses').slice();
     if (error) fail(error);
     return losses;
   }
@@ -121,8 +110,8 @@ export class Trainer {
   /**
    * Runs held-out sequence `index` through the model as it is now.
    * @returns {{ ids: Int32Array, tokens: string[], targets: Int32Array, features: Float32Array,
-   *   attention: Float32Array, probabilities: Float32Array }} attention: layers × heads × seq × seq;
-   *   probabilities: seq × vocab (next token after each position); targets −1 where not scored;
+   *   attentions: Float32Array, probabilities: Float32Array }} attentions: layers × heads × seq × seq;
+   *   probabilities: seq × vocabSize (next token after each position); targets −1 where not scored;
    *   features: seq × config.features (the balanced-key criteria; empty for other tasks)
    */
   sample(index = 0) {
@@ -131,22 +120,21 @@ export class Trainer {
     const trainer = this.#live();
     const error = trainer.sample(index);
     if (error) fail(error);
-    const ids = trainer.view(SLOT.tokens).slice();
-    return {
+    const ids = trainer.view('tokens').slice();
+    return withOldNames({
       ids,
       tokens: Array.from(ids, (id) => this.vocabulary[id]),
-      targets: trainer.view(SLOT.targets).slice(),
-      features: trainer.view(SLOT.features).slice(),
-      attention: trainer.view(SLOT.attention).slice(),
-      probabilities: trainer.view(SLOT.probs).slice(),
-    };
+      targets: trainer.view('targets').slice(),
+      features: trainer.view('features').slice(),
+      attentions: trainer.view('attentions').slice(),
+      probabilities: trainer.view('probabilities').slice(),
+    }, { attention: 'attentions' });
   }
 
   /** Frees the trainer's wasm memory now. */
   dispose() {
     if (!this.#trainer) return;
-    registry?.unregister(this);
-    this.#trainer.delete();
+    release(this, this.#trainer);
     this.#trainer = null;
   }
 }

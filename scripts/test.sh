@@ -55,7 +55,7 @@ fuzz_report attention_fuzzer $attention_status || fuzz_failed=1
 fuzz_report checkpoint_fuzzer $checkpoint_status || fuzz_failed=1
 [ $fuzz_failed -eq 0 ] || exit 1
 echo "== wasm module in Node (vitest)"
-npx vitest run
+MULTIHEAD_REQUIRE_NATIVE=1 npx vitest run
 echo "== TypeScript types (tsc)"
 npx tsc -p tests/types/tsconfig.json
 echo "== browser (playwright, Debian chromium)"

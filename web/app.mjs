@@ -320,7 +320,7 @@ function wire() {
   ui.exportSvg.addEventListener('click', () => exportSvg(exportHeads(), `${fileBase()}.svg`));
   ui.exportCsv.addEventListener('click', () => exportCsv(exportHeads(), `${fileBase()}.csv`));
   ui.exportJson.addEventListener('click', () => exportJson(exportHeads(), {
-    config: { dModel: state.d, numHeads: state.h, numKvHeads: state.kv, seed: state.seed, temperature: state.temp, causal: view.causal, positionalEncoding: state.pe, weights: state.weights },
+    config: { dModel: state.d, heads: state.h, kvHeads: state.kv, seed: state.seed, temperature: state.temp, causal: view.causal, positionalEncoding: state.pe, weights: state.weights },
     queryTokens: view.tokens, keyTokens: view.keyTokens,
   }, `${fileBase()}.json`));
   ui.copyLink.addEventListener('click', async () => {

@@ -20,7 +20,7 @@ export function archetypeInput(embeddings, pe, n, d) {
   return x;
 }
 
-/** Weights (X·W layout, numKvHeads = numHeads, with biases) for d_model d and h heads. */
+/** Weights (X·W layout, kvHeads = heads, with biases) for d_model d and h heads. */
 export function archetypeWeights(d, h) {
   const dk = d / h, half = d / 2;
   const wq = new Float32Array(d * d), wk = new Float32Array(d * d), wv = new Float32Array(d * d);

@@ -31,7 +31,7 @@ function schedule() {
 function compute() {
   document.body.dataset.ready = 'false';
   const messages = [...linkWarnings];
-  const { context, layers, numHeads } = model.config;
+  const { maxPositions: context, layers, heads } = model.config;
   const started = performance.now();
   const { ids: allIds, pieces: allPieces } = model.tokenize(state.text);
   if (allIds.length === 0) {
@@ -57,9 +57,9 @@ function compute() {
   shown = { pieces, ids, n, run, baseline, labels, heatmaps: [] };
   ui.messages.textContent = messages.join('\n');
   renderTokens();
-  renderGrid(layers, numHeads);
+  renderGrid(layers, heads);
   renderPredictions();
-  ui.timing.textContent = `${n} tokens · ${layers} layers × ${numHeads} heads · model ${state.off.length ? 'ran twice (with and without the switched-off heads) in' : 'ran in'} ${elapsed.toFixed(1)} ms (wasm, this device).`;
+  ui.timing.textContent = `${n} tokens · ${layers} layers × ${heads} heads · model ${state.off.length ? 'ran twice (with and without the switched-off heads) in' : 'ran in'} ${elapsed.toFixed(1)} ms (wasm, this device).`;
   writeHash();
   markReady();
 }
@@ -138,7 +138,7 @@ function renderGrid(layers, heads) {
       for (let head = 0; head < heads; head++) {
         const offset = (layer * heads + head) * nn;
         const heatmap = { layer, head, title: headName(layer, head),
-          model: { weights: run.attention.subarray(offset, offset + nn), nQ: n, nK: n, rows: labels, cols: labels } };
+          model: { weights: run.attentions.subarray(offset, offset + nn), nQ: n, nK: n, rows: labels, cols: labels } };
         const m = measured(layer, head);
         const toggle = document.createElement('button');
         toggle.type = 'button';
@@ -193,7 +193,7 @@ function predictionList(result, pos, caption) {
   box.append(list);
   const next = shown.pieces[pos + 1];
   if (next) {
-    const p = result.probabilities[pos * model.config.vocab + shown.ids[pos + 1]];
+    const p = result.probabilities[pos * model.config.vocabSize + shown.ids[pos + 1]];
     box.append(Object.assign(document.createElement('p'), { className: 'actual', textContent: `actual next: “${next.text}”${next.known ? '' : ' (<unk>)'} at ${pct(p)}` }));
   }
   return box;
@@ -297,7 +297,7 @@ async function start() {
   ui.view.value = state.view;
   renderCard();
   document.body.dataset.loadMs = loadMs.toFixed(0);
-  $('vocabSize').textContent = model.config.vocab.toLocaleString('en');
+  $('vocabSize').textContent = model.config.vocabSize.toLocaleString('en');
   wire();
   compute();
 }

@@ -34,7 +34,7 @@ export function drawHeads(container, report, labels) {
   }
   const nn = seq * seq;
   container.querySelectorAll('canvas').forEach((canvas, lh) => {
-    const weights = report.sample.attention.subarray(lh * nn, (lh + 1) * nn);
+    const weights = report.sample.attentions.subarray(lh * nn, (lh + 1) * nn);
     drawHeatmap(canvas, { weights, nQ: seq, nK: seq, rows: labels, cols: labels });
   });
 }

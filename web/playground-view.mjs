@@ -285,7 +285,7 @@ export class PlaygroundView {
 
     u.sampleIndex.textContent = `${report.sampleIndex + 1} / ${report.config.heldOut}`;
     const { tokens, targets, probabilities } = report.sample;
-    const vocab = report.config.vocab;
+    const vocab = report.config.vocabSize;
     const labels = tokenLabels(report);
     u.sample.replaceChildren(...tokens.map((t, i) => {
       const cell = h('span', { class: 'tok', title: labels[i] }, h('span', { text: labels[i] }));

@@ -22,11 +22,11 @@ export class AttentionSession {
     }
     const archetype = settings.weights === 'archetype';
     const layer = await createMultiHeadAttention({
-      dModel: settings.d, numHeads: settings.h, numKvHeads: archetype ? settings.h : settings.kv,
+      dModel: settings.d, heads: settings.h, kvHeads: archetype ? settings.h : settings.kv,
       seed: settings.seed, temperature: settings.temp,
     });
     if (archetype) layer.setWeights(archetypeWeights(settings.d, settings.h));
-    const peLayer = archetype ? await createMultiHeadAttention({ dModel: settings.d / 2, numHeads: 1 }) : null;
+    const peLayer = archetype ? await createMultiHeadAttention({ dModel: settings.d / 2, heads: 1 }) : null;
     this.dispose();
     this.#layer = layer;
     this.#peLayer = peLayer;
@@ -66,7 +66,7 @@ export class AttentionSession {
     const x = this.#input(tokens, positional);
     const keysValues = cross ? this.#input(keyTokens, positional) : undefined;
     const selfCausal = causal && !cross;
-    const { attention } = this.#layer.forward(x, { keysValues, causal: selfCausal, returnAttention: true });
+    const { attentions: attention } = this.#layer.forward(x, { keysValues, causal: selfCausal, returnAttention: true });
     const nQ = tokens.length, nK = keyTokens.length;
     if (nQ * nK > 128 * 128) notes.push(`Long input: each heatmap draws ${nQ} × ${nK} cells at under a pixel each, and labels are thinned.`);
     const models = Array.from({ length: this.#settings.h }, (_, head) => ({

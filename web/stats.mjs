@@ -30,10 +30,10 @@ export function mostAttended(attention, head, nQ, nK) {
 function klTerm(p, m) { return p > 0 ? p * Math.log(p / m) : 0; }
 
 /** Mean Jensen–Shannon divergence (nats, at most ln 2) over all head pairs and query rows. */
-export function meanJensenShannon(attention, numHeads, nQ, nK) {
-  if (numHeads < 2) return 0;
+export function meanJensenShannon(attention, heads, nQ, nK) {
+  if (heads < 2) return 0;
   let total = 0, count = 0;
-  for (let a = 0; a < numHeads; a++) for (let b = a + 1; b < numHeads; b++) {
+  for (let a = 0; a < heads; a++) for (let b = a + 1; b < heads; b++) {
     for (let i = 0; i < nQ; i++) {
       let js = 0;
       for (let j = 0; j < nK; j++) {

@@ -1,6 +1,6 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v7';
+const CACHE = 'multihead-v8';
 // Everything the page needs, cached on the first visit so the second can be offline.
 const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
   './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
@@ -10,7 +10,9 @@ const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', '
   './playground-compare.mjs', './curves.mjs', './your-model.html', './your-model-page.mjs',
   './your-model-view.mjs', './your-model-draw.mjs', './your-model-roles.mjs', './your-model-state.mjs',
   './your-model-store.mjs', './your-model-hub.mjs', './your-model-worker.mjs',
-  './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/language-model.mjs',
+  './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/runtime.mjs', '../bindings/checks.mjs',
+  '../bindings/environment.mjs', '../bindings/registry.mjs', '../bindings/deprecated.mjs',
+  '../bindings/attention-layer.mjs', '../bindings/hub.mjs', '../bindings/language-model.mjs',
   '../bindings/trainer.mjs', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs',
   '../bindings/tokenizers/tokenizer.mjs', '../bindings/tokenizers/normalize.mjs',
   '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs'];

@@ -42,7 +42,7 @@ function report(extra = {}) {
   pending = [];
   trainMs = 0;
   reportMs = ms;
-  self.postMessage(message, [losses.buffer, sample.attention.buffer, sample.probabilities.buffer]);
+  self.postMessage(message, [losses.buffer, sample.attentions.buffer, sample.probabilities.buffer]);
 }
 
 function loop(mine) {

@@ -43,9 +43,9 @@ async function timeAll(fns, prepare, seconds) {
 window.measure = async ({ n, d, h, causal, withWeights, ourThreads, seconds = 1 }) => {
   const weights = randomWeights(d, n + d);
   const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i * 0.37));
-  const mha = await createMultiHeadAttention({ dModel: d, numHeads: h });
+  const mha = await createMultiHeadAttention({ dModel: d, heads: h });
   mha.setWeights(weights);
-  const into = { output: new Float32Array(n * d), attention: withWeights ? new Float32Array(h * n * n) : undefined };
+  const into = { output: new Float32Array(n * d), attentions: withWeights ? new Float32Array(h * n * n) : undefined };
   const fns = {}, prepare = {};
   for (const t of ourThreads) {
     prepare[`ours${t}`] = () => setThreads(t);

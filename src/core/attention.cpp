@@ -39,21 +39,21 @@ std::string validate_config(const Config& c) {
   if (c.d_model < 1 || c.d_model > kMaxDModel)
     return format("dModel must be an integer from 1 to %g, got %g", kMaxDModel, c.d_model);
   if (c.num_heads < 1 || c.num_heads > kMaxHeads)
-    return format("numHeads must be an integer from 1 to %g, got %g", kMaxHeads, c.num_heads);
+    return format("heads must be an integer from 1 to %g, got %g", kMaxHeads, c.num_heads);
   if (c.head_dim < 0 || c.head_dim > 1024)
-    return format("headDim must be from 1 to 1024 (or 0 for dModel / numHeads), got %g", c.head_dim);
+    return format("headDim must be from 1 to 1024 (or 0 for dModel / heads), got %g", c.head_dim);
   if (c.rope_dims < 0 || c.rope_dims % 2 != 0 || c.rope_dims > dims_of(c).d_k || (c.rope_dims > 0 && !c.rope_inv_freq))
     return format("rotary dims must be an even number up to the head size (%g), got %g",
                   dims_of(c).d_k, c.rope_dims);
   if (c.head_dim == 0 && c.d_model % c.num_heads != 0)
-    return format("dModel (%g) must be divisible by numHeads (%g): each head gets dModel / numHeads "
-                  "dimensions; choose e.g. numHeads = %g",
+    return format("dModel (%g) must be divisible by heads (%g): each head gets dModel / heads "
+                  "dimensions; choose e.g. heads = %g",
                   c.d_model, c.num_heads, c.num_heads > 1 && c.d_model % 2 == 0 ? 2 : 1);
   if (c.num_kv_heads < 0 || c.num_kv_heads > c.num_heads)
-    return format("numKvHeads must be from 1 to numHeads (%g), got %g", c.num_heads,
+    return format("kvHeads must be from 1 to heads (%g), got %g", c.num_heads,
                   c.num_kv_heads);
   if (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0)
-    return format("numHeads (%g) must be divisible by numKvHeads (%g): each key/value head is "
+    return format("heads (%g) must be divisible by kvHeads (%g): each key/value head is "
                   "shared by a whole group of query heads (use 1 for multi-query attention)",
                   c.num_heads, c.num_kv_heads);
   if (!(std::isfinite(c.scale) && c.scale >= 0))
@@ -171,7 +171,7 @@ static float exp_shifted_in_place(float* row, int n, float max) {
 #else
   using namespace Eigen::internal;
   using Packet = packet_traits<float>::type;
-  constexpr int kWidth = unpacket_traits<Packet>::size;
+  constexpr int kWidth = packet_traits<float>::size;  // not unpacket_traits<Packet>: g++ warns on __m512 as a template argument
   const Packet shift = pset1<Packet>(max), lowest = pset1<Packet>(kLowest);
   Packet packet_sum = pset1<Packet>(0.0f);
   for (const int end = n - n % kWidth; j < end; j += kWidth) {
@@ -209,7 +209,7 @@ static float max_or_nan(const float* row, int n) {
 #else
   using namespace Eigen::internal;
   using Packet = packet_traits<float>::type;
-  constexpr int kWidth = unpacket_traits<Packet>::size;
+  constexpr int kWidth = packet_traits<float>::size;  // not unpacket_traits<Packet>: g++ warns on __m512 as a template argument
   Packet packet_max = pset1<Packet>(kNegInf), not_a_number = pset1<Packet>(0.0f);
   for (const int end = n - n % kWidth; j < end; j += kWidth) {
     const Packet x = ploadu<Packet>(row + j);

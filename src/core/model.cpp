@@ -97,7 +97,7 @@ std::string AttentionModel::load_pytorch(const float* in_proj_weight, const floa
   const Dims dm = dims();
   if (dm.h_kv != dm.h)
     return "PyTorch's nn.MultiheadAttention has one key/value head per query head: create the "
-           "layer with numKvHeads equal to numHeads to load its weights";
+           "layer with kvHeads equal to heads to load its weights";
   if (config_.bias != (in_proj_bias != nullptr && out_proj_bias != nullptr))
     return config_.bias ? "this layer has biases: pass in_proj_bias and out_proj.bias (or create "
                           "it with bias: false)"

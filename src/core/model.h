@@ -42,7 +42,7 @@ class AttentionModel {
   // PyTorch nn.MultiheadAttention weights, which are [out][in] (y = x·Wᵀ + b):
   // in_proj_weight (3d × d: rows of W_q, then W_k, then W_v), in_proj_bias (3d),
   // out_proj.weight (d × d), out_proj.bias (d). Biases may be null only when bias is off.
-  // Transposed into this layer's X·W layout; needs numKvHeads == numHeads.
+  // Transposed into this layer's X·W layout; needs kvHeads == heads.
   std::string load_pytorch(const float* in_proj_weight, const float* in_proj_bias,
                            const float* out_proj_weight, const float* out_proj_bias);
 

@@ -3,7 +3,7 @@ import { maxAbsDiff, randomNormal, referenceAttention, seededRandom } from '../j
 
 function problem(seed) {
   const rng = seededRandom(seed);
-  const dModel = 32, numHeads = 4, n = 11, sd = 1 / Math.sqrt(dModel);
+  const dModel = 32, heads = 4, n = 11, sd = 1 / Math.sqrt(dModel);
   const weights = {
     wq: randomNormal(dModel * dModel, rng, sd), wk: randomNormal(dModel * dModel, rng, sd),
     wv: randomNormal(dModel * dModel, rng, sd), wo: randomNormal(dModel * dModel, rng, sd),
@@ -11,8 +11,8 @@ function problem(seed) {
     bv: randomNormal(dModel, rng, 0.1), bo: randomNormal(dModel, rng, 0.1),
   };
   const x = randomNormal(n * dModel, rng);
-  const want = referenceAttention({ dModel, numHeads, weights }, x, x, n, n, { causal: true });
-  const message = { dModel, numHeads, x: Array.from(x), causal: true,
+  const want = referenceAttention({ dModel, heads, weights }, x, x, n, n, { causal: true });
+  const message = { dModel, heads, x: Array.from(x), causal: true,
     weights: Object.fromEntries(Object.entries(weights).map(([k, v]) => [k, Array.from(v)])) };
   return { message, want };
 }

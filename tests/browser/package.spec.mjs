@@ -35,7 +35,7 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   expect(result.attention.slice(0, 3)).toEqual([1, 0, 0]);
   // Same seed, same weights as the Node build of the same package.
   const { createMultiHeadAttention } = await import('../../bindings/multihead.mjs');
-  const mha = await createMultiHeadAttention({ dModel: 8, numHeads: 2, seed: 3 });
+  const mha = await createMultiHeadAttention({ dModel: 8, heads: 2, seed: 3 });
   expect(result.weights).toEqual(Array.from(mha.getWeights().wq));
   // The widget, imported from the bundle as 'multihead/widget', renders too.
   await page.waitForFunction(() => document.querySelector('#widget')?.shadowRoot?.querySelector('canvas')?._model);
@@ -49,7 +49,7 @@ test('the installed package in Node: threads on its own worker_threads build, an
   const script = `
     import { createMultiHeadAttention, loadMultihead, runtimeInfo } from 'multihead';
     await loadMultihead({ threads: 'auto' });
-    const mha = await createMultiHeadAttention({ dModel: 128, numHeads: 4, seed: 3 });
+    const mha = await createMultiHeadAttention({ dModel: 128, heads: 4, seed: 3 });
     const { output } = mha.forward(new Float32Array(40 * 128).map((_, i) => Math.sin(i)));
     const { threads, threadedBuild, relaxedSimd } = await runtimeInfo();
     console.log(JSON.stringify({ threads, threadedBuild, relaxedSimd, finite: output.every(Number.isFinite) }));`;

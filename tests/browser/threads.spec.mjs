@@ -47,7 +47,7 @@ test('without isolation, "auto" falls back to one thread and asking for more say
     try { await setThreads(2); return ''; } catch (e) { return e.message; }
   });
   expect(message).toMatch(/cross-origin isolated.*Cross-Origin-Opener-Policy: same-origin.*Cross-Origin-Embedder-Policy: require-corp/);
-  const r = await page.evaluate(() => window.run({ dModel: 64, numHeads: 4, n: 30, causal: false, threadCounts: [1] }));
+  const r = await page.evaluate(() => window.run({ dModel: 64, heads: 4, n: 30, causal: false, threadCounts: [1] }));
   expect(r.used).toEqual([1]);
   expect(r.outputError).toBeLessThanOrEqual(1e-5);
 });

@@ -326,11 +326,11 @@ TEST(Validation, Float32OverflowIsAnErrorNotNaN) {
 TEST(Validation, ConfigErrorsSayWhatToFix) {
   mh::Config c;
   c.d_model = 10; c.num_heads = 4;
-  EXPECT_NE(mh::validate_config(c).find("divisible by numHeads"), std::string::npos);
+  EXPECT_NE(mh::validate_config(c).find("divisible by heads"), std::string::npos);
   c.d_model = 16; c.num_heads = 4; c.num_kv_heads = 3;
-  EXPECT_NE(mh::validate_config(c).find("divisible by numKvHeads"), std::string::npos);
+  EXPECT_NE(mh::validate_config(c).find("divisible by kvHeads"), std::string::npos);
   c.num_kv_heads = 8;
-  EXPECT_NE(mh::validate_config(c).find("numKvHeads must be"), std::string::npos);
+  EXPECT_NE(mh::validate_config(c).find("kvHeads must be"), std::string::npos);
   c.num_kv_heads = 0; c.d_model = 0;
   EXPECT_NE(mh::validate_config(c).find("dModel must be"), std::string::npos);
   c.d_model = 16; c.scale = -1;

@@ -126,7 +126,7 @@ TEST(Model, PyTorchWeightsGiveTorchSemantics) {
   mh::Config gqa = c;
   gqa.num_kv_heads = 1;
   mh::AttentionModel grouped(gqa);
-  EXPECT_NE(grouped.load_pytorch(fi.data(), fb.data(), fo.data(), fob.data()).find("numKvHeads"),
+  EXPECT_NE(grouped.load_pytorch(fi.data(), fb.data(), fo.data(), fob.data()).find("kvHeads"),
             std::string::npos);
 }
 

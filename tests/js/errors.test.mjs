@@ -6,20 +6,20 @@ const rng = seededRandom(2024);
 const x4 = randomNormal(4 * 16, rng);
 
 async function layer() {
-  return createMultiHeadAttention({ dModel: 16, numHeads: 4, seed: 1 });
+  return createMultiHeadAttention({ dModel: 16, heads: 4, seed: 1 });
 }
 
 describe('invalid configurations throw an Error that says what to fix', () => {
   const cases = [
-    [{ dModel: 10, numHeads: 4 }, /dModel \(10\) must be divisible by numHeads \(4\)/],
-    [{ dModel: 16, numHeads: 4, numKvHeads: 3 }, /numHeads \(4\) must be divisible by numKvHeads \(3\)/],
-    [{ dModel: 16, numHeads: 4, numKvHeads: 8 }, /numKvHeads must be from 1 to numHeads/],
-    [{ dModel: 0, numHeads: 1 }, /dModel must be an integer from 1/],
-    [{ dModel: '64', numHeads: 4 }, /dModel must be an integer/],
-    [{ dModel: 64.5, numHeads: 4 }, /dModel must be an integer/],
-    [{ dModel: 64, numHeads: 4, temperature: 0 }, /temperature must be a positive/],
-    [{ dModel: 64, numHeads: 4, seed: -1 }, /seed must be an integer/],
-    [{ dModel: 64, numHeads: 4, bias: 'yes' }, /bias must be true or false/],
+    [{ dModel: 10, heads: 4 }, /dModel \(10\) must be divisible by heads \(4\)/],
+    [{ dModel: 16, heads: 4, kvHeads: 3 }, /heads \(4\) must be divisible by kvHeads \(3\)/],
+    [{ dModel: 16, heads: 4, kvHeads: 8 }, /kvHeads must be from 1 to heads/],
+    [{ dModel: 0, heads: 1 }, /dModel must be an integer from 1/],
+    [{ dModel: '64', heads: 4 }, /dModel must be an integer/],
+    [{ dModel: 64.5, heads: 4 }, /dModel must be an integer/],
+    [{ dModel: 64, heads: 4, temperature: 0 }, /temperature must be a positive/],
+    [{ dModel: 64, heads: 4, seed: -1 }, /seed must be an integer/],
+    [{ dModel: 64, heads: 4, bias: 'yes' }, /bias must be true or false/],
   ];
   for (const [options, message] of cases) {
     it(JSON.stringify(options), async () => {
@@ -77,15 +77,15 @@ describe('invalid calls throw, and the layer keeps working', () => {
   });
 
   it('biases of a bias-free layer are refused', async () => {
-    const m = await createMultiHeadAttention({ dModel: 16, numHeads: 4, bias: false });
+    const m = await createMultiHeadAttention({ dModel: 16, heads: 4, bias: false });
     expect(m.getWeights().bq).toBeUndefined();
     expect(() => m.setWeights({ bq: new Float32Array(16) })).toThrow(/created with bias: false/);
   });
 
   it('PyTorch weights need as many kv heads as heads', async () => {
-    const m = await createMultiHeadAttention({ dModel: 16, numHeads: 4, numKvHeads: 2 });
+    const m = await createMultiHeadAttention({ dModel: 16, heads: 4, kvHeads: 2 });
     expect(() => m.loadPyTorchWeights({ in_proj_weight: new Float32Array(768), in_proj_bias: new Float32Array(48), 'out_proj.weight': new Float32Array(256), 'out_proj.bias': new Float32Array(16) }))
-      .toThrow(/numKvHeads equal to numHeads/);
+      .toThrow(/kvHeads equal to heads/);
   });
 
   it('use after dispose says so', async () => {
@@ -119,7 +119,7 @@ describe('failing calls do not leak', () => {
     runAll(failing.length * 2);  // warm up: buffers for the valid shapes get their sizes once
     const before = await runtimeInfo();
     runAll(10_000);
-    await expect(createMultiHeadAttention({ dModel: 10, numHeads: 3 })).rejects.toThrow(/divisible/);
+    await expect(createMultiHeadAttention({ dModel: 10, heads: 3 })).rejects.toThrow(/divisible/);
     const after = await runtimeInfo();
     expect(after.heapBytes).toBe(before.heapBytes);
     expect(after.allocatedBytes).toBe(before.allocatedBytes);
@@ -130,7 +130,7 @@ describe('failing calls do not leak', () => {
     (await layer()).dispose();
     const before = (await runtimeInfo()).allocatedBytes;
     for (let i = 0; i < 2000; i++) {
-      const m = await createMultiHeadAttention({ dModel: 32, numHeads: 4, seed: i });
+      const m = await createMultiHeadAttention({ dModel: 32, heads: 4, seed: i });
       m.forward(randomNormal(3 * 32, rng));
       m.dispose();
     }

@@ -3,11 +3,12 @@
 // bad input is an Error that leaves the module working.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadLanguageModel, runtimeInfo } from '../../bindings/multihead.mjs';
 import { maxAbsDiff, seededRandom } from './reference.mjs';
+import { nativeTool } from './native-tools.mjs';
 
 const MODEL = join(process.cwd(), 'web/model/austen.mhlm');
 const REPORT = JSON.parse(readFileSync(join(process.cwd(), 'web/model/austen.json'), 'utf8'));
@@ -17,15 +18,15 @@ const TEXT = 'Mr. Darcy bowed, and Elizabeth said nothing. Mr. Darcy bowed again
 function headOf(run, layer, head, heads) {
   const nn = run.n * run.n;
   const offset = (layer * heads + head) * nn;
-  return run.attention.subarray(offset, offset + nn);
+  return run.attentions.subarray(offset, offset + nn);
 }
 
 describe('the trained model in wasm', () => {
   it('loads with the configuration of its model card, within the 4 MB budget', async () => {
     const model = await loadLanguageModel(bytes());
     expect(model.config).toEqual({
-      vocab: REPORT.config.vocab, dModel: REPORT.config.d_model, numHeads: REPORT.config.num_heads,
-      layers: REPORT.config.layers, context: REPORT.config.context, dFf: REPORT.config.d_ff,
+      vocabSize: REPORT.config.vocab, dModel: REPORT.config.d_model, heads: REPORT.config.num_heads,
+      layers: REPORT.config.layers, maxPositions: REPORT.config.context, dFf: REPORT.config.d_ff,
     });
     expect(bytes().length).toBeLessThanOrEqual(4 * 1024 * 1024);
     expect(model.piece(0)).toBe('<unk>');
@@ -43,10 +44,11 @@ describe('the trained model in wasm', () => {
     model.dispose();
   });
 
-  const lmDump = join(process.cwd(), 'build/native/mh_lm_dump');
-  it.skipIf(!existsSync(lmDump))('gives the native build’s tokens, attention and probabilities', async () => {
+  const lmDump = nativeTool('mh_lm_dump');
+  it.skipIf(lmDump.skip)('gives the native build’s tokens, attention and probabilities', async () => {
+    lmDump.check();
     const dir = mkdtempSync(join(tmpdir(), 'mh-lm-'));
-    execFileSync(lmDump, [MODEL, TEXT, join(dir, 'out.f32')]);
+    execFileSync(lmDump.path, [MODEL, TEXT, join(dir, 'out.f32')]);
     const raw = readFileSync(join(dir, 'out.f32'));
     const native = new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4);
     const model = await loadLanguageModel(bytes());
@@ -54,21 +56,21 @@ describe('the trained model in wasm', () => {
     const n = native[0];
     expect(Array.from(ids)).toEqual(Array.from(native.subarray(1, 1 + n)));
     const run = model.run(ids);
-    const attention = native.subarray(1 + n, 1 + n + run.attention.length);
-    expect(maxAbsDiff(run.attention, attention)).toBeLessThanOrEqual(1e-4);
-    expect(maxAbsDiff(run.probabilities, native.subarray(1 + n + run.attention.length))).toBeLessThanOrEqual(1e-4);
+    const attention = native.subarray(1 + n, 1 + n + run.attentions.length);
+    expect(maxAbsDiff(run.attentions, attention)).toBeLessThanOrEqual(1e-4);
+    expect(maxAbsDiff(run.probabilities, native.subarray(1 + n + run.attentions.length))).toBeLessThanOrEqual(1e-4);
     model.dispose();
   });
 
   it('has normalised causal attention, next-token distributions and rollout rows', async () => {
     const model = await loadLanguageModel(bytes());
     const run = model.run(model.tokenize(TEXT).ids);
-    const { n } = run, { vocab, layers, numHeads } = model.config;
-    for (let lh = 0; lh < layers * numHeads; lh++) {
+    const { n } = run, { vocabSize: vocab, layers, heads } = model.config;
+    for (let lh = 0; lh < layers * heads; lh++) {
       for (let i = 0; i < n; i++) {
         let sum = 0;
         for (let j = 0; j < n; j++) {
-          const a = run.attention[lh * n * n + i * n + j];
+          const a = run.attentions[lh * n * n + i * n + j];
           if (j > i) expect(a).toBe(0);
           sum += a;
         }
@@ -87,7 +89,7 @@ describe('the trained model in wasm', () => {
 
   it('has a previous-token head ≥ 0.8 and an induction head ≥ 0.5 (measured here, in wasm)', async () => {
     const model = await loadLanguageModel(bytes());
-    const { layers, numHeads, vocab } = model.config;
+    const { layers, heads, vocabSize: vocab } = model.config;
     // Previous token on the text of the card's demo; induction on random tokens repeated twice.
     const text = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. ' +
       'However little known the feelings or views of such a man may be on his first entering a neighbourhood, this truth is so well fixed in the minds of the surrounding families.';
@@ -97,12 +99,12 @@ describe('the trained model in wasm', () => {
     const random = Array.from({ length: half }, () => 1 + Math.floor(rng() * (vocab - 1)));
     const repeated = model.run(Int32Array.from([...random, ...random]));
     let bestPrevious = 0, bestInduction = 0;
-    for (let l = 0; l < layers; l++) for (let h = 0; h < numHeads; h++) {
-      const a = headOf(run, l, h, numHeads);
+    for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) {
+      const a = headOf(run, l, h, heads);
       let prev = 0;
       for (let i = 1; i < run.n; i++) prev += a[i * run.n + i - 1];
       bestPrevious = Math.max(bestPrevious, prev / (run.n - 1));
-      const b = headOf(repeated, l, h, numHeads);
+      const b = headOf(repeated, l, h, heads);
       let induction = 0;
       for (let k = 0; k + 1 < half; k++) induction += b[(half + k) * repeated.n + k + 1];
       bestInduction = Math.max(bestInduction, induction / (half - 1));

@@ -35,13 +35,13 @@ describe('random valid calls match the float64 reference', () => {
   it('500 random layers, shapes, masks and inputs: max abs error ≤ 1e-5', async () => {
     const before = (await runtimeInfo()).allocatedBytes;
     await fc.assert(fc.asyncProperty(layerSpec, async (s) => {
-      const [dModel, numHeads] = s.split;
-      const kvChoices = [1, 2, 3, 4, 6, 8].filter((k) => numHeads % k === 0);
-      const numKvHeads = kvChoices[s.kvPick % kvChoices.length];
-      const mha = await createMultiHeadAttention({ dModel, numHeads, numKvHeads, bias: s.bias, temperature: s.temperature, seed: s.seed });
+      const [dModel, heads] = s.split;
+      const kvChoices = [1, 2, 3, 4, 6, 8].filter((k) => heads % k === 0);
+      const kvHeads = kvChoices[s.kvPick % kvChoices.length];
+      const mha = await createMultiHeadAttention({ dModel, heads, kvHeads, bias: s.bias, temperature: s.temperature, seed: s.seed });
       try {
         const nK = s.cross ? s.nK : s.nQ;
-        const dKv = numKvHeads * (dModel / numHeads);
+        const dKv = kvHeads * (dModel / heads);
         const sd = 1 / Math.sqrt(dModel);
         const weights = {
           wq: numbers(s.seed + 1, dModel * dModel, sd * 1.7), wk: numbers(s.seed + 2, dModel * dKv, sd * 1.7),
@@ -60,9 +60,9 @@ describe('random valid calls match the float64 reference', () => {
         mask.causal = options.causal;
         if (s.cross) options.keysValues = xkv;
         const got = mha.forward(xq, options);
-        const want = referenceAttention({ dModel, numHeads, numKvHeads, temperature: s.temperature, weights }, xq, xkv, s.nQ, nK, mask);
+        const want = referenceAttention({ dModel, heads, kvHeads, temperature: s.temperature, weights }, xq, xkv, s.nQ, nK, mask);
         expect(maxAbsDiff(got.output, want.output)).toBeLessThanOrEqual(1e-5);
-        expect(maxAbsDiff(got.attention, want.attention)).toBeLessThanOrEqual(1e-5);
+        expect(maxAbsDiff(got.attentions, want.attention)).toBeLessThanOrEqual(1e-5);
       } finally {
         mha.dispose();
       }
@@ -80,8 +80,8 @@ const anyValue = fc.oneof(
 const often = (good, bad) => fc.oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: bad });
 const anyCall = fc.record({
   dModel: often(fc.constantFrom(4, 8, 12, 16), fc.integer({ min: -3, max: 40 })),
-  numHeads: often(fc.constantFrom(1, 2, 4), fc.integer({ min: -1, max: 9 })),
-  numKvHeads: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined, freq: 2 }),
+  heads: often(fc.constantFrom(1, 2, 4), fc.integer({ min: -1, max: 9 })),
+  kvHeads: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined, freq: 2 }),
   rows: fc.integer({ min: 0, max: 6 }),
   extra: often(fc.constant(0), fc.integer({ min: -2, max: 2 })),
   values: fc.array(anyValue, { minLength: 1, maxLength: 8 }),
@@ -98,7 +98,7 @@ describe('random calls, valid or not', () => {
       await fc.assert(fc.asyncProperty(anyCall, async (c) => {
         let mha;
         try {
-          mha = await createMultiHeadAttention({ dModel: c.dModel, numHeads: c.numHeads, numKvHeads: c.numKvHeads });
+          mha = await createMultiHeadAttention({ dModel: c.dModel, heads: c.heads, kvHeads: c.kvHeads });
         } catch (e) {
           expect(e).toBeInstanceOf(Error);
           expect(e.message).toMatch(/^multihead: \w+/);
@@ -117,7 +117,7 @@ describe('random calls, valid or not', () => {
           if (c.mask === 'padding-short') options.keyPaddingMask = new Uint8Array(Math.max(0, n - 1));
           const result = c.head >= 0 ? mha.trace(x, { ...options, head: c.head }) : mha.forward(x, options);
           expect(result.output.every(Number.isFinite)).toBe(true);
-          if (result.attention) expect(result.attention.every((a) => a >= 0 && a <= 1)).toBe(true);
+          if (result.attentions) expect(result.attentions.every((a) => a >= 0 && a <= 1)).toBe(true);
           successes++;
         } catch (e) {
           expect(e).toBeInstanceOf(Error);
@@ -144,20 +144,20 @@ describe('random calls, valid or not', () => {
 
 describe('numerics', () => {
   it('scores of magnitude 1e4 still give the reference softmax (bound: 4·d_k·|s|max·2⁻²⁴)', async () => {
-    const dModel = 16, numHeads = 4, dk = 4, n = 7;
-    const mha = await createMultiHeadAttention({ dModel, numHeads });
+    const dModel = 16, heads = 4, dk = 4, n = 7;
+    const mha = await createMultiHeadAttention({ dModel, heads });
     const weights = { wq: numbers(1, 256, 40), wk: numbers(2, 256, 40), wv: numbers(3, 256, 0.3), wo: numbers(4, 256, 0.3) };
     mha.setWeights(weights);
     const x = numbers(5, n * dModel, 3);
     const got = mha.forward(x, { returnAttention: true });
-    const want = referenceAttention({ dModel, numHeads, weights: { ...weights, bq: new Float32Array(16), bk: new Float32Array(16), bv: new Float32Array(16), bo: new Float32Array(16) } }, x, x, n, n);
+    const want = referenceAttention({ dModel, heads, weights: { ...weights, bq: new Float32Array(16), bk: new Float32Array(16), bv: new Float32Array(16), bo: new Float32Array(16) } }, x, x, n, n);
     const t = mha.trace(x, { head: 0 });
     let sMax = 0;
-    for (let h = 0; h < numHeads; h++) for (const s of mha.trace(x, { head: h }).scaled) sMax = Math.max(sMax, Math.abs(s));
+    for (let h = 0; h < heads; h++) for (const s of mha.trace(x, { head: h }).scaled) sMax = Math.max(sMax, Math.abs(s));
     expect(sMax).toBeGreaterThan(1e3);
     const bound = 4 * dk * sMax * 2 ** -24 + 1e-6;
-    expect(got.attention.every(Number.isFinite)).toBe(true);
-    expect(maxAbsDiff(got.attention, want.attention)).toBeLessThanOrEqual(bound);
+    expect(got.attentions.every(Number.isFinite)).toBe(true);
+    expect(maxAbsDiff(got.attentions, want.attention)).toBeLessThanOrEqual(bound);
     expect(t.attention.every((a) => a >= 0 && a <= 1)).toBe(true);
   });
 });

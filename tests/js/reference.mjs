@@ -37,13 +37,13 @@ function project(x, n, dIn, w, b, dOut) {
 }
 
 /**
- * layer: { dModel, numHeads, numKvHeads, scale?, weights: { wq, wk, wv, wo, bq?, bk?, bv?, bo? } }
+ * layer: { dModel, heads, kvHeads, scale?, weights: { wq, wk, wv, wo, bq?, bk?, bv?, bo? } }
  * mask: { causal, keyPaddingMask (nK, truthy = blocked), blocked (nQ×nK), additive (nQ×nK) }
  * Returns { output: Float64Array nQ×d, attention: Float64Array h×nQ×nK }.
  */
 export function referenceAttention(layer, xq, xkv, nQ, nK, mask = {}) {
-  const { dModel: d, numHeads: h, weights: W } = layer;
-  const hKv = layer.numKvHeads ?? h;
+  const { dModel: d, heads: h, weights: W } = layer;
+  const hKv = layer.kvHeads ?? h;
   const dK = d / h, dKv = hKv * dK, group = h / hKv;
   const scale = layer.scale || 1 / ((layer.temperature ?? 1) * Math.sqrt(dK));
   const q = project(xq, nQ, d, W.wq, W.bq, d);

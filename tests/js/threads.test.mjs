@@ -89,7 +89,7 @@ describe('threads in Node', () => {
     await expect(setThreads(1.5)).rejects.toThrow(/integer from 1 to 16, got 1.5/);
     await expect(loadMultihead(null)).rejects.toThrow(/options must be an object/);
     expect((await runtimeInfo()).threads).toBe(before);
-    const mha = await createMultiHeadAttention({ dModel: 16, numHeads: 2 });
+    const mha = await createMultiHeadAttention({ dModel: 16, heads: 2 });
     expect(mha.forward(new Float32Array(3 * 16)).output.every(Number.isFinite)).toBe(true);
     mha.dispose();
   });
@@ -107,7 +107,7 @@ describe('a Node program with threads', () => {
     const out = node(`
       import { createMultiHeadAttention, loadMultihead, runtimeInfo } from ${JSON.stringify(api)};
       await loadMultihead({ threads: 'auto' });
-      const mha = await createMultiHeadAttention({ dModel: 256, numHeads: 8, seed: 4 });
+      const mha = await createMultiHeadAttention({ dModel: 256, heads: 8, seed: 4 });
       const { output } = mha.forward(new Float32Array(64 * 256).map((_, i) => Math.cos(i)));
       const info = await runtimeInfo();
       console.log(JSON.stringify({ threads: info.threads, finite: output.every(Number.isFinite),
@@ -142,7 +142,7 @@ describe('a Node program with threads', () => {
         try { await loadMultihead({ threads: 2 }); } catch (e) { message = e.message; }
         await loadMultihead({ threads: 'auto' });
         await loadMultihead({ threads: 'auto' });  // asked again: still one thread, not an error
-        const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 4 });
+        const mha = await createMultiHeadAttention({ dModel: 64, heads: 4 });
         const { threads, threadedBuild } = await runtimeInfo();
         console.log(JSON.stringify({ message, threads, threadedBuild, finite: mha.forward(new Float32Array(5 * 64)).output.every(Number.isFinite) }));`);
       const r = JSON.parse(out);

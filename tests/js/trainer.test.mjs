@@ -3,18 +3,19 @@
 // module working.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTrainer, TOY_TASKS } from '../../bindings/multihead.mjs';
 import { maxAbsDiff } from './reference.mjs';
+import { nativeTool } from './native-tools.mjs';
 
-const toyDump = join(process.cwd(), 'build/native/mh_toy_dump');
+const toyDump = nativeTool('mh_toy_dump');
 
 describe('trainer', () => {
-  it.skipIf(!existsSync(toyDump))('takes the same steps as the native build for the same seed', async () => {
+  it.skipIf(toyDump.skip)('takes the same steps as the native build for the same seed', async () => {
+    toyDump.check();
     for (const [index, task] of TOY_TASKS.entries()) {
       const settings = { task, layers: 2, heads: 2, dModel: 16, seed: 11 + index, learningRate: 3e-3 };
-      const native = JSON.parse(execFileSync(toyDump, [
+      const native = JSON.parse(execFileSync(toyDump.path, [
         String(index), '2', '2', '16', String(settings.seed), '30', '3e-3',
       ], { encoding: 'utf8' }));
       const trainer = await createTrainer(settings);
@@ -23,7 +24,7 @@ describe('trainer', () => {
       // bit (seeded generators), so only float rounding differs (SSE2 native vs wasm SIMD).
       expect(Math.abs(losses[0] - native.losses[0])).toBeLessThan(1e-5);
       expect(maxAbsDiff(losses, Float32Array.from(native.losses))).toBeLessThan(1e-5);  // measured ≤ 2e-7
-      const { attention } = trainer.sample(0);
+      const { attentions: attention } = trainer.sample(0);
       expect(maxAbsDiff(attention, Float32Array.from(native.attention))).toBeLessThan(1e-5);
       trainer.dispose();
     }
@@ -42,7 +43,7 @@ describe('trainer', () => {
       pieces.sample(done % 7);
       new Float32Array(1);  // unrelated JS allocations in between
     }
-    expect(Array.from(pieces.sample(5).attention)).toEqual(Array.from(whole.sample(5).attention));
+    expect(Array.from(pieces.sample(5).attentions)).toEqual(Array.from(whole.sample(5).attentions));
     expect(pieces.evaluate()).toEqual(whole.evaluate());
     whole.dispose();
     pieces.dispose();
@@ -63,7 +64,7 @@ describe('trainer', () => {
 
   it('samples sequences of the task with normalised causal attention', async () => {
     const trainer = await createTrainer({ task: 'reverse', layers: 1, heads: 2, dModel: 16 });
-    const { seq, vocab } = trainer.config;
+    const { seq, vocabSize: vocab } = trainer.config;
     const s = trainer.sample(3);
     expect(s.tokens.length).toBe(seq);
     expect(s.tokens[seq / 2]).toBe('|');
@@ -74,7 +75,7 @@ describe('trainer', () => {
       for (let i = 0; i < seq; i++) {
         let sum = 0;
         for (let j = 0; j < seq; j++) {
-          const a = s.attention[(h * seq + i) * seq + j];
+          const a = s.attentions[(h * seq + i) * seq + j];
           if (j > i) expect(a).toBe(0);
           sum += a;
         }

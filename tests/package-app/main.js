@@ -5,11 +5,11 @@ import { createMultiHeadAttention, loadMultihead, runtimeInfo, setThreads } from
 import 'multihead/widget';
 
 await loadMultihead({ threads: 'auto' });
-const mha = await createMultiHeadAttention({ dModel: 8, numHeads: 2, seed: 3 });
+const mha = await createMultiHeadAttention({ dModel: 8, heads: 2, seed: 3 });
 const x = Float32Array.from({ length: 3 * 8 }, (_, i) => Math.sin(i));
-const { output, attention } = mha.forward(x, { causal: true, returnAttention: true });
+const { output, attentions: attention } = mha.forward(x, { causal: true, returnAttention: true });
 // A call large enough to be split over threads, at every thread count available: same bits.
-const big = await createMultiHeadAttention({ dModel: 64, numHeads: 4, seed: 1 });
+const big = await createMultiHeadAttention({ dModel: 64, heads: 4, seed: 1 });
 const bigX = Float32Array.from({ length: 64 * 64 }, (_, i) => Math.cos(i * 0.1));
 const info = await runtimeInfo();
 const outputs = [];

@@ -11,10 +11,10 @@ async function main(): Promise<void> {
   void threads;
   // @ts-expect-error: threads is 'auto' or a number
   await loadMultihead({ threads: 'many' });
-  const mha = await createMultiHeadAttention({ dModel: 64, numHeads: 8, numKvHeads: 2, seed: 1 });
+  const mha = await createMultiHeadAttention({ dModel: 64, heads: 8, kvHeads: 2, seed: 1 });
   const x = new Float32Array(5 * 64);
   const result: ForwardResult = mha.forward(x, { causal: true, returnAttention: true });
-  const weights: Float32Array | undefined = result.attention;
+  const weights: Float32Array | undefined = result.attentions;
   const trace: HeadTrace = mha.trace(x, { head: 1, keyPaddingMask: new Uint8Array(5) });
   const cross = mha.forwardCross(x, new Float32Array(7 * 64), { mask: new Float32Array(35) });
   mha.setWeights({ wq: mha.getWeights().wq });
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const { ids, pieces } = model.tokenize('It is a truth');
   const run: LanguageModelRun = model.run(ids, { disabledHeads: [[0, 1]] });
   const best = model.topPredictions(run, ids.length - 1, 3)[0];
-  const shown: string = `${pieces[0].text} ${best.token} ${best.probability} ${model.config.context}`;
+  const shown: string = `${pieces[0].text} ${best.token} ${best.probability} ${model.config.maxPositions}`;
   void shown;
   // @ts-expect-error: heads are [layer, head] pairs
   model.run(ids, { disabledHeads: [1] });

@@ -64,6 +64,7 @@ export class ModelView {
     this.worker.onerror = (e) => this.#showError(`the worker failed: ${e.message}`);
     this.state = { text: '', pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention' };
     this.config = null;
+    this.modelNumber = 0;  // which model the page shows: replies for an earlier one are dropped
     this.roles = null;
     this.shown = null;
     this.busy = false;
@@ -161,6 +162,7 @@ export class ModelView {
   /** Loads a checkpoint from File objects / a name → Blob map (weightType: loadPretrained's). Resolves to its config. */
   open(files, label, weightType) {
     this.label = label;
+    this.modelNumber += 1;
     this.config = null;
     this.roles = null;
     this.shown = null;
@@ -168,7 +170,7 @@ export class ModelView {
     this.ui.info.textContent = `Loading ${label}…`;
     return new Promise((resolve, reject) => {
       this.loading = { resolve, reject };
-      this.worker.postMessage({ type: 'load', files, name: label, weightType });
+      this.worker.postMessage({ type: 'load', files, name: label, weightType, modelNumber: this.modelNumber });
     });
   }
 
@@ -192,10 +194,15 @@ export class ModelView {
     this.pending = false;
     const { text, pair, pos, off, mode } = this.state;
     this.requested = performance.now();
-    this.worker.postMessage({ type: 'view', seq: ++this.seq, text, pair, pos, off, rollout: mode === 'rollout' });
+    this.worker.postMessage({ type: 'view', seq: ++this.seq, text, pair, pos, off, rollout: mode === 'rollout', modelNumber: this.modelNumber });
   }
 
   #message(data) {
+    if (data.modelNumber !== this.modelNumber) {
+      // For a model since replaced: nothing to draw, but the worker is free again.
+      if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.busy = false;
+      return;
+    }
     if (data.type === 'progress') {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
     } else if (data.type === 'loaded') {
@@ -208,7 +215,7 @@ export class ModelView {
       this.ui.gen.hidden = !(data.config.causal && data.config.hasLmHead);
       this.ui.grid.style.setProperty('--heads', data.config.heads);
       this.ui.genStrips.style.setProperty('--heads', data.config.heads);
-      this.worker.postMessage({ type: 'roles' });
+      this.worker.postMessage({ type: 'roles', modelNumber: this.modelNumber });
       this.setState({ sel: [Math.min(this.state.sel[0], data.config.layers - 1), Math.min(this.state.sel[1], data.config.heads - 1)] });
     } else if (data.type === 'view') {
       this.busy = false;
@@ -525,7 +532,7 @@ export class ModelView {
     this.ui.genText.replaceChildren(el('span', { textContent: this.state.text }));
     this.ui.genStart.disabled = true;
     this.ui.genStop.disabled = false;
-    this.worker.postMessage({ type: 'generate', seq: ++this.seq, text: this.state.text, pair: '', options });
+    this.worker.postMessage({ type: 'generate', seq: ++this.seq, text: this.state.text, pair: '', options, modelNumber: this.modelNumber });
   }
 
   #addGenerated({ text, attentions, shape }) {

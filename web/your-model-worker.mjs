@@ -13,7 +13,10 @@ let model = null;
 let stopRequested = false;
 let busy = Promise.resolve();
 
-const post = (message, transfer = []) => self.postMessage(message, transfer);
+// Every reply carries the model number of the request it answers, so that the page can drop the
+// replies meant for a model it has since replaced.
+let modelNumber = 0;
+const post = (message, transfer = []) => self.postMessage({ ...message, modelNumber }, transfer);
 
 // Tokens as the page shows them: the piece of the text each one covers (byte-level pieces become
 // readable text), or the token itself for special tokens.
@@ -123,6 +126,7 @@ async function generate({ seq, text, pair, options }) {
 }
 
 async function handle(message) {
+  modelNumber = message.modelNumber ?? 0;
   try {
     if (message.type === 'load') {
       model?.dispose();

@@ -201,6 +201,34 @@ test('a folder that is not a model and a truncated checkpoint get a reason in wo
   await expect(page.locator('.mv-info')).toContainText('qwen2');
 });
 
+test('a model, then a folder that is not a model, a truncated checkpoint, and a model again: no stale result, no console error', async ({ page }, info) => {
+  const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
+  await openFixture(page, 'gpt2');
+  // A long text keeps the worker busy, so the page replaces the model while a result for it is due.
+  const text = 'The cat sat on the mat. '.repeat(30);
+  await page.locator('#mvText').fill(text);
+  await page.setInputFiles('#files', [join(FIXTURES, 'README.md'), join(FIXTURES, 'manifest.json')]);
+  await expect(page.locator('#sourceMessage')).toContainText('no config.json');
+  const dir = info.outputPath('cut');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), readFileSync(join(FIXTURES, 'gpt2', 'config.json')));
+  writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(FIXTURES, 'gpt2', 'model.safetensors')).subarray(0, 300000));
+  await page.setInputFiles('#files', [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
+  await expect(page.locator('#sourceMessage')).toContainText('truncated');
+  await page.setInputFiles('#files', filesOf('llama'));
+  await expect(page.locator('.mv-info')).toContainText('llama, 2 layers × 4 heads');
+  await ready(page);
+  // The last model works: its heads are transformers' numbers for a new text.
+  const c = expectedOutputs('llama')[1];
+  await page.locator('#mvText').fill(c.text);
+  await ready(page);
+  await expect(page.locator('.mv-tokens button')).toHaveCount(c.ids.length);
+  await page.getByRole('button', { name: /^Layer 1, head 2/ }).click();
+  const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+  const n = c.ids.length, offset = (0 * 4 + 1) * n * n;
+  expect(maxAbsDiff(shown, c.attentions.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
+});
+
 test('ablation, value-weighted attention, rollout and predictions; the URL reproduces the view', async ({ page }) => {
   await openFixture(page, 'gpt2');
   await page.locator('#mvText').fill('The cat sat on the mat. The cat sat on the');

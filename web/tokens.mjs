@@ -23,7 +23,8 @@ function fnv1a(text) {
   return h;
 }
 
-function mulberry32(seed) {
+/** mulberry32: a small seeded generator of numbers in [0, 1) (the tests' inputs use it too). */
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,8 +1,10 @@
 #include "nn/layers.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/eigen_include.h"
+#include "nn/ops.h"
 
 namespace mh {
 
@@ -52,16 +54,15 @@ void unembedding_backward(float* d_x, float* d_embedding, float* d_bias, const f
   if (d_bias) Eigen::Map<Eigen::RowVectorXf>(d_bias, vocab) += dl.colwise().sum();
 }
 
-constexpr float kLayerNormEps = 1e-5f;
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* gamma,
-                       const float* beta, int n, int d) {
+                       const float* beta, int n, int d, float eps) {
   Eigen::Map<const Eigen::ArrayXf> g(gamma, d), b(beta, d);
   for (int t = 0; t < n; ++t) {
     Eigen::Map<const Eigen::ArrayXf> xr(x + static_cast<int64_t>(t) * d, d);
     const float mu = xr.mean();
     const float var = (xr - mu).square().mean();
-    const float rs = 1.0f / std::sqrt(var + kLayerNormEps);
+    const float rs = 1.0f / std::sqrt(var + eps);
     Eigen::Map<Eigen::ArrayXf>(out + static_cast<int64_t>(t) * d, d) = (xr - mu) * rs * g + b;
     if (mean) mean[t] = mu;
     if (rstd) rstd[t] = rs;
@@ -91,10 +92,8 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
 }
 
 void gelu_forward(float* out, const float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    const float v = x[i];
-    out[i] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + 0.044715f * v * v * v)));
-  }
+  if (out != x) std::copy(x, x + count, out);
+  gelu_tanh(out, count);
 }
 
 void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count) {

@@ -29,16 +29,18 @@ void unembedding_forward(float* logits, const float* x, const float* embedding, 
 void unembedding_backward(float* d_x, float* d_embedding, float* d_bias, const float* d_logits,
                           const float* x, const float* embedding, int n, int d, int vocab, float scale);
 
-// out (n × d) = (x − mean) / sqrt(var + 1e-5) · gamma + beta, per row; saves mean and rstd (n)
-// (1/sqrt(var + eps)) for the backward pass. mean/rstd may be null at inference.
+// out (n × d) = (x − mean) / sqrt(var + eps) · gamma + beta, per row (may alias x); saves mean and
+// rstd (n) (1/sqrt(var + eps)) for the backward pass. mean/rstd may be null at inference. The one
+// layer norm of the project: the pretrained models' (nn/ops.h layer_norm) is this one too.
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* gamma,
-                       const float* beta, int n, int d);
+                       const float* beta, int n, int d, float eps = 1e-5f);
 // d_x (n × d) += …, d_gamma (d) += Σ d_out ⊙ x̂, d_beta (d) += Σ d_out, where x̂ = (x − mean)·rstd.
 void layernorm_backward(float* d_x, float* d_gamma, float* d_beta, const float* d_out,
                         const float* x, const float* mean, const float* rstd, const float* gamma,
                         int n, int d);
 
-// out (count) = gelu(x) with the tanh approximation (GPT-2's); may alias x only in forward.
+// out (count) = gelu(x) with the tanh approximation (GPT-2's); may alias x. It is nn/ops.h's
+// gelu_tanh (vectorized in wasm), on a copy when out is not x.
 void gelu_forward(float* out, const float* x, int64_t count);
 // d_x (count) += gelu'(x) ⊙ d_out
 void gelu_backward(float* d_x, const float* x, const float* d_out, int64_t count);

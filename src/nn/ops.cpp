@@ -7,6 +7,7 @@
 #include "core/gemm.h"
 #include "core/simd_exp.h"
 #include "core/eigen_include.h"
+#include "nn/layers.h"
 
 namespace mh {
 
@@ -33,13 +34,7 @@ void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d) 
 }
 
 void layer_norm(float* out, const float* x, const float* gamma, const float* beta, int n, int d, float eps) {
-  Eigen::Map<const Eigen::ArrayXf> g(gamma, d), b(beta, d);
-  for (int t = 0; t < n; ++t) {
-    Eigen::Map<const Eigen::ArrayXf> xr(x + static_cast<int64_t>(t) * d, d);
-    const float mu = xr.mean();
-    const float var = (xr - mu).square().mean();
-    Eigen::Map<Eigen::ArrayXf>(out + static_cast<int64_t>(t) * d, d) = (xr - mu) * (1.0f / std::sqrt(var + eps)) * g + b;
-  }
+  layernorm_forward(out, nullptr, nullptr, x, gamma, beta, n, d, eps);
 }
 
 void rms_norm(float* out, const float* x, const float* weight, int n, int d, float eps) {

@@ -386,8 +386,12 @@ void Transformer::record_hidden(RunResult& out, const float* x, int n, int index
 // ---- what a family's forward pass is given ----
 
 ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request)
-    : config(model.config_), weights(model.weights_), ids(ids), n(n), first_position(out.n_k - n), x(model.x_),
-      h(model.h_), a(model.a_), up(model.up_), gate(model.gate_), model_(model), out_(out), request_(request) {}
+    : config(model.config_), weights(model.weights_), ids(ids), n(n), first_position(out.n_k - n),
+      model_(model), out_(out), request_(request) {
+  const int64_t nd = int64_t{n} * config.d_model, nff = int64_t{n} * config.d_ff;
+  model.x_.resize(nd); model.h_.resize(nd); model.a_.resize(nd); model.up_.resize(nff); model.gate_.resize(nff);
+  x = model.x_.data(), h = model.h_.data(), a = model.a_.data(), up = model.up_.data(), gate = model.gate_.data();
+}
 
 void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
 
@@ -404,6 +408,12 @@ void ForwardPass::keep_last_hidden(const float* x, int n) { out_.last_hidden.ass
 bool ForwardPass::wants_logits() const { return request_.logits && weights.output; }
 
 void ForwardPass::output_head(const float* x, int n) { model_.output_head(out_, x, n, request_); }
+
+void ForwardPass::finish(const float* x, int n) {
+  record_hidden(x, n, config.layers);
+  keep_last_hidden(x, n);
+  output_head(x, n);
+}
 
 int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state) {
   if (!(temperature > 0)) return static_cast<int>(std::max_element(logits, logits + vocab) - logits);

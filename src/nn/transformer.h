@@ -86,8 +86,7 @@ struct RunResult {
 };
 
 // What a family's forward pass (nn/families/*.cpp) works with: the model's config and weights, the
-// run's ids and request, scratch activations reused across runs (each pass sizes those it uses),
-// and the steps every family shares.
+// run's ids and request, scratch activations reused across runs, and the steps every family shares.
 class ForwardPass {
  public:
   const TransformerConfig& config;
@@ -95,7 +94,8 @@ class ForwardPass {
   const int32_t* ids;
   int n;               // tokens in this call
   int first_position;  // of ids[0]: the tokens already in the key/value cache
-  std::vector<float>&x, &h, &a, &up, &gate;
+  // Scratch, sized before the pass: x, h, a n × d_model; up, gate n × d_ff.
+  float *x, *h, *a, *up, *gate;
 
   // x (n × d) = the token embeddings of ids.
   void embed_tokens(float* x);
@@ -110,6 +110,9 @@ class ForwardPass {
   void record_hidden(const float* x, int n, int index);
   // The final hidden state (RunResult::last_hidden) = x (n × d).
   void keep_last_hidden(const float* x, int n);
+  // A decoder's end, after its final norm over x (n × d): the last hidden state recorded and
+  // kept, and the output head over it.
+  void finish(const float* x, int n);
   // Whether the request asks for logits and the model has an output head.
   bool wants_logits() const;
   // logits = the output head over the rows of x (n × d) the request asks for.

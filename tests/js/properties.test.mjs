@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createMultiHeadAttention, runtimeInfo } from '../../bindings/multihead.mjs';
-import { maxAbsDiff, referenceAttention } from './reference.mjs';
+import { maxAbsDiff, referenceAttention, seededRandom } from './reference.mjs';
 
 const SPLITS = [[4, 1], [4, 2], [8, 2], [8, 4], [12, 3], [16, 4], [24, 6], [32, 8], [32, 2]];
 
@@ -22,13 +22,8 @@ const layerSpec = fc.record({
 
 // Deterministic pseudo-random numbers for one case (fast-check's shrinking works on the spec).
 function numbers(seed, count, scale = 1) {
-  let a = seed >>> 0;
-  return Float32Array.from({ length: count }, () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1) * scale;
-  });
+  const random = seededRandom(seed);
+  return Float32Array.from({ length: count }, () => (random() * 2 - 1) * scale);
 }
 
 describe('random valid calls match the float64 reference', () => {

@@ -1,5 +1,6 @@
 // Independent float64 multi-head attention, written from the definition with plain loops.
 // It shares no code with the core; the tests compare the wasm module against it.
+import { mulberry32 } from '../../web/tokens.mjs';
 
 export function randomNormal(count, rng, stddev = 1) {
   const out = new Float64Array(count);
@@ -12,17 +13,8 @@ export function randomNormal(count, rng, stddev = 1) {
   return Float32Array.from(out);  // float-representable, so both sides see the same numbers
 }
 
-// Mulberry32: a small seeded PRNG for test data.
-export function seededRandom(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Test data comes from the page's seeded generator (mulberry32).
+export { mulberry32 as seededRandom };
 
 function project(x, n, dIn, w, b, dOut) {
   const out = new Float64Array(n * dOut);

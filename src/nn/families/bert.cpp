@@ -73,8 +73,7 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   int64_t nd = int64_t{n} * d;
-  p.x.resize(nd); p.h.resize(nd); p.a.resize(nd); p.up.resize(int64_t{n} * c.d_ff);
-  float *x = p.x.data(), *h = p.h.data(), *a = p.a.data(), *up = p.up.data();
+  float *x = p.x, *h = p.h, *a = p.a, *up = p.up;
   std::vector<int32_t> types(static_cast<size_t>(n), 0);
   if (p.request().token_types) types.assign(p.request().token_types, p.request().token_types + n);
   p.embed_tokens(x);

@@ -65,8 +65,7 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   int64_t nd = int64_t{n} * d;
-  p.x.resize(nd); p.h.resize(nd); p.a.resize(nd); p.up.resize(int64_t{n} * c.d_ff);
-  float *x = p.x.data(), *h = p.h.data(), *a = p.a.data(), *up = p.up.data();
+  float *x = p.x, *h = p.h, *a = p.a, *up = p.up;
   p.embed_tokens(x);
   add_table_rows(x, *W.position_embedding, p.first_position, n, d);
   p.record_hidden(x, n, 0);
@@ -87,9 +86,7 @@ void forward(ForwardPass& p) {
     if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
   }
   layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
-  p.record_hidden(x, n, c.layers);
-  p.keep_last_hidden(x, n);
-  p.output_head(x, n);
+  p.finish(x, n);
 }
 
 }  // namespace

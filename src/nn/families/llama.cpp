@@ -75,8 +75,7 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   int64_t nd = int64_t{n} * d, nff = int64_t{n} * c.d_ff;
-  p.x.resize(nd); p.h.resize(nd); p.a.resize(nd); p.up.resize(nff); p.gate.resize(nff);
-  float *x = p.x.data(), *h = p.h.data(), *a = p.a.data(), *up = p.up.data(), *gate = p.gate.data();
+  float *x = p.x, *h = p.h, *a = p.a, *up = p.up, *gate = p.gate;
   p.embed_tokens(x);
   p.record_hidden(x, n, 0);
   for (int l = 0; l < c.layers; ++l) {
@@ -98,9 +97,7 @@ void forward(ForwardPass& p) {
     if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
   }
   rms_norm(x, x, f32(W.final_norm_w), n, d, c.norm_eps);
-  p.record_hidden(x, n, c.layers);
-  p.keep_last_hidden(x, n);
-  p.output_head(x, n);
+  p.finish(x, n);
 }
 
 }  // namespace

@@ -8,3 +8,4 @@ export NODE_PATH=/usr/share/nodejs
 emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node >/dev/null
 cmake --build build/wasm -j2
+node scripts/precache.mjs

@@ -1,21 +1,10 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
 // last copy cached on a successful visit. Only same-origin GET requests are touched.
-const CACHE = 'multihead-v8';
-// Everything the page needs, cached on the first visit so the second can be offline.
-const APP = ['./', './index.html', './style.css', './app.mjs', './tokens.mjs', './state.mjs',
-  './heatmap.mjs', './colormap.mjs', './stats.mjs', './walkthrough.mjs', './archetypes.mjs',
-  './export.mjs', './session.mjs', './compute-worker.mjs', './model.html', './model-page.mjs',
-  './model-state.mjs', './model/austen.mhlm', './model/austen.json', './playground.html',
-  './playground-page.mjs', './playground-view.mjs', './playground-state.mjs', './playground-draw.mjs',
-  './playground-compare.mjs', './curves.mjs', './your-model.html', './your-model-page.mjs',
-  './your-model-view.mjs', './your-model-draw.mjs', './your-model-roles.mjs', './your-model-state.mjs',
-  './your-model-store.mjs', './your-model-hub.mjs', './your-model-worker.mjs',
-  './train-worker.mjs', '../bindings/multihead.mjs', '../bindings/runtime.mjs', '../bindings/checks.mjs',
-  '../bindings/environment.mjs', '../bindings/registry.mjs', '../bindings/deprecated.mjs',
-  '../bindings/attention-layer.mjs', '../bindings/hub.mjs', '../bindings/language-model.mjs',
-  '../bindings/trainer.mjs', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs',
-  '../bindings/tokenizers/tokenizer.mjs', '../bindings/tokenizers/normalize.mjs',
-  '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs'];
+// Everything the pages need, cached on the first visit so that the second can be offline: the list
+// and its version are generated from the pages' imports (scripts/precache.mjs, run by the build).
+importScripts('./precache.js');
+const CACHE = `multihead-app-${self.PRECACHE_VERSION}`;  // not multihead-models: the stored checkpoints
+const APP = self.PRECACHE;
 // The builds this browser will load (bindings/multihead.mjs picks the same way): relaxed SIMD where
 // the engine validates it, and the threaded one only where the host makes the page (and this
 // worker) cross-origin isolated — elsewhere it can never run, so it is not worth the download.
@@ -39,7 +28,11 @@ function builds() {
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll([...APP, ...builds()])).then(() => self.skipWaiting()));
 });
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// A new version's cache replaces the older ones (the pages' files only; checkpoints stay).
+self.addEventListener('activate', (event) => event.waitUntil((async () => {
+  for (const name of await caches.keys()) if ((name.startsWith('multihead-app-') || /^multihead-v\d+$/.test(name)) && name !== CACHE) await caches.delete(name);
+  await self.clients.claim();
+})()));
 
 self.addEventListener('fetch', (event) => {
   const request = event.request;

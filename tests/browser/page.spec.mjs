@@ -16,7 +16,7 @@ async function drawn(page) {
 async function apiAttention(page, { text, d, h, seed, pe, causal }) {
   return page.evaluate(async ({ text, d, h, seed, pe, causal }) => {
     const { createMultiHeadAttention } = await import('/bindings/multihead.mjs');
-    const { tokenize, embed } = await import('/web/tokens.mjs');
+    const { tokenize, embed } = await import('/web/attention/tokens.mjs');
     const mha = await createMultiHeadAttention({ dModel: d, heads: h, seed });
     const tokens = tokenize(text);
     const x = embed(tokens, d, pe ? mha.positionalEncoding(tokens.length) : null);

@@ -1,6 +1,6 @@
 // Independent float64 multi-head attention, written from the definition with plain loops.
 // It shares no code with the core; the tests compare the wasm module against it.
-import { mulberry32 } from '../../web/tokens.mjs';
+import { mulberry32 } from '../../web/attention/tokens.mjs';
 
 export function randomNormal(count, rng, stddev = 1) {
   const out = new Float64Array(count);

@@ -1,9 +1,10 @@
 // Unit tests of the page's pure modules (no DOM): URL state, tokenizer, statistics, offline list.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { DEFAULTS, parseHash, toHash, validHeads, validKvHeads } from '../../web/state.mjs';
-import { tokenize, embed } from '../../web/tokens.mjs';
-import { headEntropy, meanJensenShannon, mostAttended } from '../../web/stats.mjs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULTS, parseHash, toHash, validHeads, validKvHeads } from '../../web/attention/state.mjs';
+import { tokenize, embed } from '../../web/attention/tokens.mjs';
+import { headEntropy, meanJensenShannon, mostAttended } from '../../web/shared/stats.mjs';
 
 describe('URL state', () => {
   it('round-trips every setting', () => {
@@ -59,22 +60,22 @@ describe('head statistics', () => {
 });
 
 describe('offline support', () => {
-  it('the service worker precaches every module of the page', () => {
+  it('the service worker precaches every file of the site (the list the build generates)', () => {
+    const self = {};
+    new Function('self', readFileSync('web/precache.js', 'utf8'))(self);  // written by npm run build:wasm
+    const listed = new Set(self.PRECACHE);
+    expect(self.PRECACHE_VERSION).toMatch(/^[0-9a-f]{16}$/);
+    // Every page, module, worker and style of web/ and every module of bindings/, found here by
+    // listing the folders (the generator follows imports instead: a file no page reaches fails).
+    const site = (dir, base) => readdirSync(dir, { recursive: true })
+      .filter((f) => /\.(mjs|js|css|html)$/.test(f) && !/^(sw|precache)\.js$/.test(f))
+      .map((f) => `${base}/${f.split('\\').join('/')}`);
+    const expected = [...site('web', '.'), ...site('bindings', '../bindings'), './model/austen.mhlm', './model/austen.json'];
+    expect(expected.length).toBeGreaterThan(40);
+    for (const f of expected) expect(listed.has(f), f).toBe(true);
+    for (const f of listed) if (f !== './') expect(existsSync(join('web', f)), f).toBe(true);
     const sw = readFileSync('web/sw.js', 'utf8');
-    const listed = [...sw.matchAll(/'\.\/([\w.-]+\.mjs)'/g)].map((m) => m[1]);
-    // Every module the four views (app.mjs, model-page.mjs, playground-page.mjs,
-    // your-model-page.mjs) import or start as a worker, followed transitively.
-    const pageModules = new Set(['app.mjs', 'model-page.mjs', 'playground-page.mjs', 'your-model-page.mjs']);
-    for (const file of pageModules) {
-      for (const [, dep] of readFileSync(`web/${file}`, 'utf8').matchAll(/(?:from |new URL\()'\.\/([\w.-]+\.mjs)'/g)) pageModules.add(dep);
-    }
-    expect(pageModules.size).toBeGreaterThan(8);
-    expect(listed.sort()).toEqual([...pageModules].sort());
-    for (const f of ['../bindings/multihead.mjs', '../bindings/language-model.mjs', './index.html', './model.html', './playground.html', '../bindings/trainer.mjs', './style.css', './model/austen.mhlm', './model/austen.json',
-      './your-model.html', '../bindings/pretrained.mjs', '../bindings/pretrained-sources.mjs', '../bindings/tokenizers/tokenizer.mjs',
-      '../bindings/tokenizers/normalize.mjs', '../bindings/tokenizers/pretokenize.mjs', '../bindings/tokenizers/models.mjs']) {
-      expect(sw).toContain(`'${f}'`);
-    }
+    expect(sw).toContain("importScripts('./precache.js')");
     // The wasm builds, named by the build the browser will load (relaxed SIMD or not, threads or not).
     for (const f of ['../dist/multihead_core${suffix}.mjs', '../dist/multihead_core${suffix}.wasm',
       '../dist/multihead_core_mt${suffix}.worker.js']) expect(sw).toContain(`\`${f}\``);

@@ -6,7 +6,7 @@
 //   { type: 'roles' }                                    → 'rolesProgress'…, then 'roles'
 //   { type: 'generate', seq, text, pair, options }       → 'token'…, then 'generated'
 //   { type: 'stop' }                                     stops a generation between two tokens
-import { loadMultihead, loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
+import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
 
 let model = null;

@@ -1,9 +1,9 @@
 // The page: state in the URL → tokens → X → the wasm layer → heatmaps, statistics, walkthrough.
 import { D_MODELS, DEMO_SENTENCES, parseHash, toHash, validHeads, validKvHeads } from './state.mjs';
-import { cellAt, drawHeatmap, drawLegend } from './heatmap.mjs';
+import { cellAt, drawHeatmap, drawLegend } from '../shared/heatmap.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
 import { roleOf } from './archetypes.mjs';
-import { exportCsv, exportJson, exportPng, exportSvg } from './export.mjs';
+import { exportCsv, exportJson, exportPng, exportSvg } from '../shared/export.mjs';
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'text2', 'demos', 'tokens', 'd', 'h', 'kv', 'seed', 'temp', 'tempOut',
@@ -293,7 +293,7 @@ function renderWalk() {
     rows: view.tokens, cols: view.keyTokens, masked: view.causal,
   });
   ui.weightsNote.textContent = state.weights === 'archetype'
-    ? 'These weights were written by hand (web/archetypes.mjs): each head is built to attend to the previous token, the first token, a local window, or the same word. In this mode X holds the word vector in its first half and the position in its second half, so a head can read position cleanly.'
+    ? 'These weights were written by hand (web/attention/archetypes.mjs): each head is built to attend to the previous token, the first token, a local window, or the same word. In this mode X holds the word vector in its first half and the position in its second half, so a head can read position cleanly.'
     : `These weights are random: drawn from N(0, 2/d_model) with seed ${state.seed}. Any pattern you see is what random projections of these token vectors happen to produce — try another seed.`;
 }
 

@@ -1,5 +1,5 @@
 // The widget documentation page: shows each example's markup and wires the events example.
-import { tokenize } from './tokens.mjs';
+import { tokenize } from '../attention/tokens.mjs';
 
 for (const example of document.querySelectorAll('.example')) {
   const widget = example.querySelector('multihead-attention');

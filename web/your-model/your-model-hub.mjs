@@ -4,7 +4,7 @@
 import { deleteStored, markComplete, storeFile } from './your-model-store.mjs';
 
 // Which files a model id or URL means, and their sizes, are the library's (bindings/hub.mjs).
-export { resolveSource, listCheckpointFiles as planDownload } from '../bindings/hub.mjs';
+export { resolveSource, listCheckpointFiles as planDownload } from '../../bindings/hub.mjs';
 
 async function request(url, init) {
   let response;

@@ -2,7 +2,7 @@
 // second, each followed by a report (the new losses, held-out loss and accuracy, and the model's
 // attention on the sample), so the page redraws ~10 times a second while nearly all the time
 // goes to training.
-import { createTrainer } from '../bindings/multihead.mjs';
+import { createTrainer } from '../../bindings/multihead.mjs';
 
 const SLICE_MS = 100;          // training time between reports
 const CHUNK_MS = 8;            // steps per train() call are sized to about this

@@ -1,6 +1,6 @@
 // From settings to attention, shared by the page (app.mjs) and the widget (widget.js):
 // one layer per configuration, text → tokens → X → forward pass → per-head heatmap models.
-import { createMultiHeadAttention, loadMultihead, runtimeInfo } from '../bindings/multihead.mjs';
+import { createMultiHeadAttention, loadMultihead, runtimeInfo } from '../../bindings/multihead.mjs';
 import { MAX_PAGE_TOKENS, embed, tokenize } from './tokens.mjs';
 import { archetypeInput, archetypeWeights } from './archetypes.mjs';
 

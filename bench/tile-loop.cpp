@@ -3,7 +3,7 @@
 // bench/run.sh builds it in both wasm builds; run it with
 //   node --no-experimental-fetch build/bench/tile-loop_simd.cjs
 //   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/tile-loop_relaxed.cjs
-// It answers "why is the GEMM at 60–80% of the peak on Zen 3 and ~90% on Zen 4/5?" (bench/HISTORY.md,
+// It answers "why is the GEMM at 60–80% of the peak on Zen 3 and ~90% on Zen 4/5?" (docs/performance.md, "Decisions";
 // "On Zen 3", "The GEMM against the peak"). Each variant is a copy of src/core/gemm.cpp's tile() loop
 // (a tile of rows × 8 columns of `out` in registers; per step of k, two vectors of the panel and
 // one value of `a` per row splatted), differing only in where a's values come from:

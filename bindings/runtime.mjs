@@ -61,7 +61,7 @@ export function threadsAvailable() {
 
 const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with the headers ' +
   '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
-  "(see the README's Threads section), or use threads: 'auto', which falls back to one thread";
+  "(see docs/threads.md), or use threads: 'auto', which falls back to one thread";
 
 // The threads option checked: 1 (not given), 'auto', or an integer from 1 to 16 that can run here.
 function threadsWanted(threads) {

@@ -1,4 +1,4 @@
-// Writes web/model/MODEL_CARD.md and the trained-model table in README.md from the trainer's
+// Writes web/model/MODEL_CARD.md and the trained-model table in docs/pages.md from the trainer's
 // report (web/model/austen.json), so the numbers shown are always the measured ones.
 //   node scripts/model-card.mjs        (scripts/train.sh runs it after training)
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -64,9 +64,9 @@ early-19th-century English; its predictions carry that corpus's vocabulary and a
 beyond showing how attention heads specialise.
 `);
 
-const readme = readFileSync('README.md', 'utf8');
+const readme = readFileSync('docs/pages.md', 'utf8');
 const start = '<!-- trained-model-table:start -->', end = '<!-- trained-model-table:end -->';
 const at = readme.indexOf(start), stop = readme.indexOf(end);
-if (at < 0 || stop < 0) throw new Error('README.md lacks the trained-model-table markers');
-writeFileSync('README.md', `${readme.slice(0, at + start.length)}\n${summary}\n\n${lossTable}\n\n${headTable}\n${readme.slice(stop)}`);
-console.log('wrote web/model/MODEL_CARD.md and the README table');
+if (at < 0 || stop < 0) throw new Error('docs/pages.md lacks the trained-model-table markers');
+writeFileSync('docs/pages.md', `${readme.slice(0, at + start.length)}\n${summary}\n\n${lossTable}\n\n${headTable}\n${readme.slice(stop)}`);
+console.log('wrote web/model/MODEL_CARD.md and the table in docs/pages.md');

@@ -4,7 +4,7 @@
 // Why: Emscripten 3.1.6's clang accepts -mrelaxed-simd and __builtin_wasm_fma_f32x4 but encodes it
 // with an opcode from before the proposal was finished, which every shipping engine rejects, and
 // its binaryen cannot read the standard one — so the rewrite is the last step, after linking
-// (README "Relaxed SIMD"). Both encodings are 3 bytes, so no size or offset changes. The code
+// (docs/performance.md, "Relaxed SIMD"). Both encodings are 3 bytes, so no size or offset changes. The code
 // section is walked instruction by instruction: a byte search would also hit immediates (a
 // v128.const, a memory offset) that happen to contain the same bytes.
 //

@@ -10,7 +10,7 @@ bash scripts/prepare-corpus.sh
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/native -j2 --target mh_train
 mkdir -p build/train web/model
-# The recipe of the shipped model (why each choice: README, "The trained model"). One thread: the
+# The recipe of the shipped model (why each choice: docs/pages.md, "The trained model"). One thread: the
 # thread count changes Eigen's blocking and so the last bits; with 1 the run is bit-reproducible
 # on the same machine (another CPU gives the same metrics within noise, not the same bits).
 ./build/native/mh_train --corpus build/data/austen.txt --out build/train \

@@ -1,7 +1,7 @@
 // The one place the core includes Eigen.
 //
 // Why this file exists: under Emscripten with -msimd128 -msse2, Eigen takes its SSE2 path (which
-// Emscripten translates to wasm SIMD), but two things would break it (see README, "Toolchain"):
+// Emscripten translates to wasm SIMD), but two things would break it (see docs/development.md, "Toolchain"):
 //  1. Eigen includes <mmintrin.h>, which Emscripten does not ship: src/core/wasm_shim/ holds an empty
 //     one, on the include path of the wasm build only.
 //  2. clang reports __GNUC__ 4.2, so Eigen picks x86 inline asm in pmin/pmax (EIGEN_COMP_GNUC<63)

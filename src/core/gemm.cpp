@@ -193,7 +193,7 @@ inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 :
 // A/B of GPT-2's 48 products from memory, not touching against touching: 4 rows 0.65× the time
 // (relaxed 0.61×), 6 rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on,
 // the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
-// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (bench/HISTORY.md). So a
+// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (docs/performance.md, "Decisions"). So a
 // checkpoint's load measures which (core/gemm_tuning.h), and where not touching was faster,
 // products of fewer than 18 rows do not (g_touch_from_rows). Tiles are counted as if at most 5
 // rows tall, as they were when all this was measured: the relaxed build's 11 and 12 rows (6-row
@@ -249,7 +249,7 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
 // alternating runs, of the peak beside each call, 256 → up to 1024 steps: MLP up at 256 tokens
 // 0.80–0.84 → 0.87–0.88, QKV at 128 tokens 0.79–0.83 → 0.87–0.89, MLP down at 256 tokens (3072
 // deep: 3 blocks) 0.82–0.86 → 0.85–0.87, square 512 0.84–0.87 → 0.88–0.89, bf16 MLP up at 256
-// tokens 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that (bench/HISTORY.md). Row-major B keeps kDepth: its
+// tokens 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that (docs/performance.md, "Decisions"). Row-major B keeps kDepth: its
 // panels are packed from rows ld apart, and an 8 KB panel is what the copy was measured at.
 constexpr int kWidenedDepth = 2048;
 constexpr int kDeepDepth = 1024;

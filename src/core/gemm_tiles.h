@@ -82,7 +82,7 @@ constexpr int kTouchStride = 8;  // the fewest bytes between touches (header com
 // and skips that only for a value it sees come out of 32-bit arithmetic (x86-64 clears the upper
 // half), through loop phis too, but never for a function's parameter. Started from the
 // parameters, the loop carried a `movl` per pointer at every step of k: 2 of a 5-row step's 35
-// instructions, where the core issues ~6 a cycle (README "V8 and 32-bit addresses"; Zen 3,
+// instructions, where the core issues ~6 a cycle (docs/development.md, "V8 and 32-bit addresses"; Zen 3,
 // same-process A/B of the GEMM, both builds: products in cache 0.91–0.97× the time, GPT-2's
 // products from memory 0.91–1.03×).
 volatile int g_zero = 0;

@@ -2,7 +2,7 @@
 // these pages meet, and wasm cannot ask which CPU it runs on, so it is measured here: on weights
 // from memory, products of 11–17 rows (3–4 row tiles) took Zen 5's 16-token GPT-2 prefill from
 // 92 to 77 ms with the touches, while on Zen 4 the same products take 0.86–0.97× the time without
-// them (bench/HISTORY.md). Products of 18 rows and more touch everywhere, 10 and fewer nowhere.
+// them (docs/performance.md, "Decisions"). Products of 18 rows and more touch everywhere, 10 and fewer nowhere.
 // Touching or not gives the same bits: only the time changes.
 #pragma once
 
@@ -33,7 +33,7 @@ int touch_from_rows();
 // back to back (which goes first alternating), after 2 pairs to warm up, on the calling thread.
 // From then on products of fewer than 18 rows leave the touches out if the median pair took 0.99×
 // the time or less without them, and keep them otherwise. The ratio within a pair, not of whole
-// medians: a slow stretch of the machine moves both passes of a pair (HISTORY.md: timed call by
+// medians: a slow stretch of the machine moves both passes of a pair (docs/performance.md: timed call by
 // call, or in runs while a model ran, the same choice had read noise). Needs products that come from memory: a caller
 // passes more than any L3 holds (tune_touching_for_weights()).
 TouchTuning tune_touching(const std::vector<GemmProduct>& products);

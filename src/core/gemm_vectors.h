@@ -35,7 +35,7 @@ inline v4 shuffle(v4 x, v4 y) { return wasm_i32x4_shuffle(x, y, I, J, K, L); }
 constexpr bool kFusedMultiplyAdd = true;  // the relaxed build: some tile choices below follow it
 constexpr const char* kKernelName = "wasm SIMD (fused multiply-add)";
 // clang 14's builtin computes x·y + acc (emitted as a pre-standard opcode that the build rewrites;
-// README "Relaxed SIMD").
+// docs/performance.md, "Relaxed SIMD").
 inline v4 madd(v4 acc, v4 x, v4 y) { return __builtin_wasm_fma_f32x4(x, y, acc); }
 inline float scalar_madd(float acc, float x, float y) { return std::fma(x, y, acc); }
 #else

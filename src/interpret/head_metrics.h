@@ -25,7 +25,7 @@ struct HeadScores {
 std::vector<HeadScores> measure_heads(Decoder& model, const int32_t* text, int64_t text_len, int n,
                                       int windows, uint64_t seed);
 
-// The role a head is labelled with on the page and in the README: the strongest of its scores
+// The role a head is labelled with on the page and in docs/pages.md: the strongest of its scores
 // if that is at least 0.4 (local window counts only beyond what previous-token explains),
 // else "mixed".
 std::string head_role(const HeadScores& s);

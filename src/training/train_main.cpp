@@ -1,4 +1,4 @@
-// mh_train: trains the page's small language model on a text corpus, natively (see README,
+// mh_train: trains the page's small language model on a text corpus, natively (see docs/pages.md,
 // "The trained model"). One run: build the vocabulary, train with Adam, evaluate against unigram
 // and bigram baselines, measure every head, write a checkpoint, the .mhlm model and a JSON report.
 //

@@ -1,20 +1,19 @@
 // out = a · B + bias: a packed-panel GEMM (GotoBLAS's loop order, BLIS's micro-kernel idea) over
-// 4-lane SIMD vectors.
+// 4-lane SIMD vectors. What each choice below measured, and on which CPU, is in
+// docs/performance.md ("Decisions", "Kernel decisions in detail").
 //
 // Why this shape:
 // - The micro-kernel reads B as panels: kDepth rows × 8 columns, contiguous. Rows of a row-major
 //   weight matrix are 768, 2304 or 3072 floats apart: walking down a column then touches only 2–4
 //   of L1's 64 sets, so the 8 columns a tile needs were evicted before the next row tile came
-//   back for them (the old kernel lost half its speed this way on Zen 3, whose L2 is half Zen
-//   4's). So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
+//   back for them. So a row-major B is copied one 8 KB panel at a time onto the stack, and so is a 2-byte
 //   matrix, widened on the way (never widened whole; a streamed one a panel's whole depth at a
 //   time, up to 64 KB: depth_block()); float32 stored as panels (a checkpoint's
 //   weights, a head's scaled keys and values) is read in place, and so are 2-byte panels that
 //   few tiles read, widened in registers (two_byte_in_place()). Every row tile of `a` then streams over
 //   the panel in L1.
 // - The k blocks are the outer loop: a block of `a` (kRowBlock rows × up to kDeepDepth floats, ≤ 480
-//   KB) stays in L2 while all of B's panels pass, on every CPU these pages meet (Zen 1's and Zen 3's
-//   L2 is 512 KB; depth_block()). A product
+//   KB) stays in L2 while all of B's panels pass, on every CPU these pages meet (depth_block()). A product
 //   with few rows (a checkpoint's matrices at ≤ 64 tokens) instead packs all of `a` once and
 //   streams B's panels in memory order, each once, a float32 panel's whole depth per tile
 //   (depth_block()).
@@ -22,9 +21,7 @@
 //   wasm has no prefetch instruction. So while a tile computes, it also loads one byte of each
 //   64-byte line of the block of B that comes next, spread over its steps of k: those misses
 //   overlap the arithmetic and keep the hardware prefetcher running ahead, and the next tile reads
-//   its block in place from cache. (GPT-2 small, 16 tokens, relaxed build: 92 → 77 ms; reading in
-//   place without it had cost more than copying each panel first in one burst: 98 against 89 ms.)
-//   A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
+//   its block in place from cache. A B that fits in L2 (at most 512 KB) is taken to be in cache already, and not touched
 //   (touch_ahead()), nor is B touched by a product of one or two row tiles (at most 10 rows), whose
 //   first tile already reads its panel about as fast as one core reads memory.
 // - The micro-kernel (a 5 × 8 or 6 × 8 tile of `out` in registers, and why V8 needs it written
@@ -98,11 +95,8 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
   const int64_t start = panel_index(k0, j, b.ld);
   if (T == WeightType::kF32) return static_cast<const float*>(b.data) + start;
   if (T == WeightType::kF16 && kEvenOdd) {
-    // The fast widening, put back in column order; redone exactly below if it met inf or NaN.
-    // GPT-2 small's 48 products as fp16 panels from memory (Zen 4, same-process A/B against half4
-    // into the copy): 2 rows 0.55× the time (relaxed 0.57×), 4 rows 0.66× (0.68×), 8 rows 0.74×
-    // (0.72×), 16 rows 0.79× (0.74×), 64 rows 0.92×. A matrix known finite skips the watch: 4
-    // rows 0.95×, 16 rows 0.96× (relaxed 0.96×), 64 rows 0.99×.
+    // The fast widening, put back in column order; redone exactly below if it met inf or NaN. A
+    // matrix known finite skips the watch (docs/performance.md, "Kernel decisions in detail").
     const uint16_t* p = static_cast<const uint16_t*>(b.data) + start;
     const bool met_special = b.known_finite ? widen_f16_panel<false>(scratch, p, depth) : widen_f16_panel<true>(scratch, p, depth);
     if (!met_special) return scratch;
@@ -118,35 +112,19 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
 
 // Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
 // in a block otherwise: as few blocks as kRowBlock allows, of equal size, since a last block of a
-// few rows would pass over all of B for them alone (256 rows in 120s: 120 + 120 + 16; now 86 + 86 +
-// 84. GPT-2 small's 48 products at 256 tokens, relaxed build: 4% faster here; the same bits, as
-// any grouping).
+// few rows would pass over all of B for them alone.
 inline bool streams_b(const MatrixRef& b, int n, int K) { return b.panels && int64_t{n} * K <= kStreamedA; }
 inline int row_block_size(int n) {
   const int row_blocks = (n + kRowBlock - 1) / kRowBlock;
   return (n + row_blocks - 1) / row_blocks;
 }
 
-// Whether a product reads its bf16 panels in place, widening each step's 8 values in registers
-// (load8_even_odd: 2 operations), rather than widening each 256-deep block into the scratch panel
-// for its tiles to read: where B streams once (streams_b) and a panel has at most 6 tiles, which
-// would each read the copy once. A checkpoint's bf16 weights (the Llama family's) at up to 24
-// tokens. Those tiles have at most 4 rows: holding the mask too, the 5-row tile spilled (one 5-row
-// tile took as long as two 4-row ones, and 10 rows as 5 + 5 took 1.37× the time of the copy
-// relaxed). The relaxed build's tiles widen with extending loads instead (widen8, kBf16TilesExtend)
-// and are 5 and 6 rows tall, at most 5 of them (30 tokens; 36 rows as 6 tiles took 1.03–1.05× the
-// copy's time on Zen 1). Zen 4, same-process A/B of GPT-2's 48 products as bf16 panels from memory, in place ÷
-// copied: 4 rows 0.51× the time (relaxed 0.52×), 8 rows 0.67× (0.66×), 12 rows 0.78× (0.78×), 16
-// rows 0.84× (0.79×), 17–24 rows 0.89–0.95× (0.88–1.05×), 25–32 rows 0.96–1.04×; the same bits
-// (the same products summed in the same order).
-// fp16 likewise, in wasm, from a matrix known finite (MatrixRef::known_finite), with a's rows
-// prescaled where they can be (a_prescales()): 4 or 5 operations for 8 values (even_f16_bits:
-// the relaxed build's tiles keep the two shifts), so in tiles of at most
-// 3 rows (4 spilled: 4 rows took 1.2× the copy's time) and at most 2 of them: up to 6 tokens, a
-// keystroke's few new tokens with an fp16 checkpoint (the Llama 2 family's). Zen 4, same-process
-// A/B of GPT-2's 48 products as fp16 panels from memory, in place ÷ copied: 2 rows 0.63× the
-// time (relaxed 0.53×), 3 rows 0.64×, 4 rows 0.88× (0.95×), 6 rows 0.84× (0.69×); 7–9 rows (3
-// tiles) 0.98–1.02×, 12 rows (4) 1.10×; the same bits.
+// Whether a product reads its 2-byte panels in place, widening each step's 8 values in registers,
+// rather than widening each block into the scratch panel for its tiles to read: where B streams
+// once (streams_b) and so few tiles read a panel that the copy would not pay for itself (a few
+// tokens over a bf16 or fp16 checkpoint). The tiles are then shorter, since the widening takes
+// registers: at most 4 rows for bf16 (5 and 6 in the relaxed build, which widens by extending
+// loads), 3 for fp16 (from a matrix known finite, a's rows prescaled). The same bits either way.
 constexpr int kInPlaceBf16Tiles = kBf16TilesExtend ? 5 : 6, kInPlaceF16Tiles = 2;
 constexpr int kTallestBf16Tile = kBf16TilesExtend ? kTileRows : 4;
 inline bool two_byte_in_place(const MatrixRef& b, int n, int K) {
@@ -168,36 +146,16 @@ inline int tallest_tile(const MatrixRef& b, int n, int K) {
 }
 
 // Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
-// tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels (a checkpoint's
-// weights) 2 and 3 rows go in tiles too: Zen 4, same-process A/B of GPT-2's 48 products from
-// memory, tiles ÷ strips: float32 2 rows 0.90× the time (relaxed 0.94×), 3 rows 0.73× (0.74×);
-// bf16 0.83× (0.98×) and 0.79× (0.93×); fp16 0.95× at both; the same bits (the same sums in the
-// same order). Over a row-major B the same A/B was as often slower as faster (0.56–1.80×).
+// tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels 2 and 3 rows go in
+// tiles too, which measured faster; the same bits.
 inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 : 4); }
 
-// Touching ahead pays where B comes from memory: a checkpoint's weights (GPT-2 small's smallest
-// matrix is 2.4 MB, 340 MB in all; 16 tokens on Zen 5: 92 → 77 ms). A B that fits in the
-// smallest L2 these pages meet (Zen 3's 512 KB) is one that is used call after call (a small
-// layer's weights, a head's keys) and read from L2, where the touches only take L1 and load
-// slots: without them, 16 rows × 256 × 256 took 7–13% less time on Zen 3 in both builds
-// (same-process A/B), while GPT-2's products from memory were the same there with or without. A
-// larger B comes back from L3 even when the same layer runs again (d_model 512: four 1 MB
-// matrices a call), and touching it pays there too: Zen 4, same-process A/B, the whole layer at
-// 64 × 512 took 0.96–0.97× the time plain and 0.98× relaxed, at 512 × 512 0.975× and 0.984×.
-//
-// Nor does a product of one or two row tiles touch (at most 10 rows). A panel's first tile reads it
-// from memory, the others from cache, and a 4-row tile does 2 flops a byte of its panel: at 41
-// GFLOP/s (Zen 4, plain) it reads ~20 GB/s, near the 24–28 GB/s one core reads from memory there.
-// With one or two tiles a panel there is little time between first reads for the touches to fill,
-// and they add misses to a stream that already goes about as fast as memory. Zen 4, same-process
-// A/B of GPT-2's 48 products from memory, not touching against touching: 4 rows 0.65× the time
-// (relaxed 0.61×), 6 rows 0.73×, 8 rows 0.82× (0.77×), 10 rows 0.92× (0.91×). From three tiles on,
-// the touches stay: 12–16 rows read 0.90–0.98× without them on Zen 4 but about the same on Zen 3,
-// and on Zen 5 they had taken the 16-token prefill from 92 to 77 ms (docs/performance.md, "Decisions"). So a
-// checkpoint's load measures which (core/gemm_tuning.h), and where not touching was faster,
-// products of fewer than 18 rows do not (g_touch_from_rows). Tiles are counted as if at most 5
-// rows tall, as they were when all this was measured: the relaxed build's 11 and 12 rows (6-row
-// tiles: 2 of them) touch as before.
+// Touching ahead pays where B comes from memory (a checkpoint's weights). A B that fits in L2
+// (kCachedB, the smallest L2 these pages meet) is used call after call and read from L2, where
+// the touches only take load slots. Nor does a product of one or two row tiles touch (at most 10
+// rows): its first tile already reads a panel about as fast as one core reads memory. From three
+// tiles on it depends on the CPU, so a checkpoint's load measures it (core/gemm_tuning.h) and sets
+// g_touch_from_rows. Tiles are counted as if at most 5 rows tall, as when this was measured.
 constexpr int64_t kCachedB = int64_t{512} << 10;
 std::atomic<int> g_touch_from_rows{0};
 inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
@@ -227,30 +185,13 @@ inline int64_t next_block(const MatrixRef& b, int k_end, int j, int K) {
   return k_end < K ? panel_index(k_end, j, b.ld) : panel_index(0, j + 8, b.ld);
 }
 
-// How many steps of k a tile runs per call. A product that streams float32 panels (streams_b)
-// runs each panel's whole depth in one call: its tiles read the panel in place, so nothing needs
-// the 8 KB scratch, and a call's fixed cost (loading and storing its accumulators, the lookahead's
-// arithmetic, the call, two loop exits) comes once per panel instead of once per 256 steps (GPT-2
-// small at 16 tokens: 41,000 calls of the tile a forward pass instead of 166,000; Zen 3, same-
-// process A/B against 256 steps a call: its 48 products from memory 0.97–1.00× the time plain,
-// 0.92–0.94× relaxed, and its 16-token prefill 0.94–0.95× in both builds), and so does one that
-// reads its 2-byte panels in place (two_byte_in_place()), and so does one that streams 2-byte
-// panels widened into a copy, up to kWidenedDepth deep (a panel's whole depth into a 64 KB
-// scratch: Zen 1, same-process A/B against 256 steps a call, GPT-2's 48 products as bf16 panels
-// from memory at 31–64 rows 0.90–0.99× the time relaxed, hot W_O at 64 tokens 0.92–0.94×; fp16 at
-// 7–64 rows 0.93–1.00×; the plain build 0.94–1.01×; the same bits).
-// A product with more rows, over panels, goes a block of rows at a time (row_block_size) and
-// kDeepDepth steps of k a call: a block of `a` of up to 120 × 1024 floats (480 KB) stays in L2
-// while B's panels pass, and each tile streams its rows of it from there (one splat a row a step,
-// in order, which the prefetcher follows) while the panel (up to 32 KB, float32 in place or
-// 2-byte widened into the scratch) stays in L1 across the tiles. At 256 steps a call the fixed
-// cost of each call and the reloading of `out` between blocks had held these products near 80%
-// of the peak. Zen 1 (L2 512 KB, the smallest these pages meet, as Zen 3's), relaxed build,
-// alternating runs, of the peak beside each call, 256 → up to 1024 steps: MLP up at 256 tokens
-// 0.80–0.84 → 0.87–0.88, QKV at 128 tokens 0.79–0.83 → 0.87–0.89, MLP down at 256 tokens (3072
-// deep: 3 blocks) 0.82–0.86 → 0.85–0.87, square 512 0.84–0.87 → 0.88–0.89, bf16 MLP up at 256
-// tokens 0.79–0.82 → 0.86–0.87; 512 steps gained about half of that (docs/performance.md, "Decisions"). Row-major B keeps kDepth: its
-// panels are packed from rows ld apart, and an 8 KB panel is what the copy was measured at.
+// How many steps of k a tile runs per call: as many as possible, since each call has a fixed cost
+// (loading and storing its accumulators, the lookahead's arithmetic, the loop exits) and reloads
+// `out`. A product that streams its panels runs each panel's whole depth in one call (float32 and
+// 2-byte panels read in place; 2-byte panels widened into the scratch up to kWidenedDepth). A
+// product with more rows goes a block of rows at a time and up to kDeepDepth steps a call: its
+// block of `a` (≤ 120 × 1024 floats, 480 KB) stays in L2 while the panel (≤ 32 KB) stays in L1
+// across the tiles. Row-major B keeps kDepth: an 8 KB panel is what its copy was measured at.
 constexpr int kWidenedDepth = 2048;
 constexpr int kDeepDepth = 1024;
 static_assert(kDeepDepth <= kWidenedDepth, "the scratch panel holds kWidenedDepth × 8 floats");
@@ -381,10 +322,8 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
     return;
   }
   // About eight chunks per thread, taken by whichever thread is free, so a thread that starts late
-  // or is descheduled (a browser's own threads share the cores) is balanced by the others: on a
-  // 2-core Zen 3, GPT-2 small's 48 products at 32 tokens on 2 threads took 88–103 ms against
-  // 105–122 ms with two chunks per thread (4 alternating runs, medians of 25 each). At least 24
-  // columns a chunk.
+  // or is descheduled (a browser's own threads share the cores) is balanced by the others. At least
+  // 24 columns a chunk.
   // Whole panels of 8 columns, so every element is computed exactly as in one thread. The rows of
   // `a` are packed once for all chunks (a block of rows at a time, its blocks of depth split over
   // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
@@ -417,16 +356,14 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
 }
 
 // A panel at a time, by pack_panel (whole panels 8 floats, 2 vectors, a row): std::copy of 8
-// floats had been a call to memmove per row, and packing a head's values that way (every call at
-// 512 tokens) took 1.1% of the 512 × 512 attention call (Zen 4, plain build); by vectors, 0.25%.
+// floats had been a call to memmove per row.
 void pack_panels(float* packed, const float* src, int64_t ld, int K, int N) {
   for (int j = 0; j < (N + 7) / 8 * 8; j += 8)
     pack_panel<WeightType::kF32>(packed + panel_index(0, j, K), f32_matrix(src, ld), 0, K, j, std::min(8, N - j));
 }
 
-// Eight rows of src (a panel's 8 columns) four steps of k at a time, by two 4 × 4 transposes: one
-// float at a time, packing a head's keys took 0.8% of the 512 × 512 attention call (Zen 4, plain);
-// this way 0.3%.
+// Eight rows of src (a panel's 8 columns) four steps of k at a time, by two 4 × 4 transposes,
+// rather than a float at a time.
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale) {
   const v4 factor = splat(&scale);
   for (int j = 0; j < (cols + 7) / 8 * 8; j += 8) {

@@ -121,8 +121,7 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
     return;
   }
   // fp16 one row, watched: 2 groups, since with its widening's constants and Fp16Specials, 4
-  // spilled (fp16 decoding of GPT-2 small's 48 products, Zen 4: 18.1 ms with 4, 12.8 with 2).
-  // Prescaled (one constant, no watch), 4 fit: relaxed 0.94× the time of 2, plain the same.
+  // spilled. Prescaled (one constant, no watch), 4 fit.
   constexpr int kGroups = R == 1 ? (T == WeightType::kF16 && W != Fp16Widening::kPrescaled ? 2 : 4) : R == 2 ? 2 : 1;
   // Called through a pointer the optimizer cannot see through: binaryen inlines a function with
   // one caller whatever `noinline` says, and inside gemm_columns, V8 spilled this loop's
@@ -161,9 +160,7 @@ inline bool prescale_rows(const float* a, int64_t lda, int rows, int K, std::vec
 
 // out (R rows × columns [c0, c1)) = bias + a · b: rows read as strips (reads_strips(): decoding).
 // Over an fp16 matrix known finite, a's rows are prescaled so the weights widen in 4 operations
-// for 8 values, not 8 (with the watch; 5 and 9 before even_f16_bits()) — the same bits. fp16
-// decoding of GPT-2 small's 48 products, Zen 4, same-process A/B (5 against 9 operations): 12.4 →
-// 9.8 ms plain, 10.7 → 8.1 relaxed (bf16: 7.3).
+// for 8 values, not 8 (with the watch) — the same bits.
 template <WeightType T, int R>
 void few_rows(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
               int c0, int c1) {

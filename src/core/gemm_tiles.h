@@ -16,17 +16,11 @@
 // other arithmetic are placed level by level: all loads first. V8 unrolls a small loop nested
 // in another twice, and its first copy feeds the second, so that copy spilled too. So tile()'s
 // k loops are not nested in any other, and the function is called through a pointer (binaryen
-// would otherwise inline it into its caller's loops). Zen 3, same-process A/B against the 4-row
-// (plain) and shuffled 5-row (relaxed) kernels it replaced: hot products 3–13% faster plain,
-// 0–6% relaxed; weights from memory within ±5%.
+// would otherwise inline it into its caller's loops).
 //
 // Touching ahead costs a load and an add a step of k. A tile touches its share of the lines in
-// its first steps, 8 bytes apart (each line 8 times, so the misses come spread out: 32 bytes
-// apart, 16-token products took 3–10% longer than before), and runs its other steps in a
-// second loop without the touch. Touching every step had cost the relaxed build 7–17%, and it
-// had run a shuffled 5-row kernel in an outer loop while touching instead; against that (and
-// the plain build's touch every step), Zen 3, same-process A/B: GPT-2's products from memory
-// 2–7% faster at 64 tokens, 0–4% at 16, hot products the same.
+// its first steps, 8 bytes apart (each line 8 times, so the misses come spread out), and runs its
+// other steps in a second loop without the touch, which measured faster than touching every step.
 #pragma once
 
 #include <algorithm>
@@ -82,21 +76,16 @@ constexpr int kTouchStride = 8;  // the fewest bytes between touches (header com
 // and skips that only for a value it sees come out of 32-bit arithmetic (x86-64 clears the upper
 // half), through loop phis too, but never for a function's parameter. Started from the
 // parameters, the loop carried a `movl` per pointer at every step of k: 2 of a 5-row step's 35
-// instructions, where the core issues ~6 a cycle (docs/development.md, "V8 and 32-bit addresses"; Zen 3,
-// same-process A/B of the GEMM, both builds: products in cache 0.91–0.97× the time, GPT-2's
-// products from memory 0.91–1.03×).
+// instructions, where the core issues ~6 a cycle (docs/development.md, "V8 and 32-bit addresses").
 volatile int g_zero = 0;
 
 // How the relaxed build's tiles read bf16 panels in place: 8 values as float32 in column order,
 // by two extending loads and a shift each (widen8: 4 operations where load8_even_odd takes 3). No register
 // then holds the 16 loaded bytes or the mask, so a 6-row tile fits V8's 15 registers (12
 // accumulators, 2 panel vectors, a splat) as float32's does; with load8_even_odd, 5 and 6 rows
-// spilled, and 4-row tiles (8 chains) leave Zen 1's 5-cycle multiply-adds a fifth idle. Zen 1,
-// same-process A/B of GPT-2's 48 products as bf16 panels from memory, 6-row tiles of extending
-// loads ÷ 4-row tiles of load8_even_odd: 6 rows 0.68× the time, 9–11 rows 0.77–0.84×, 16 rows
-// 0.89×, 21 rows 0.78×, 30 rows 0.91–0.92× (in place against copied), the same bits. The plain
-// build keeps load8_even_odd and 4 rows: there every operation costs (Zen 1: ~4 vector
-// operations a cycle, loads included), and the extending loads took 1.01–1.15× the time.
+// spilled, and 4-row tiles (8 chains) leave 5-cycle multiply-adds a fifth idle. The plain build
+// keeps load8_even_odd and 4 rows: there every operation costs, and the extending loads measured
+// slower.
 constexpr bool kBf16TilesExtend = kFusedMultiplyAdd;
 // Whether the tiles reading fp16 in place move its even columns by a multiply-add (even_f16_bits):
 // in the plain build, not beside the relaxed build's fused multiply-adds.

@@ -1,8 +1,8 @@
 // Touching ahead (core/gemm.cpp) is the one choice in the GEMM that goes opposite ways on the CPUs
 // these pages meet, and wasm cannot ask which CPU it runs on, so it is measured here: on weights
-// from memory, products of 11–17 rows (3–4 row tiles) took Zen 5's 16-token GPT-2 prefill from
-// 92 to 77 ms with the touches, while on Zen 4 the same products take 0.86–0.97× the time without
-// them (docs/performance.md, "Decisions"). Products of 18 rows and more touch everywhere, 10 and fewer nowhere.
+// from memory, products of 11–17 rows (3–4 row tiles) are faster with the touches on some CPUs
+// and without them on others (docs/performance.md, "Decisions"). Products of 18 rows and more
+// touch everywhere, 10 and fewer nowhere.
 // Touching or not gives the same bits: only the time changes.
 #pragma once
 

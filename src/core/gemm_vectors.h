@@ -153,19 +153,12 @@ struct Fp16Specials {
 // float32's places (its sign copied into the 3 bits that the mask then clears), and × 2^112
 // rebiases the exponent: exact for normals, subnormals and zeros, 3 operations for 4 values (4
 // before even_f16_bits) where half4() takes 9, and 2 more to watch for exponent 31 (±2^16 · 1.m
-// here). fp16 decoding of GPT-2 small's 48 products (Zen 4, plain, same-process A/B): 42.3 → 12.8
-// ms, where bf16 takes 7.6 and float32 12.3.
+// here).
 // The even columns (the low half of each 32-bit lane) need their value moved up first. A
 // multiply-add of 16-bit pairs does it in one operation: even × 2^13 + odd × 0 is the even value
 // sign-extended and shifted left by 13, the same bits as (h << 16) >> 3 (arithmetic), which took
-// two shifts. On Zen 1 fp16 decoding read ~7 GB/s of L2 data where bf16 read 14.6; with the
-// multiply-add its loop (20 operations a step of 16 values instead of 22) took 0.74–0.83× the
-// time, 9.3–10.0 GB/s. GPT-2 small's 48 products one row, from memory, Zen 1, same-process A/B:
-// 23.0–24.7 → 20.2–23.2 ms plain, 17.2–19.5 → 14.9–18.6 ms relaxed (bf16: 15.2–16.8); at 2–6
-// rows (in place, tiles of up to 3 rows) 0.87–0.92× the time plain. But the multiply-add
-// competes with float multiplies (a microbenchmark there: 4 chains of it beside 4 of float
-// multiplies ran 4.0 G operations a second, beside 4 of float adds 5.2), which the relaxed build's
-// tiles issue 6 of per 8 values: there it took 1.03–1.06× the time at 6 rows, so those tiles keep
+// two shifts, one operation fewer where every operation counts (the plain build). It competes with
+// float multiplies, though, which the relaxed build's tiles issue 6 of per 8 values: those keep
 // the shifts (kByMultiplyAdd false). ARM64 engines lower the multiply-add to three instructions
 // where the two shifts were two (not measured).
 template <bool kByMultiplyAdd = true>

@@ -10,9 +10,8 @@ import { loadCore } from './runtime.mjs';
 const MASK_NONE = 0, MASK_BLOCKED = 1, MASK_ADDITIVE = 2;
 // The core's weight order (mh::WeightIndex).
 const WEIGHT_NAMES = ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo'];
-// trace()'s results, as the core's views name them (attention is "traceAttention" there).
-const TRACE_VIEWS = { q: 'q', k: 'k', v: 'v', scores: 'scores', scaled: 'scaled', masked: 'masked',
-  attention: 'traceAttention', headOutput: 'headOutput' };
+// trace()'s results, each the Layer's buffer of the same name (Module.LayerBuffer).
+const TRACE_NAMES = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'attention', 'headOutput'];
 
 function maskKindOf(mask) {
   if (mask === undefined || mask === null) return MASK_NONE;
@@ -69,7 +68,7 @@ export class MultiHeadAttention {
   }
 
   #view(name) {
-    return this.#live().view(name);
+    return this.#live().view(this.#core.LayerBuffer[name]);
   }
 
   /** Frees the layer's wasm memory now (otherwise it is freed when the object is garbage-collected). */
@@ -179,7 +178,7 @@ export class MultiHeadAttention {
       call.padding, call.maskKind);
     if (error) fail(error);
     const result = { head, nQ: call.nQ, nK: call.nK, headDim: this.config.headDim };
-    for (const [name, view] of Object.entries(TRACE_VIEWS)) result[name] = this.#view(view).slice();
+    for (const name of TRACE_NAMES) result[name] = this.#view(name).slice();
     result.concat = this.#view('concat').slice();
     result.output = this.#view('output').slice();
     return result;
@@ -249,7 +248,8 @@ export class MultiHeadAttention {
   // Copies results out of the heap (a view would go stale at the next call or heap growth), into
   // the caller's buffers when given: options.into = { output, attention }.
   #collect(call, options) {
-    const into = renameOptions(options.into ?? {}, { attention: 'attentions' }, fail);
+    let into = options.into ?? {};
+    if (into.attention !== undefined) into = renameOptions(into, { attention: 'attentions' }, fail);
     const copyOut = (slot, target, name) => {
       const view = this.#view(slot);
       if (target === undefined) return view.slice();
@@ -261,8 +261,8 @@ export class MultiHeadAttention {
     };
     const result = { output: copyOut('output', into.output, 'output') };
     if (call.returnAttention) {
-      result.attentions = copyOut('attention', into.attentions, 'attentions');
-      withOldNames(result, { attention: 'attentions' });
+      result.attentions = copyOut('attentions', into.attentions, 'attentions');
+      result.attention = result.attentions;  // the 0.1 name (deprecated): the same array
     }
     return result;
   }

@@ -28,6 +28,11 @@ using emscripten::val;
 
 namespace {
 
+// The buffers of a Layer, by name in JS (Module.LayerBuffer.queries, …).
+enum class LayerBuffer {
+  kQueries, kKeysValues, kAdditiveMask, kOutput, kAttentions, kKeyPadding, kBlocked, kPositional, kConcat,
+  kTraceQ, kTraceK, kTraceV, kTraceScores, kTraceScaled, kTraceMasked, kTraceAttention, kTraceHeadOutput,
+};
 enum MaskKind { kNoMask = 0, kBlockedMask = 1, kAdditive = 2 };
 
 mh::Config make_config(int d_model, int num_heads, int num_kv_heads, bool bias, float scale,
@@ -118,26 +123,28 @@ class Layer {
     return "";
   }
 
-  // The buffer JS fills or reads, by name (null for an unknown name).
-  val view(const std::string& name) const {
-    if (name == "queries") return view_of(queries_);
-    if (name == "keysValues") return view_of(keys_values_);
-    if (name == "additiveMask") return view_of(additive_);
-    if (name == "output") return view_of(output_);
-    if (name == "attention") return view_of(attention_);
-    if (name == "keyPadding") return view_of(key_padding_);
-    if (name == "blocked") return view_of(blocked_);
-    if (name == "positional") return view_of(positional_);
-    if (name == "concat") return view_of(model_.last_concat());
-    // trace(): one head's intermediates
-    if (name == "q") return view_of(trace_.q);
-    if (name == "k") return view_of(trace_.k);
-    if (name == "v") return view_of(trace_.v);
-    if (name == "scores") return view_of(trace_.scores);
-    if (name == "scaled") return view_of(trace_.scaled);
-    if (name == "masked") return view_of(trace_.masked);
-    if (name == "traceAttention") return view_of(trace_.attention);
-    if (name == "headOutput") return view_of(trace_.head_output);
+  // The buffer JS fills or reads, by name: an Embind enum (LayerBuffer in JS), not a string,
+  // since a small layer's whole forward call takes microseconds.
+  val view(LayerBuffer buffer) const {
+    switch (buffer) {
+      case LayerBuffer::kQueries: return view_of(queries_);
+      case LayerBuffer::kKeysValues: return view_of(keys_values_);
+      case LayerBuffer::kAdditiveMask: return view_of(additive_);
+      case LayerBuffer::kOutput: return view_of(output_);
+      case LayerBuffer::kAttentions: return view_of(attention_);
+      case LayerBuffer::kKeyPadding: return view_of(key_padding_);
+      case LayerBuffer::kBlocked: return view_of(blocked_);
+      case LayerBuffer::kPositional: return view_of(positional_);
+      case LayerBuffer::kConcat: return view_of(model_.last_concat());
+      case LayerBuffer::kTraceQ: return view_of(trace_.q);
+      case LayerBuffer::kTraceK: return view_of(trace_.k);
+      case LayerBuffer::kTraceV: return view_of(trace_.v);
+      case LayerBuffer::kTraceScores: return view_of(trace_.scores);
+      case LayerBuffer::kTraceScaled: return view_of(trace_.scaled);
+      case LayerBuffer::kTraceMasked: return view_of(trace_.masked);
+      case LayerBuffer::kTraceAttention: return view_of(trace_.attention);
+      case LayerBuffer::kTraceHeadOutput: return view_of(trace_.head_output);
+    }
     return val::null();
   }
   // Weight `which` (mh::WeightIndex: wq wk wv wo bq bk bv bo): live, or staged for commitWeights.
@@ -197,6 +204,24 @@ emscripten::val touchTuning() {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(multihead) {
+  emscripten::enum_<LayerBuffer>("LayerBuffer")
+      .value("queries", LayerBuffer::kQueries)
+      .value("keysValues", LayerBuffer::kKeysValues)
+      .value("additiveMask", LayerBuffer::kAdditiveMask)
+      .value("output", LayerBuffer::kOutput)
+      .value("attentions", LayerBuffer::kAttentions)
+      .value("keyPadding", LayerBuffer::kKeyPadding)
+      .value("blocked", LayerBuffer::kBlocked)
+      .value("positional", LayerBuffer::kPositional)
+      .value("concat", LayerBuffer::kConcat)
+      .value("q", LayerBuffer::kTraceQ)
+      .value("k", LayerBuffer::kTraceK)
+      .value("v", LayerBuffer::kTraceV)
+      .value("scores", LayerBuffer::kTraceScores)
+      .value("scaled", LayerBuffer::kTraceScaled)
+      .value("masked", LayerBuffer::kTraceMasked)
+      .value("attention", LayerBuffer::kTraceAttention)
+      .value("headOutput", LayerBuffer::kTraceHeadOutput);
   emscripten::class_<Layer>("Layer")
       .constructor<int, int, int, bool, float, float>()
       .function("initSeeded", &Layer::initSeeded)

@@ -395,11 +395,26 @@ ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids,
 
 void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
 
-void ForwardPass::attention(float* y, const float* x, int n, int layer) {
-  model_.overflow_ |= !model_.attention(y, x, n, layer, request_, out_);
+int ForwardPass::attention_block(float* x, const float* input, int n, int layer) {
+  model_.overflow_ |= !model_.attention(a, input, n, layer, request_, out_);
+  add_in_place(x, a, int64_t{n} * config.d_model);
+  return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_) : n;
 }
 
-int ForwardPass::rows_after_last_attention(float* x, int n) { return model_.rows_after_last_attention(x, n, request_); }
+void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
+  matmul(up, input, *L.w_up, f32(L.b_up), n);
+  activate(config.activation, up, int64_t{n} * config.d_ff);
+  matmul(a, up, *L.w_down, f32(L.b_down), n);
+  add_in_place(x, a, int64_t{n} * config.d_model);
+}
+
+void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
+  matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
+  matmul(up, input, *L.w_up, f32(L.b_up), n);
+  silu_times(up, gate, up, int64_t{n} * config.d_ff);
+  matmul(a, up, *L.w_down, f32(L.b_down), n);
+  add_in_place(x, a, int64_t{n} * config.d_model);
+}
 
 void ForwardPass::record_hidden(const float* x, int n, int index) { model_.record_hidden(out_, x, n, index, request_); }
 

@@ -99,13 +99,15 @@ class ForwardPass {
 
   // x (n × d) = the token embeddings of ids.
   void embed_tokens(float* x);
-  // y (n × d) = layer's attention block over x (n × d): the layer's attention weights and value
-  // norms go where the request asks.
-  void attention(float* y, const float* x, int n, int layer);
-  // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
-  // the pass needs at the front of x (only the rows logits are asked for, unless every row's hidden
-  // state is), and returns how many.
-  int rows_after_last_attention(float* x, int n);
+  // x (n × d) += the attention block of `layer` over input (n × d; may be x): the layer's attention
+  // weights and value norms go where the request asks. After the last layer's, only the rows the
+  // rest of the pass needs stay, at the front of x (the rows logits are asked for, unless every
+  // row's hidden state is): returns how many rows go on.
+  int attention_block(float* x, const float* input, int n, int layer);
+  // x (n × d) += act(input · W_up + b_up) · W_down + b_down: layer's MLP over input (n × d; may be x).
+  void mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
+  // x (n × d) += (silu(input · W_gate + b_gate) ⊙ (input · W_up + b_up)) · W_down + b_down: SwiGLU.
+  void gated_mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
   // hidden_states[index] = x (n × d), where the request asks for hidden states.
   void record_hidden(const float* x, int n, int index);
   // The final hidden state (RunResult::last_hidden) = x (n × d).

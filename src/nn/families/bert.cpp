@@ -72,8 +72,7 @@ void forward(ForwardPass& p) {
   const TransformerWeights& W = p.weights;
   int n = p.n;
   const int d = c.d_model;
-  int64_t nd = int64_t{n} * d;
-  float *x = p.x, *h = p.h, *a = p.a, *up = p.up;
+  float *x = p.x, *h = p.h;
   std::vector<int32_t> types(static_cast<size_t>(n), 0);
   if (p.request().token_types) types.assign(p.request().token_types, p.request().token_types + n);
   p.embed_tokens(x);
@@ -81,26 +80,18 @@ void forward(ForwardPass& p) {
   embedding_rows(x, types.data(), *W.type_embedding, n, d, true);
   layer_norm(x, x, f32(W.embedding_norm_w), f32(W.embedding_norm_b), n, d, c.norm_eps);
   p.record_hidden(x, n, 0);
-  for (int l = 0; l < c.layers; ++l) {
+  for (int l = 0; l < c.layers; ++l) {  // post-LayerNorm: each sublayer's norm after its residual
     const TransformerWeights::Layer& L = W.layers[l];
-    p.attention(a, x, n, l);
-    add_in_place(x, a, nd);
-    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
-      n = p.rows_after_last_attention(x, n);
-      nd = int64_t{n} * d;
-    }
+    n = p.attention_block(x, x, n, l);
     layer_norm(x, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    matmul(up, x, *L.w_up, f32(L.b_up), n);
-    activate(c.activation, up, int64_t{n} * c.d_ff);
-    matmul(a, up, *L.w_down, f32(L.b_down), n);
-    add_in_place(x, a, nd);
+    p.mlp(x, x, L, n);
     layer_norm(x, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
     p.record_hidden(x, n, l + 1);
   }
   p.keep_last_hidden(x, n);
   if (!p.wants_logits()) return;
   matmul(h, x, *W.head_dense_w, f32(W.head_dense_b), n);
-  activate(c.activation, h, nd);
+  activate(c.activation, h, int64_t{n} * d);
   layer_norm(h, h, f32(W.head_norm_w), f32(W.head_norm_b), n, d, c.norm_eps);
   p.output_head(h, n);
 }

@@ -64,25 +64,16 @@ void forward(ForwardPass& p) {
   const TransformerWeights& W = p.weights;
   int n = p.n;
   const int d = c.d_model;
-  int64_t nd = int64_t{n} * d;
-  float *x = p.x, *h = p.h, *a = p.a, *up = p.up;
+  float *x = p.x, *h = p.h;
   p.embed_tokens(x);
   add_table_rows(x, *W.position_embedding, p.first_position, n, d);
   p.record_hidden(x, n, 0);
   for (int l = 0; l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
     layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    p.attention(a, h, n, l);
-    add_in_place(x, a, nd);
-    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
-      n = p.rows_after_last_attention(x, n);
-      nd = int64_t{n} * d;
-    }
+    n = p.attention_block(x, h, n, l);
     layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
-    matmul(up, h, *L.w_up, f32(L.b_up), n);
-    activate(c.activation, up, int64_t{n} * c.d_ff);
-    matmul(a, up, *L.w_down, f32(L.b_down), n);
-    add_in_place(x, a, nd);
+    p.mlp(x, h, L, n);
     if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
   }
   layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);

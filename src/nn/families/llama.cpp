@@ -74,26 +74,15 @@ void forward(ForwardPass& p) {
   const TransformerWeights& W = p.weights;
   int n = p.n;
   const int d = c.d_model;
-  int64_t nd = int64_t{n} * d, nff = int64_t{n} * c.d_ff;
-  float *x = p.x, *h = p.h, *a = p.a, *up = p.up, *gate = p.gate;
+  float *x = p.x, *h = p.h;
   p.embed_tokens(x);
   p.record_hidden(x, n, 0);
   for (int l = 0; l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
     rms_norm(h, x, f32(L.norm1_w), n, d, c.norm_eps);
-    p.attention(a, h, n, l);
-    add_in_place(x, a, nd);
-    if (l + 1 == c.layers) {  // only the rows the output needs go on (RunRequest::last_hidden)
-      n = p.rows_after_last_attention(x, n);
-      nd = int64_t{n} * d;
-      nff = int64_t{n} * c.d_ff;
-    }
+    n = p.attention_block(x, h, n, l);
     rms_norm(h, x, f32(L.norm2_w), n, d, c.norm_eps);
-    matmul(gate, h, *L.w_gate, f32(L.b_gate), n);
-    matmul(up, h, *L.w_up, f32(L.b_up), n);
-    silu_times(up, gate, up, nff);
-    matmul(a, up, *L.w_down, f32(L.b_down), n);
-    add_in_place(x, a, nd);
+    p.gated_mlp(x, h, L, n);
     if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
   }
   rms_norm(x, x, f32(W.final_norm_w), n, d, c.norm_eps);

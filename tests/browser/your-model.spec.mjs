@@ -185,36 +185,33 @@ test('the weights\' type comes back from a link; a wrong one is ignored', async 
   await expect(page.locator('.mv-info')).toContainText('f32 matrices');
 });
 
-test('a folder that is not a model and a truncated checkpoint get a reason in words', async ({ page }, info) => {
+// Hands the page a folder that is not a model, then `fixture`'s checkpoint cut after `bytes` bytes:
+// each gets its reason in words.
+async function notAModelThenTruncated(page, info, fixture, bytes) {
   const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
-  await page.goto(PAGE);
-  await ready(page);
   await page.setInputFiles('#files', [join(FIXTURES, 'README.md'), join(FIXTURES, 'manifest.json')]);
   await expect(page.locator('#sourceMessage')).toContainText('no config.json');
   const dir = info.outputPath('cut');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), readFileSync(join(FIXTURES, 'qwen2', 'config.json')));
-  writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(FIXTURES, 'qwen2', 'model.safetensors')).subarray(0, 200000));
+  writeFileSync(join(dir, 'config.json'), readFileSync(join(FIXTURES, fixture, 'config.json')));
+  writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(FIXTURES, fixture, 'model.safetensors')).subarray(0, bytes));
   await page.setInputFiles('#files', [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
   await expect(page.locator('#sourceMessage')).toContainText('truncated');
+}
+
+test('a folder that is not a model and a truncated checkpoint get a reason in words', async ({ page }, info) => {
+  await page.goto(PAGE);
+  await ready(page);
+  await notAModelThenTruncated(page, info, 'qwen2', 200000);
   await page.setInputFiles('#files', filesOf('qwen2'));
   await expect(page.locator('.mv-info')).toContainText('qwen2');
 });
 
 test('a model, then a folder that is not a model, a truncated checkpoint, and a model again: no stale result, no console error', async ({ page }, info) => {
-  const { readFileSync, writeFileSync, mkdirSync } = await import('node:fs');
   await openFixture(page, 'gpt2');
   // A long text keeps the worker busy, so the page replaces the model while a result for it is due.
-  const text = 'The cat sat on the mat. '.repeat(30);
-  await page.locator('#mvText').fill(text);
-  await page.setInputFiles('#files', [join(FIXTURES, 'README.md'), join(FIXTURES, 'manifest.json')]);
-  await expect(page.locator('#sourceMessage')).toContainText('no config.json');
-  const dir = info.outputPath('cut');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), readFileSync(join(FIXTURES, 'gpt2', 'config.json')));
-  writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(FIXTURES, 'gpt2', 'model.safetensors')).subarray(0, 300000));
-  await page.setInputFiles('#files', [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
-  await expect(page.locator('#sourceMessage')).toContainText('truncated');
+  await page.locator('#mvText').fill('The cat sat on the mat. '.repeat(30));
+  await notAModelThenTruncated(page, info, 'gpt2', 300000);
   await page.setInputFiles('#files', filesOf('llama'));
   await expect(page.locator('.mv-info')).toContainText('llama, 2 layers × 4 heads');
   await ready(page);

@@ -32,7 +32,7 @@ export function relaxedSimdAvailable() {
 // Node 20's V8 (11.3) has relaxed SIMD, complete, behind --experimental-wasm-relaxed-simd; V8 11.4
 // turned it on (Chromium 114, Node 21 and later). Where Node's engine does not validate it, 'auto'
 // turns V8's flag on (process-wide; it only widens what later modules may use) and keeps the
-// fused build if the engine then validates it (GPT-2 small's prefill: 4–19% less time on Zen 3). Not
+// fused build if the engine then validates it (docs/performance.md, "Decisions"). Not
 // where the process was started with --no-experimental-wasm-relaxed-simd (how a Node program
 // asks for the plain build everywhere); a V8 that still refuses the probe gets its flag back off.
 const RELAXED_FLAG = 'experimental-wasm-relaxed-simd';

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
-const files = ['web/widget/widget.js', 'web/attention/session.mjs', 'web/attention/tokens.mjs', 'web/attention/archetypes.mjs', 'web/shared/heatmap.mjs',
-  'web/shared/colormap.mjs', 'web/shared/stats.mjs', 'web/attention/walkthrough.mjs', 'web/attention/state.mjs', 'bindings/multihead.mjs',
+const files = ['web/widget/widget.js', 'web/attention/session.mjs', 'web/attention/tokens.mjs', 'web/attention/archetypes.mjs', 'web/common/heatmap.mjs',
+  'web/common/colormap.mjs', 'web/common/stats.mjs', 'web/attention/walkthrough.mjs', 'web/attention/state.mjs', 'bindings/multihead.mjs',
   'dist/multihead_core.mjs', 'dist/multihead_core.wasm'];
 let raw = 0, gz = 0;
 const rows = files.map((f) => {

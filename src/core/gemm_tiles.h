@@ -3,11 +3,10 @@
 // product's rows are cut into tiles, and `a` packed for them.
 //
 // The micro-kernel keeps a 5 × 8 tile of `out` in 10 vector registers (the relaxed build also a
-// 6 × 8 tile in 12, for Zen 1's 5-cycle multiply-adds: kTileRows) and, per k, loads 8 floats
+// 6 × 8 tile in 12, for CPUs whose multiply-adds take 5 cycles: kTileRows) and, per k, loads 8 floats
 // of the panel and splats one float of each of 5 rows of `a`, which is packed too (k-major, one
-// pointer: V8 spilled its loop counters when each row had a pointer of its own; packing took
-// the kernel from ~72% to ~88% of the peak on Zen 5). 10 chains also keep 2 pipes of 4-cycle
-// fused multiply-adds busy, where 4 rows (8 chains) left no slack. V8 gives wasm 15 vector
+// pointer: V8 spilled its loop counters when each row had a pointer of its own). 10 chains also
+// keep 2 pipes of 4-cycle fused multiply-adds busy, where 4 rows (8 chains) left no slack. V8 gives wasm 15 vector
 // registers: 10 accumulators, 2 panel vectors, a splat and the plain build's product fit only
 // if V8 places each splat next to its use. Where it does is decided by its scheduler (read on
 // V8 11.3's machine code, --print-wasm-code): values that feed the loop's phis directly are
@@ -35,10 +34,9 @@ namespace {
 
 // 5 rows × 8 columns in both builds (see the header comment), and 6 rows where they fit: the
 // relaxed build's 12 accumulators, 2 panel vectors and a splat are exactly V8's 15 registers (the
-// plain build's product needs a 16th). On Zen 1, whose fused multiply-adds take 5 cycles, a tile
-// needs 10 chains to keep its 2 pipes busy: the loop alone on L1 data ran at 0.92 of the fused
-// peak with 6 rows, 0.91 with 5, 0.73 with 4 and 0.57 with 3 (tile_height()). (MH_GEMM_TILE_ROWS=4
-// or 5 tries fewer in the benchmark and the native tests.)
+// plain build's product needs a 16th). Where fused multiply-adds take 5 cycles, a tile needs 10
+// chains to keep its 2 pipes busy (tile_height()). (MH_GEMM_TILE_ROWS=4 or 5 tries fewer in the
+// benchmark and the native tests.)
 #ifndef MH_GEMM_TILE_ROWS
 #if defined(__wasm_relaxed_simd__)
 #define MH_GEMM_TILE_ROWS 6
@@ -189,12 +187,12 @@ void tile_rows(int rows, float* c, int64_t ldc, const float* a, const void* pane
 // 3: that many, the rest in the last tile; two_byte_in_place() says where, and MH_GEMM_TILE_ROWS=4
 // everywhere).
 // 5-row tiles: with fused multiply-adds a tile of r rows takes max(r, L) cycles per k (r cycles
-// of 2r multiply-adds on 2 pipes, but never less than the latency L of its chains: 4 cycles on
-// Zen 3–5, 5 on Zen 1), so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4:
-// 16 cycles on Zen 3, where 5 + 5 + 3 + 3 took 18), and otherwise into as few short tiles as
+// of 2r multiply-adds on 2 pipes, but never less than the latency L of its chains: 4 or 5 cycles),
+// so rows are split into 5s and 4s where they can be (16 = 4 + 4 + 4 + 4: 16 cycles for L = 4,
+// where 5 + 5 + 3 + 3 takes 18), and otherwise into as few short tiles as
 // possible (6 = 3 + 3, 7 = 4 + 3, 11 = 4 + 4 + 3).
 // With 6-row tiles (the relaxed build), into 5s and 6s where they can be, every tile then at full
-// rate for L = 5 too (16 = 5 + 5 + 6: 16 cycles on Zen 1, where 4 + 4 + 4 + 4 took 20; 11 = 5 + 6,
+// rate for L = 5 too (16 = 5 + 5 + 6: 16 cycles, where 4 + 4 + 4 + 4 takes 20; 11 = 5 + 6,
 // 12 = 6 + 6), and as before otherwise (13, 14, 19 and under 10).
 inline bool fives_and_fours(int rows) { return rows == 0 || rows == 4 || rows == 5 || (rows >= 8 && rows != 11); }
 inline bool fives_and_sixes(int rows) {

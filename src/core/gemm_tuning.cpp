@@ -7,8 +7,8 @@ namespace mh {
 
 namespace {
 
-constexpr int kTuningRows = 16;  // 4 row tiles: where Zen 4 and Zen 5 disagree most (header)
-constexpr int kTunedFloor = 18;  // from 18 rows (20 as 4 tiles of 5) touching paid on Zen 4 too
+constexpr int kTuningRows = 16;  // 4 row tiles: where the CPUs measured disagree most (header)
+constexpr int kTunedFloor = 18;  // from 18 rows (20 as 4 tiles of 5) touching paid on every CPU measured
 constexpr int kWarmUps = 2, kPasses = 5;
 TouchTuning g_last;
 

@@ -14,9 +14,8 @@ namespace mh {
 // e^x for 4 floats in [-100, 88]: exactly 0 for x under about -87.7 (where n, below, would be
 // under -126), within ~1 ulp of e^x above, where the last few results are subnormal. Written for
 // a short dependency chain: V8 emits wasm in the order given and the core runs out of scheduler
-// slots before it runs out of pipes, so the chain's length sets the speed (Zen 4, plain build:
-// softmax 1.54 → 1.33 ns per element against Horner's rule and round-then-convert, the same bits
-// for 99.9% of x in [-87.3, 0]).
+// slots before it runs out of pipes, so the chain's length sets the speed (docs/performance.md,
+// "Kernel decisions in detail").
 inline v128_t exp_in_range(v128_t x) {
   // n = x·log2(e) rounded to the nearest integer (ties to even), by adding 1.5·2^23: in
   // [2^23, 2^24) a float's last bit is worth 1, so the sum rounds there, and its low bits hold n.

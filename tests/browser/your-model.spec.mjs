@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { test, expect } from './guard.mjs';
 import { FIXTURES, expectedOutputs, maxAbsDiff } from '../js/checkpoints.mjs';
-import { VIRIDIS } from '../../web/shared/colormap.mjs';
+import { VIRIDIS } from '../../web/common/colormap.mjs';
 
 const PAGE = '/web/your-model.html';
 const HUB = 'http://127.0.0.1:4181';

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS, parseHash, toHash, validHeads, validKvHeads } from '../../web/attention/state.mjs';
 import { tokenize, embed } from '../../web/attention/tokens.mjs';
-import { headEntropy, meanJensenShannon, mostAttended } from '../../web/shared/stats.mjs';
+import { headEntropy, meanJensenShannon, mostAttended } from '../../web/common/stats.mjs';
 
 describe('URL state', () => {
   it('round-trips every setting', () => {

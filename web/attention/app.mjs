@@ -1,9 +1,9 @@
 // The page: state in the URL → tokens → X → the wasm layer → heatmaps, statistics, walkthrough.
 import { D_MODELS, DEMO_SENTENCES, parseHash, toHash, validHeads, validKvHeads } from './state.mjs';
-import { cellAt, drawHeatmap, drawLegend } from '../shared/heatmap.mjs';
+import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
 import { roleOf } from './archetypes.mjs';
-import { exportCsv, exportJson, exportPng, exportSvg } from '../shared/export.mjs';
+import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'text2', 'demos', 'tokens', 'd', 'h', 'kv', 'seed', 'temp', 'tempOut',

@@ -1,7 +1,7 @@
 // The page's heavy work, off the main thread: tokens → X → forward pass → the selected head's
 // trace → statistics. The page keeps typing smooth and sends only its newest request.
 import { AttentionSession } from './session.mjs';
-import { headEntropy, meanJensenShannon, mostAttended } from '../shared/stats.mjs';
+import { headEntropy, meanJensenShannon, mostAttended } from '../common/stats.mjs';
 
 const session = new AttentionSession();
 

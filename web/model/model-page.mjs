@@ -3,7 +3,7 @@
 // model card with each head's measured role. The model is small enough to run on the main thread
 // (a 128-token text takes a few milliseconds).
 import { loadLanguageModel, loadMultihead } from '../../bindings/multihead.mjs';
-import { cellAt, drawHeatmap, drawLegend } from '../shared/heatmap.mjs';
+import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
 
 const $ = (id) => document.getElementById(id);

@@ -1,6 +1,6 @@
 // Small DOM and drawing helpers shared by the playground's views (playground-view.mjs and
 // playground-compare.mjs).
-import { drawHeatmap } from '../shared/heatmap.mjs';
+import { drawHeatmap } from '../common/heatmap.mjs';
 
 export const h = (tag, attrs = {}, ...children) => {
   const el = document.createElement(tag);

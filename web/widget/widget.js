@@ -14,11 +14,11 @@
 // Events (bubbling, composed): `attention-hover` { head, query, key, queryToken, keyToken, weight }
 // and `head-select` { head }.
 import { AttentionSession } from '../attention/session.mjs';
-import { cellAt, drawHeatmap } from '../shared/heatmap.mjs';
-import { headEntropy, meanJensenShannon, mostAttended } from '../shared/stats.mjs';
+import { cellAt, drawHeatmap } from '../common/heatmap.mjs';
+import { headEntropy, meanJensenShannon, mostAttended } from '../common/stats.mjs';
 import { renderWalkthrough } from '../attention/walkthrough.mjs';
 import { roleOf } from '../attention/archetypes.mjs';
-import { viridisCss } from '../shared/colormap.mjs';
+import { viridisCss } from '../common/colormap.mjs';
 import { D_MODELS, validHeads, validKvHeads } from '../attention/state.mjs';
 
 const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model'];

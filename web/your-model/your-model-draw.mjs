@@ -2,7 +2,7 @@
 // heads (at most 64 × 64 pixels each, max-pooled, so a 512-token head is as cheap as a short one;
 // all of them in one sprite),
 // value-weighted attention, and the rows a generation adds.
-import { VIRIDIS } from '../shared/colormap.mjs';
+import { VIRIDIS } from '../common/colormap.mjs';
 
 export const THUMB_PX = 64;
 

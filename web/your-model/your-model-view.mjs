@@ -4,8 +4,8 @@
 // with each new token's attention row per head, and exports. All computation happens in
 // your-model-worker.mjs; this class only draws. It renders into any container (the page, or the
 // <multihead-attention view="model"> widget's shadow root) and reports its state through onState.
-import { cellAt, drawHeatmap, drawLegend } from '../shared/heatmap.mjs';
-import { exportCsv, exportJson, exportPng, exportSvg } from '../shared/export.mjs';
+import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
+import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 import { drawRows, drawStrip, drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { ROLES } from './your-model-roles.mjs';
 

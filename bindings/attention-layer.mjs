@@ -5,7 +5,7 @@
 import { checkArray, checkInteger, checkNumber, checkObject, describe, fail, MAX_TOKENS, rowsOf } from './checks.mjs';
 import { renameOptions, withOldNames } from './deprecated.mjs';
 import { release, track } from './registry.mjs';
-import { loadCore } from './runtime.mjs';
+import { loadMultihead } from './runtime.mjs';
 
 const MASK_NONE = 0, MASK_BLOCKED = 1, MASK_ADDITIVE = 2;
 // The core's weight order (mh::WeightIndex).
@@ -39,13 +39,13 @@ export async function createMultiHeadAttention(options = {}) {
   checkNumber('temperature', temperature);
   checkNumber('scale', scale);
   if (typeof bias !== 'boolean') fail(`bias must be true or false, got ${describe(bias)}`);
-  const core = await loadCore();
+  const core = await loadMultihead();
   const error = core.validateConfig(dModel, heads, kvHeads, bias, scale, temperature);
   if (error) fail(error);
   const layer = new core.Layer(dModel, heads, kvHeads, bias, scale, temperature);
   layer.initSeeded(seed);
   const config = { dModel, heads, kvHeads, headDim: dModel / heads, bias, seed, temperature, scale };
-  Object.freeze(withOldNames(config, { numHeads: 'heads', numKvHeads: 'kvHeads' }, { enumerable: false }));
+  Object.freeze(withOldNames(config, { numHeads: 'heads', numKvHeads: 'kvHeads' }));
   return new MultiHeadAttention(core, layer, config);
 }
 

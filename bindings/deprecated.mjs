@@ -3,15 +3,16 @@
 // console message: a page that embeds the widget should not see one for a library's rename.
 
 /**
- * Adds the old names to a result or config object as getters of the new ones; aliases: { oldName:
- * 'newName' }. A result's old names are enumerable, so that { ...result } keeps them (the same
- * arrays, not copies); a config's are not, so that it lists and prints its names once.
+ * Adds the old names to a config as non-enumerable getters of the new ones (a config lists and
+ * prints its names once); aliases: { oldName: 'newName' }. A result's old name is a plain property
+ * holding the same array instead, set where the result is made: { ...result } keeps it, and it
+ * costs nothing on a call that takes microseconds.
  */
-export function withOldNames(object, aliases, { enumerable = true } = {}) {
+export function withOldNames(object, aliases) {
   for (const [old, now] of Object.entries(aliases)) {
     Object.defineProperty(object, old, {
       get() { return object[now]; },
-      enumerable,
+      enumerable: false,
       configurable: false,
     });
   }

@@ -30,7 +30,8 @@ export function resolveSource(text, { revision, hub, base = globalThis.location?
   return fail(`"${input.slice(0, 60)}" is neither a Hugging Face model id (like gpt2 or Qwen/Qwen2.5-0.5B) nor a URL`);
 }
 
-async function request(url, init) {
+/** fetch(), with a failure to connect (or CORS) said in words, and a cancel as an AbortError. */
+export async function request(url, init) {
   try {
     return await fetch(url, init);
   } catch (error) {

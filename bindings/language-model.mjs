@@ -3,7 +3,7 @@
 import { checkTokenIds, fail, switchOffHeads } from './checks.mjs';
 import { withOldNames } from './deprecated.mjs';
 import { release, track } from './registry.mjs';
-import { loadCore } from './runtime.mjs';
+import { loadMultihead } from './runtime.mjs';
 
 /**
  * Loads a trained model from the bytes of a .mhlm file (e.g. web/model/austen.mhlm).
@@ -13,7 +13,7 @@ import { loadCore } from './runtime.mjs';
 export async function loadLanguageModel(bytes) {
   if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
   if (!(bytes instanceof Uint8Array)) fail('loadLanguageModel needs the .mhlm file as an ArrayBuffer or Uint8Array');
-  const core = await loadCore();
+  const core = await loadMultihead();
   const model = new core.LanguageModel();
   model.stageFile(bytes.length);
   model.view('file').set(bytes);
@@ -33,7 +33,7 @@ export class LanguageModel {
   constructor(model) {
     this.#model = model;
     const config = model.config();
-    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize', numHeads: 'heads', context: 'maxPositions' }, { enumerable: false }));
+    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize', numHeads: 'heads', context: 'maxPositions' }));
     track(this, model);
   }
 
@@ -90,12 +90,11 @@ export class LanguageModel {
     switchOffHeads(model.view('headEnabled'), disabledHeads, layers, heads);
     const runError = model.run(ids.length);
     if (runError) fail(runError);
-    return withOldNames({
-      n: ids.length,
-      attentions: model.view('attentions').slice(),
-      probabilities: model.view('probabilities').slice(),
-      rollout: model.view('rollout').slice(),
-    }, { attention: 'attentions' });
+    const attentions = model.view('attentions').slice();
+    return {
+      n: ids.length, attentions, probabilities: model.view('probabilities').slice(), rollout: model.view('rollout').slice(),
+      attention: attentions,  // the 0.1 name (deprecated): the same array
+    };
   }
 
   /** The k most likely next tokens after `position` of a run() result, most likely first. */

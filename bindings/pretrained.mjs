@@ -5,7 +5,7 @@
 import { checkTokenIds, fail, switchOffHeads } from './checks.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
 import { release, track } from './registry.mjs';
-import { loadCore } from './runtime.mjs';
+import { loadMultihead } from './runtime.mjs';
 import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 
 // The safetensors files of a checkpoint: model.safetensors, or else the shards its index lists.
@@ -55,7 +55,7 @@ export async function loadPretrained(source, { onProgress, signal, weightType, r
     fail(`no config.json ${files.describe()}: a checkpoint folder needs config.json and model.safetensors ` +
       '(Hugging Face layout); pick the folder that holds them');
   }
-  const core = await loadCore();
+  const core = await loadMultihead();
   const model = new core.PretrainedCore();
   try {
     const configError = model.setConfig(configText);

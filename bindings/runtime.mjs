@@ -1,5 +1,5 @@
 // The wasm runtime: which of the four builds loads (threads × relaxed SIMD), the thread pool, and
-// facts about what loaded. Every class of the API gets the module through loadCore().
+// facts about what loaded. Every class of the API gets the module through loadMultihead().
 import { describe, fail } from './checks.mjs';
 import { inNode } from './environment.mjs';
 
@@ -147,7 +147,7 @@ async function loadBuild(threaded, relaxed) {
  * the plain SIMD build elsewhere; false always loads plain SIMD and leaves V8's flags alone (its
  * results are the same bits on every engine; fused ones may differ in the last bits).
  */
-export function loadCore(options = {}) {
+export function loadMultihead(options = {}) {
   let requested, wanted;
   try {
     if (options === null || typeof options !== 'object') fail(`options must be an object, got ${describe(options)}`);
@@ -200,12 +200,6 @@ export function loadCore(options = {}) {
 }
 
 /**
- * The public name of loadCore. It resolves to the Emscripten module, whose heap (HEAPU8) tests
- * and diagnostics read; everything else about the runtime is runtimeInfo()'s.
- */
-export const loadMultihead = loadCore;
-
-/**
  * Changes how many threads the threaded build uses: 1 … 16 asked, capped at the caller plus the
  * workers loaded at start-up (one per extra core, at most 16 threads in all). Resolves to the count
  * in effect, which is always 1 in the single-thread build.
@@ -214,7 +208,7 @@ export async function setThreads(threads) {
   if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
     fail(`threads must be an integer from 1 to 16, got ${describe(threads)}`);
   }
-  const core = await loadCore();
+  const core = await loadMultihead();
   if (threads > 1 && !loadedThreaded) {
     fail(`setThreads(${threads}): multihead was loaded single-threaded; ` +
       (threadsAvailable() ? "call loadMultihead({ threads: 'auto' }) first, before any layer is created"
@@ -225,7 +219,7 @@ export async function setThreads(threads) {
 
 /** Facts about the loaded wasm runtime, for diagnostics and tests. */
 export async function runtimeInfo() {
-  const core = await loadCore();
+  const core = await loadMultihead();
   return {
     simdFloatsPerPacket: core.simdFloatsPerPacket(),
     heapBytes: core.heapBytes(),

@@ -4,7 +4,7 @@
 import { fail } from './checks.mjs';
 import { withOldNames } from './deprecated.mjs';
 import { release, track } from './registry.mjs';
-import { loadCore } from './runtime.mjs';
+import { loadMultihead } from './runtime.mjs';
 
 /** The toy tasks, in the core's order (src/training/toy_tasks.h). */
 export const TOY_TASKS = Object.freeze(['copy', 'reverse', 'sort', 'previous-token', 'balanced-key']);
@@ -37,7 +37,7 @@ export async function createTrainer(options = {}) {
   if (typeof settings.learningRate !== 'number' || !Number.isFinite(settings.learningRate)) {
     fail(`learningRate must be a finite number, got ${settings.learningRate}`);
   }
-  const core = await loadCore();
+  const core = await loadMultihead();
   const trainer = new core.Trainer();
   const error = trainer.configure(task, settings.layers, settings.heads, settings.dModel,
     settings.learningRate, settings.seed, settings.batch);
@@ -59,7 +59,7 @@ export class Trainer {
     this.#trainer = trainer;
     this.#learningRate = settings.learningRate;
     const config = { ...settings, ...trainer.shape(), parameterCount: trainer.parameterCount() };
-    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize' }, { enumerable: false }));
+    this.config = Object.freeze(withOldNames(config, { vocab: 'vocabSize' }));
     this.vocabulary = Object.freeze(Array.from({ length: this.config.vocabSize }, (_, id) => core.toyTokenName(id)));
     track(this, trainer);
   }
@@ -121,14 +121,16 @@ export class Trainer {
     const error = trainer.sample(index);
     if (error) fail(error);
     const ids = trainer.view('tokens').slice();
-    return withOldNames({
+    const attentions = trainer.view('attentions').slice();
+    return {
       ids,
       tokens: Array.from(ids, (id) => this.vocabulary[id]),
       targets: trainer.view('targets').slice(),
       features: trainer.view('features').slice(),
-      attentions: trainer.view('attentions').slice(),
+      attentions,
       probabilities: trainer.view('probabilities').slice(),
-    }, { attention: 'attentions' });
+      attention: attentions,  // the 0.1 name (deprecated): the same array
+    };
   }
 
   /** Frees the trainer's wasm memory now. */

@@ -388,32 +388,34 @@ void Transformer::record_hidden(RunResult& out, const float* x, int n, int index
 ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request)
     : config(model.config_), weights(model.weights_), ids(ids), n(n), first_position(out.n_k - n),
       model_(model), out_(out), request_(request) {
-  const int64_t nd = int64_t{n} * config.d_model, nff = int64_t{n} * config.d_ff;
-  model.x_.resize(nd); model.h_.resize(nd); model.a_.resize(nd); model.up_.resize(nff); model.gate_.resize(nff);
-  x = model.x_.data(), h = model.h_.data(), a = model.a_.data(), up = model.up_.data(), gate = model.gate_.data();
+  const int64_t nd = int64_t{n} * config.d_model;
+  model.x_.resize(nd); model.h_.resize(nd); model.a_.resize(nd); model.up_.resize(int64_t{n} * config.d_ff);
+  x = model.x_.data(), h = model.h_.data(), a_ = model.a_.data(), up_ = model.up_.data();
 }
 
 void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
 
 int ForwardPass::attention_block(float* x, const float* input, int n, int layer) {
-  model_.overflow_ |= !model_.attention(a, input, n, layer, request_, out_);
-  add_in_place(x, a, int64_t{n} * config.d_model);
+  model_.overflow_ |= !model_.attention(a_, input, n, layer, request_, out_);
+  add_in_place(x, a_, int64_t{n} * config.d_model);
   return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_) : n;
 }
 
 void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
-  matmul(up, input, *L.w_up, f32(L.b_up), n);
-  activate(config.activation, up, int64_t{n} * config.d_ff);
-  matmul(a, up, *L.w_down, f32(L.b_down), n);
-  add_in_place(x, a, int64_t{n} * config.d_model);
+  matmul(up_, input, *L.w_up, f32(L.b_up), n);
+  activate(config.activation, up_, int64_t{n} * config.d_ff);
+  matmul(a_, up_, *L.w_down, f32(L.b_down), n);
+  add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
 void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
+  model_.gate_.resize(int64_t{this->n} * config.d_ff);  // only the gated families need it
+  float* gate = model_.gate_.data();
   matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
-  matmul(up, input, *L.w_up, f32(L.b_up), n);
-  silu_times(up, gate, up, int64_t{n} * config.d_ff);
-  matmul(a, up, *L.w_down, f32(L.b_down), n);
-  add_in_place(x, a, int64_t{n} * config.d_model);
+  matmul(up_, input, *L.w_up, f32(L.b_up), n);
+  silu_times(up_, gate, up_, int64_t{n} * config.d_ff);
+  matmul(a_, up_, *L.w_down, f32(L.b_down), n);
+  add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
 void ForwardPass::record_hidden(const float* x, int n, int index) { model_.record_hidden(out_, x, n, index, request_); }

@@ -94,8 +94,9 @@ class ForwardPass {
   const int32_t* ids;
   int n;               // tokens in this call
   int first_position;  // of ids[0]: the tokens already in the key/value cache
-  // Scratch, sized before the pass: x, h, a n × d_model; up, gate n × d_ff.
-  float *x, *h, *a, *up, *gate;
+  // Scratch for the family's own steps, n × d_model each, reused across runs: the residual stream
+  // x and one more (h).
+  float *x, *h;
 
   // x (n × d) = the token embeddings of ids.
   void embed_tokens(float* x);
@@ -127,6 +128,7 @@ class ForwardPass {
   Transformer& model_;
   RunResult& out_;
   const RunRequest& request_;
+  float *a_, *up_;  // the blocks' own scratch: n × d_model, n × d_ff
 };
 
 class Transformer {

@@ -272,7 +272,7 @@ export class MultiheadAttentionElement extends HTMLElement {
         status.textContent = 'multihead: view="model" needs src: a Hugging Face model id (like gpt2) or the URL of a checkpoint folder.';
       } else {
         let base;
-        try { base = hub.resolveSource(src); } catch (error) { status.textContent = `multihead: ${error.message}`; }
+        try { base = hub.resolveSource(src); } catch (error) { status.textContent = `multihead: ${error.message.replace(/^multihead: /, '')}`; }
         const stored = base && (await store.openStored(src));
         if (stored) {
           open(stored, src);
@@ -295,7 +295,7 @@ export class MultiheadAttentionElement extends HTMLElement {
               };
             } catch (error) {
               button.disabled = false;
-              status.textContent = `multihead: ${error.message}`;
+              status.textContent = `multihead: ${error.message.replace(/^multihead: /, '')}`;
             }
           };
         }

@@ -1,21 +1,12 @@
 // Checkpoints from the Hugging Face hub (or any server with the same layout) for the page: the
 // library resolves a model id or URL and lists the files with their sizes (shown before anything
 // large is fetched); this file downloads them into the browser's storage, with progress and cancel.
+// Which files a model id or URL means, their sizes, and fetching them are the library's
+// (bindings/hub.mjs).
+import { request } from '../../bindings/hub.mjs';
 import { deleteStored, markComplete, storeFile } from './your-model-store.mjs';
 
-// Which files a model id or URL means, and their sizes, are the library's (bindings/hub.mjs).
 export { resolveSource, listCheckpointFiles as planDownload } from '../../bindings/hub.mjs';
-
-async function request(url, init) {
-  let response;
-  try {
-    response = await fetch(url, init);
-  } catch (error) {
-    if (init?.signal?.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
-    throw new Error(`could not reach ${new URL(url).host} (${error.message}): check the connection; a server that does not allow other sites to read its files (CORS) fails the same way`);
-  }
-  return response;
-}
 
 /**
  * Downloads the planned files into the browser's storage under `id`. onProgress({ loaded, total,
@@ -42,7 +33,7 @@ export async function download(id, plan, { onProgress = () => {}, signal } = {})
       try {
         size = await storeFile(id, file.name, response.body.pipeThrough(counter, { signal }), file.size);
       } catch (error) {
-        if (signal?.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
+        if (signal?.aborted) throw Object.assign(new Error('multihead: cancelled'), { name: 'AbortError' });
         throw new Error(`the download of ${file.name} broke off (${error.message}): try again`);
       }
       if (file.size > 0 && size !== file.size) {

@@ -42,8 +42,9 @@ function writeHashSoon() {
   hashTimer = setTimeout(writeHash, TYPING_PAUSE_MS);
 }
 
+// The library's messages start with "multihead: ", which the page, being multihead, leaves out.
 function say(message) {
-  $('sourceMessage').textContent = message;
+  $('sourceMessage').textContent = message.replace(/^multihead: /, '');
 }
 
 async function open(files, label, modelId = '') {

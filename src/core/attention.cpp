@@ -304,6 +304,17 @@ void rotary_forward(float* x, int ld, int n, int heads, int d_k, int first_posit
   }
 }
 
+void head_rms_norm_forward(float* x, int ld, int n, int heads, int d_k, const float* weight, float eps) {
+  for (int r = 0; r < n; ++r)
+    for (int head = 0; head < heads; ++head) {
+      float* v = x + static_cast<int64_t>(r) * ld + head * d_k;
+      float sum = 0;
+      for (int i = 0; i < d_k; ++i) sum += v[i] * v[i];
+      const float scale = 1.0f / std::sqrt(sum / static_cast<float>(d_k) + eps);
+      for (int i = 0; i < d_k; ++i) v[i] = weight[i] * (v[i] * scale);
+    }
+}
+
 // Whether values[0, count) are all finite: no float has an exponent of all ones. The test is
 // OR-ed over the whole array, a loop the compiler vectorizes in wasm and in SSE2 alike, where
 // Eigen's allFinite() is not; q, k, v, the input and the output are checked on every call.
@@ -344,6 +355,8 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   gemm(ws.k.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wk, dm.d, dm.d_kv), w.bk, n_k, dm.d, dm.d_kv);
   gemm(ws.v.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wv, dm.d, dm.d_kv), w.bv, n_k, dm.d, dm.d_kv);
   if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
+  if (config.q_norm) head_rms_norm_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, config.q_norm, config.qk_norm_eps);
+  if (config.k_norm) head_rms_norm_forward(ws.k.data(), dm.d_kv, n_k, dm.h_kv, dm.d_k, config.k_norm, config.qk_norm_eps);
   if (config.rope_dims > 0) {
     rotary_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, mask.query_offset, config.rope_dims,
                    config.rope_inv_freq);

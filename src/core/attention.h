@@ -33,6 +33,11 @@ struct Config {
   // (rope_dims/2 floats), which is where a checkpoint's rope scaling is already folded in.
   int rope_dims = 0;
   const float* rope_inv_freq = nullptr;
+  // Per-head RMSNorm of queries and keys before the rotation (Qwen3, Gemma 3): each head's row of
+  // Q (K) becomes q / sqrt(mean(q²) + qk_norm_eps) ⊙ q_norm (k_norm), both d_k long. Null = none.
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float qk_norm_eps = 1e-6f;
 };
 
 // Limits that turn a runaway request into an error instead of a frozen tab or an abort.
@@ -165,6 +170,10 @@ struct AttentionSelection {
 // first_position + r; dims [0, rope_dims/2) pair with [rope_dims/2, rope_dims) of the same head.
 void rotary_forward(float* x, int ld, int n, int heads, int d_k, int first_position, int rope_dims,
                     const float* inv_freq);
+
+// Normalises each head's row in place: x (n × heads·d_k, row stride ld), each d_k slice becomes
+// slice / sqrt(mean(slice²) + eps) ⊙ weight (d_k).
+void head_rms_norm_forward(float* x, int ld, int n, int heads, int d_k, const float* weight, float eps);
 
 // The whole layer. xq (n_q × d), xkv (n_k × d) → y (n_q × d), and the selected attention weights
 // into `attention` (sel.heads × sel.rows × n_k). Scores only ever live in a block of kQueryBlock

@@ -35,6 +35,7 @@ std::vector<int64_t> source_shape(const ParamSpec& p) {
     case Layout::kTranspose: return {p.cols, p.rows};
     case Layout::kColumns: return {p.rows, p.cols * p.parts};
     case Layout::kRange: return {p.cols * p.parts};
+    case Layout::kPerHead: return p.matrix ? std::vector<int64_t>{p.cols * p.parts, p.rows} : std::vector<int64_t>{p.cols * p.parts};
   }
   return {};
 }
@@ -49,6 +50,14 @@ int64_t destination_index(const ParamSpec& p, int64_t rows, int64_t cols, int64_
     case Layout::kRange: {
       const int64_t from = p.part * p.cols;
       return c >= from && c < from + p.cols ? r * p.cols + (c - from) : -1;
+    }
+    case Layout::kPerHead: {
+      // The output feature: a matrix's source row, a vector's element.
+      const int64_t feature = p.matrix ? r : c, g = p.group;
+      const int64_t head = feature / (g * p.parts), within = feature % (g * p.parts);
+      if (within / g != p.part) return -1;
+      const int64_t column = head * g + within % g;
+      return p.matrix ? c * p.cols + column : column;
     }
   }
   return -1;
@@ -175,6 +184,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     t.panels = p.spec.matrix && p.spec.panels;
     t.bytes.assign(static_cast<size_t>(t.stored_elements() * weight_type_bytes(t.type)), 0);
     shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}});
+    if (p.spec.offset != 0.0f) offsets_.emplace_back(p.spec.name, p.spec.offset);
   }
   planned_ = true;
   return "";
@@ -282,6 +292,11 @@ std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
       return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.header.file_bytes) +
              " bytes: the file is truncated (download it again)";
   if (!overflow_.empty()) return overflow_;
+  for (const auto& [name, offset] : offsets_) {  // vectors are float32
+    Tensor& t = tensors_[name];
+    float* v = reinterpret_cast<float*>(t.bytes.data());
+    for (int64_t i = 0; i < t.elements(); ++i) v[i] += offset;
+  }
   // Only fp16 products read it (MatrixRef::known_finite): the other types are not scanned.
   for (auto& [name, tensor] : tensors_)
     if (tensor.type == WeightType::kF16) tensor.find_finite();

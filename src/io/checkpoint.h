@@ -81,6 +81,7 @@ class CheckpointLoader {
   std::map<std::string, Tensor> tensors_;
   double bytes_needed_ = 0;
   std::string overflow_;  // the first weight that float16 could not hold
+  std::vector<std::pair<std::string, float>> offsets_;  // vectors to shift once loaded (ParamSpec::offset)
 };
 
 }  // namespace mh

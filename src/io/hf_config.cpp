@@ -56,23 +56,48 @@ std::string read_hf_config(const std::string& text, TransformerConfig& out) {
   return read_hf_config(root, out);
 }
 
+std::string rope_from(double theta, const json::Value* scaling, const TransformerConfig& c, double partial,
+                      std::vector<float>& out) {
+  const int rope_dims = static_cast<int>(c.head_dim * partial) / 2 * 2;
+  if (!(theta > 0) || rope_dims < 2) return "config.json's rope settings are not usable (rope_theta must be > 0)";
+  out = rope_frequencies(static_cast<float>(theta), rope_dims);
+  return apply_rope_scaling(scaling, c.max_positions, out);
+}
+
 std::string read_rope(ConfigFields& f, TransformerConfig& c) {
   // rope_theta at the top (most hub checkpoints) or inside rope_parameters (transformers 5);
-  // scaling in rope_scaling or, again, rope_parameters.
+  // scaling in rope_scaling or, again, rope_parameters; the rotated share of each head in
+  // partial_rotary_factor (also inside rope_parameters in transformers 5).
   const json::Value* params = f.get("rope_parameters");
   double theta = f.number("rope_theta", 10000.0);
+  double partial = f.number("partial_rotary_factor", 1.0);
   if (params && params->is_object()) {
     ConfigFields p{*params, ""};
     theta = p.number("rope_theta", theta);
+    partial = p.number("partial_rotary_factor", partial);
     if (!p.error.empty()) return p.error;
   }
   if (!f.error.empty()) return f.error;
-  const double partial = f.number("partial_rotary_factor", 1.0);
-  const int rope_dims = static_cast<int>(c.head_dim * partial) / 2 * 2;
-  if (!(theta > 0) || rope_dims < 2) return "config.json's rope settings are not usable (rope_theta must be > 0)";
-  c.rope_inv_freq = rope_frequencies(static_cast<float>(theta), rope_dims);
+  if (!(partial > 0 && partial <= 1)) return "config.json's partial_rotary_factor must be in (0, 1]";
   const json::Value* scaling = f.get("rope_scaling");
-  return apply_rope_scaling(scaling ? scaling : params, c.max_positions, c.rope_inv_freq);
+  return rope_from(theta, scaling ? scaling : params, c, partial, c.rope_inv_freq);
+}
+
+std::string read_layer_types(ConfigFields& f, TransformerConfig& c, const std::vector<uint8_t>& fallback) {
+  c.sliding_layers = fallback;
+  const json::Value* types = f.get("layer_types");
+  if (!types) return "";
+  if (!types->is_array() || static_cast<int>(types->array.size()) != c.layers)
+    return "config.json's \"layer_types\" must list one type for each of the " + std::to_string(c.layers) + " layers";
+  c.sliding_layers.assign(static_cast<size_t>(c.layers), 0);
+  for (int l = 0; l < c.layers; ++l) {
+    const json::Value& t = types->array[l];
+    if (t.is_string() && t.string == "sliding_attention") c.sliding_layers[l] = 1;
+    else if (!t.is_string() || t.string != "full_attention")
+      return "layer " + std::to_string(l) + "'s type in config.json's \"layer_types\" is not supported (only "
+             "full_attention and sliding_attention)";
+  }
+  return "";
 }
 
 std::string read_hf_config(const json::Value& root, TransformerConfig& c) {
@@ -83,6 +108,9 @@ std::string read_hf_config(const json::Value& root, TransformerConfig& c) {
   if (c.model_type.empty())
     return "config.json has no \"model_type\": this does not look like a transformers checkpoint";
   c.family = family_for_model_type(c.model_type);
+  if (!c.family && c.model_type == "gemma3")
+    return "this is a Gemma 3 multimodal checkpoint (model_type \"gemma3\", text and images): only Gemma 3's text "
+           "models (model_type \"gemma3_text\": gemma-3-270m, gemma-3-1b) are supported";
   if (!c.family)
     return "unsupported architecture \"" + c.model_type + "\" (model_type in config.json): supported are " +
            supported_model_types();

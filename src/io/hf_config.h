@@ -21,5 +21,12 @@ std::vector<float> rope_frequencies(float theta, int dims);
 // transformers 5's rope_parameters, partial_rotary_factor, and scaling of type linear, dynamic
 // (the same within max positions) and llama3. "" or what is unsupported.
 std::string read_rope(ConfigFields& fields, TransformerConfig& c);
+// out = the frequencies of rope_dims = head_dim · partial (even) dims for base theta, with a
+// rope_scaling-style object folded in (null: none). "" or what is unsupported.
+std::string rope_from(double theta, const json::Value* scaling, const TransformerConfig& c, double partial,
+                      std::vector<float>& out);
+// c.sliding_layers from config.json's layer_types (full_attention / sliding_attention), or
+// `fallback` where it has none. "" or what is wrong.
+std::string read_layer_types(ConfigFields& fields, TransformerConfig& c, const std::vector<uint8_t>& fallback);
 
 }  // namespace mh

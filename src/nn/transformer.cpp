@@ -33,7 +33,8 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
     auto at = [&](const char* what) { return get(layer_name(l, what)); };
     w.layers.push_back({at("norm1_w"), at("norm1_b"), at("wq"), at("wk"), at("wv"), at("wo"), at("bq"),
                         at("bk"), at("bv"), at("bo"), at("norm2_w"), at("norm2_b"), at("w_up"),
-                        at("b_up"), at("w_gate"), at("b_gate"), at("w_down"), at("b_down")});
+                        at("b_up"), at("w_gate"), at("b_gate"), at("w_down"), at("b_down"), at("q_norm"),
+                        at("k_norm"), at("post_attention_norm"), at("post_mlp_norm")});
   }
   w.final_norm_w = get("final_norm_w");
   w.final_norm_b = get("final_norm_b");
@@ -270,10 +271,16 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   mha.head_dim = c.head_dim;
   mha.scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   if (c.scale_by_layer) mha.scale /= static_cast<float>(layer + 1);
-  if (!c.rope_inv_freq.empty()) {
-    mha.rope_dims = static_cast<int>(c.rope_inv_freq.size()) * 2;
-    mha.rope_inv_freq = c.rope_inv_freq.data();
+  const bool sliding = c.sliding_window > 0 && (c.sliding_layers.empty() || c.sliding_layers[layer]);
+  const std::vector<float>& inv_freq =
+      sliding && !c.rope_local_inv_freq.empty() ? c.rope_local_inv_freq : c.rope_inv_freq;
+  if (!inv_freq.empty()) {
+    mha.rope_dims = static_cast<int>(inv_freq.size()) * 2;
+    mha.rope_inv_freq = inv_freq.data();
   }
+  mha.q_norm = f32(w.q_norm);
+  mha.k_norm = f32(w.k_norm);
+  mha.qk_norm_eps = c.norm_eps;
   // The matrices as stored (fp16/bf16 included): gemm widens them a panel at a time.
   WeightsView view{w.wq->f32_or_raw(), w.wk->f32_or_raw(), w.wv->f32_or_raw(), w.wo->f32_or_raw(),
                    w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
@@ -288,7 +295,7 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   MaskSpec mask;
   mask.causal = c.causal;
   mask.query_offset = r.use_cache ? caches_[layer].length : 0;
-  mask.window = c.sliding_window;
+  mask.window = sliding ? c.sliding_window : 0;
   const int n_k = out.n_k;
   AttentionSelection sel = AttentionSelection::none();
   float* weights_out = nullptr;
@@ -367,6 +374,8 @@ void Transformer::output_head(RunResult& out, const float* x, int n, const RunRe
   out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
   matmul(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
          rows);
+  if (const float cap = config_.logit_softcap; cap > 0)
+    for (float& v : out.logits) v = cap * std::tanh(v / cap);
 }
 
 void Transformer::embed_tokens(float* x, const int32_t* ids, int n) {
@@ -390,13 +399,16 @@ ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids,
       model_(model), out_(out), request_(request) {
   const int64_t nd = int64_t{n} * config.d_model;
   model.x_.resize(nd); model.h_.resize(nd); model.a_.resize(nd); model.up_.resize(int64_t{n} * config.d_ff);
-  x = model.x_.data(), h = model.h_.data(), a_ = model.a_.data(), up_ = model.up_.data();
+  if (config.parallel_residual) model.g_.resize(nd);  // only a parallel block needs a third stream
+  x = model.x_.data(), h = model.h_.data(), g = model.g_.data(), a_ = model.a_.data(), up_ = model.up_.data();
 }
 
 void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
 
 int ForwardPass::attention_block(float* x, const float* input, int n, int layer) {
   model_.overflow_ |= !model_.attention(a_, input, n, layer, request_, out_);
+  if (const Tensor* norm = weights.layers[layer].post_attention_norm)
+    rms_norm(a_, a_, norm->f32(), n, config.d_model, config.norm_eps);
   add_in_place(x, a_, int64_t{n} * config.d_model);
   return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_) : n;
 }
@@ -413,8 +425,15 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
   float* gate = model_.gate_.data();
   matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
   matmul(up_, input, *L.w_up, f32(L.b_up), n);
-  silu_times(up_, gate, up_, int64_t{n} * config.d_ff);
+  const int64_t count = int64_t{n} * config.d_ff;
+  if (config.activation == Activation::kSilu) {
+    silu_times(up_, gate, up_, count);
+  } else {
+    activate(config.activation, gate, count);
+    for (int64_t i = 0; i < count; ++i) up_[i] *= gate[i];
+  }
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
+  if (L.post_mlp_norm) rms_norm(a_, a_, L.post_mlp_norm->f32(), n, config.d_model, config.norm_eps);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 

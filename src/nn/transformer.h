@@ -20,7 +20,7 @@ class Transformer;
 enum class Activation { kGeluTanh, kGeluErf, kRelu, kSilu };
 
 struct TransformerConfig {
-  std::string model_type;         // as config.json says: gpt2, bert, llama, qwen2, mistral
+  std::string model_type;         // as config.json says: gpt2, bert, llama, gpt_neox …
   const Family* family = nullptr;  // what model_type maps to (nn/families/families.cpp)
   int layers = 0, heads = 0, kv_heads = 0, d_model = 0, head_dim = 0, d_ff = 0;
   int vocab = 0, max_positions = 0, type_vocab = 0;
@@ -32,10 +32,20 @@ struct TransformerConfig {
   bool head_transform = false;   // BERT's MLM head: no head unless its dense layer is in the checkpoint
   float attention_scale = 0.0f;  // 0: 1/sqrt(head_dim)
   bool scale_by_layer = false;   // GPT-2's scale_attn_by_inverse_layer_idx: ÷ (layer + 1)
-  int sliding_window = 0;        // Mistral; 0 = none
-  // Rotary positions (Llama family): rope_inv_freq has head_dim/2 entries, scaling folded in.
-  std::vector<float> rope_inv_freq;
+  // A causal window: key j is out of query i's reach when i − j ≥ sliding_window (0 = none), in
+  // the layers sliding_layers flags (empty: every layer). Mistral, GPT-Neo's local layers, Gemma 3.
+  int sliding_window = 0;
+  std::vector<uint8_t> sliding_layers;
+  // Rotary positions: rope_inv_freq has rope_dims/2 ≤ head_dim/2 entries (fewer: partial rotary,
+  // GPT-NeoX), scaling folded in; rope_local_inv_freq, where set, replaces it in the sliding layers
+  // (Gemma 3's rope_local_base_freq).
+  std::vector<float> rope_inv_freq, rope_local_inv_freq;
   float rope_attention_factor = 1.0f;
+  bool parallel_residual = false;  // x + attn(norm1 x) + mlp(norm2 x) (GPT-NeoX)
+  float logit_softcap = 0.0f;      // logits = cap · tanh(logits / cap) (Gemma's final_logit_softcapping); 0 = none
+  // RoBERTa's positions: a token's position is pad_token + 1 + (non-pad tokens before it), a pad
+  // token's is pad_token; the table has max_positions + pad_token + 1 rows. −1 = positions from 0.
+  int pad_token = -1;
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
@@ -50,6 +60,9 @@ struct TransformerWeights {
   struct Layer {
     const Tensor *norm1_w, *norm1_b, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
     const Tensor *norm2_w, *norm2_b, *w_up, *b_up, *w_gate, *b_gate, *w_down, *b_down;
+    // Per-head RMSNorms of queries and keys (Qwen3, Gemma 3) and norms of the attention's and the
+    // MLP's outputs before they join the residual (Gemma 3).
+    const Tensor *q_norm, *k_norm, *post_attention_norm, *post_mlp_norm;
   };
   std::vector<Layer> layers;
   const Tensor *final_norm_w = nullptr, *final_norm_b = nullptr;
@@ -95,19 +108,21 @@ class ForwardPass {
   int n;               // tokens in this call
   int first_position;  // of ids[0]: the tokens already in the key/value cache
   // Scratch for the family's own steps, n × d_model each, reused across runs: the residual stream
-  // x and one more (h).
-  float *x, *h;
+  // x and two more (h, g).
+  float *x, *h, *g;
 
   // x (n × d) = the token embeddings of ids.
   void embed_tokens(float* x);
-  // x (n × d) += the attention block of `layer` over input (n × d; may be x): the layer's attention
-  // weights and value norms go where the request asks. After the last layer's, only the rows the
-  // rest of the pass needs stay, at the front of x (the rows logits are asked for, unless every
-  // row's hidden state is): returns how many rows go on.
+  // x (n × d) += the attention block of `layer` over input (n × d; may be x), through the layer's
+  // post_attention_norm (an RMSNorm) where it has one: the layer's attention weights and value
+  // norms go where the request asks. After the last layer's, only the rows the rest of the pass
+  // needs stay, at the front of x (the rows logits are asked for, unless every row's hidden state
+  // is): returns how many rows go on.
   int attention_block(float* x, const float* input, int n, int layer);
   // x (n × d) += act(input · W_up + b_up) · W_down + b_down: layer's MLP over input (n × d; may be x).
   void mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
-  // x (n × d) += (silu(input · W_gate + b_gate) ⊙ (input · W_up + b_up)) · W_down + b_down: SwiGLU.
+  // x (n × d) += (act(input · W_gate + b_gate) ⊙ (input · W_up + b_up)) · W_down + b_down, through
+  // the layer's post_mlp_norm (an RMSNorm) where it has one: SwiGLU with silu, GeGLU with a GELU.
   void gated_mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
   // hidden_states[index] = x (n × d), where the request asks for hidden states.
   void record_hidden(const float* x, int n, int index);
@@ -206,7 +221,7 @@ class Transformer {
   bool overflow_ = false;
   // Scratch reused across calls: activations, W_O with switched-off heads' rows zeroed (in its
   // stored type), one head's values moved through its factor of W_O (value norms).
-  std::vector<float> x_, h_, a_, up_, gate_, head_rows_, moved_;
+  std::vector<float> x_, h_, g_, a_, up_, gate_, head_rows_, moved_;
   std::vector<uint8_t> wo_ablated_;
   // Value norms: layers × heads factors (d_k × d_k, norm_preserving_factor) of W_O's rows of each
   // head, all made the first time a run asks for value norms (empty until then).

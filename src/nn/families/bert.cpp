@@ -1,12 +1,11 @@
 // BERT (model_type "bert"): post-LayerNorm blocks over word + position + token-type embeddings,
 // no mask; the masked-LM head (dense → GELU → LayerNorm → tied output with its own bias) where the
 // checkpoint has it (BertForMaskedLM, outside the "bert." prefix; BertModel has none).
-#include "nn/families/family.h"
+#include "nn/families/bert.h"
 
 namespace mh {
-namespace {
 
-std::string read_config(ConfigFields& f, TransformerConfig& c) {
+std::string bert_read_config(ConfigFields& f, TransformerConfig& c) {
   c.causal = false;
   c.layers = f.integer("num_hidden_layers", -1, 1024);
   c.heads = f.integer("num_attention_heads", -1, 1024);
@@ -29,12 +28,12 @@ std::string read_config(ConfigFields& f, TransformerConfig& c) {
   return "";
 }
 
-std::vector<ParamSpec> params(const TransformerConfig& c) {
+std::vector<ParamSpec> bert_params(const TransformerConfig& c) {
   std::vector<ParamSpec> p;
   const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab;
   const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
   p.push_back(token_embedding(c, "embeddings.word_embeddings.weight"));
-  p.push_back(rows_table(mat("positions", {"embeddings.position_embeddings.weight"}, c.max_positions, d)));
+  p.push_back(rows_table(mat("positions", {"embeddings.position_embeddings.weight"}, position_rows(c), d)));
   p.push_back(rows_table(mat("types", {"embeddings.token_type_embeddings.weight"}, c.type_vocab, d)));
   norm(p, "embed_norm", "embeddings.LayerNorm", d);
   for (int l = 0; l < c.layers; ++l) {
@@ -67,7 +66,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
+void bert_encoder_forward(ForwardPass& p, const int32_t* positions, Activation head_activation) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
@@ -76,8 +75,9 @@ void forward(ForwardPass& p) {
   std::vector<int32_t> types(static_cast<size_t>(n), 0);
   if (p.request().token_types) types.assign(p.request().token_types, p.request().token_types + n);
   p.embed_tokens(x);
-  add_table_rows(x, *W.position_embedding, 0, n, d);
-  embedding_rows(x, types.data(), *W.type_embedding, n, d, true);
+  if (positions) embedding_rows(x, positions, *W.position_embedding, n, d, true);
+  else add_table_rows(x, *W.position_embedding, 0, n, d);
+  if (W.type_embedding) embedding_rows(x, types.data(), *W.type_embedding, n, d, true);
   layer_norm(x, x, f32(W.embedding_norm_w), f32(W.embedding_norm_b), n, d, c.norm_eps);
   p.record_hidden(x, n, 0);
   for (int l = 0; l < c.layers; ++l) {  // post-LayerNorm: each sublayer's norm after its residual
@@ -91,14 +91,18 @@ void forward(ForwardPass& p) {
   p.keep_last_hidden(x, n);
   if (!p.wants_logits()) return;
   matmul(h, x, *W.head_dense_w, f32(W.head_dense_b), n);
-  activate(c.activation, h, int64_t{n} * d);
+  activate(head_activation, h, int64_t{n} * d);
   layer_norm(h, h, f32(W.head_norm_w), f32(W.head_norm_b), n, d, c.norm_eps);
   p.output_head(h, n);
 }
 
+namespace {
+
+void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr, p.config.activation); }
+
 }  // namespace
 
-extern const Family kBertFamily = {"bert", read_config, {"bert.", ""}, "embeddings.word_embeddings.weight", params,
-                                   forward};
+extern const Family kBertFamily = {"bert", bert_read_config, {"bert.", ""}, "embeddings.word_embeddings.weight",
+                                   bert_params, forward};
 
 }  // namespace mh

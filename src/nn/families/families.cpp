@@ -7,6 +7,12 @@ namespace mh {
 extern const Family kGpt2Family;   // gpt2.cpp
 extern const Family kBertFamily;   // bert.cpp
 extern const Family kLlamaFamily;  // llama.cpp
+extern const Family kQwen3Family;  // qwen3.cpp
+extern const Family kGemma3Family;  // gemma3.cpp
+extern const Family kGptNeoxFamily;  // gpt_neox.cpp
+extern const Family kGptNeoFamily;  // gpt_neo.cpp
+extern const Family kDistilbertFamily;  // distilbert.cpp
+extern const Family kRobertaFamily;  // roberta.cpp
 
 namespace {
 struct ModelType {
@@ -19,6 +25,12 @@ const ModelType kModelTypes[] = {
     {"llama", &kLlamaFamily},
     {"qwen2", &kLlamaFamily},
     {"mistral", &kLlamaFamily},
+    {"qwen3", &kQwen3Family},
+    {"gemma3_text", &kGemma3Family},
+    {"gpt_neox", &kGptNeoxFamily},
+    {"gpt_neo", &kGptNeoFamily},
+    {"distilbert", &kDistilbertFamily},
+    {"roberta", &kRobertaFamily},
 };
 }  // namespace
 

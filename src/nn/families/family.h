@@ -21,6 +21,11 @@ enum class Layout {
   kTranspose,  // nn.Linear's [out][in] → [in][out]
   kColumns,    // columns [part·cols, (part+1)·cols) of a source [rows][parts·cols] (GPT-2's fused c_attn)
   kRange,      // elements [part·cols, (part+1)·cols) of a source vector (GPT-2's fused c_attn bias)
+  // Part `part` of a fused projection laid out per head (GPT-NeoX's query_key_value): the source's
+  // output features run heads × parts × head_dim (head_dim = group). A matrix is nn.Linear's
+  // [out][in] and comes out transposed, [in][heads·head_dim]; a vector (the bias) comes out
+  // heads·head_dim long.
+  kPerHead,
 };
 
 // One tensor the forward pass reads, and where the checkpoint keeps it.
@@ -30,6 +35,8 @@ struct ParamSpec {
   int64_t rows = 1, cols = 1;        // the destination shape (vectors: rows = 1)
   Layout layout = Layout::kCopy;
   int part = 0, parts = 1;
+  int group = 0;          // kPerHead: the head size
+  float offset = 0.0f;    // added to every element of a vector (Gemma's norms scale by 1 + w)
   bool matrix = true;     // matrices keep their stored dtype; vectors become float32
   bool panels = true;     // a matrix products read: stored in gemm's panel layout (nn/tensor.h)
   bool optional = false;  // absent in the checkpoint: left out (e.g. BERT without its MLM head)

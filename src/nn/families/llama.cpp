@@ -1,13 +1,14 @@
 // The Llama family (model_type "llama", "qwen2", "mistral"): pre-RMSNorm blocks, rotary positions
 // inside attention (grouped key/value heads), a SwiGLU MLP, the head tied or not. Qwen2 adds
 // biases to Q, K and V; Mistral a sliding window. Names carry "model." (…ForCausalLM) or none.
+// Qwen3 (qwen3.cpp) is this graph with per-head query and key norms.
+#include "nn/families/llama.h"
+
 #include "io/hf_config.h"
-#include "nn/families/family.h"
 
 namespace mh {
-namespace {
 
-std::string read_config(ConfigFields& f, TransformerConfig& c) {
+std::string llama_read_config(ConfigFields& f, TransformerConfig& c) {
   c.layers = f.integer("num_hidden_layers", -1, 1024);
   c.heads = f.integer("num_attention_heads", -1, 1024);
   c.kv_heads = f.integer("num_key_value_heads", c.heads, 1024);
@@ -25,17 +26,23 @@ std::string read_config(ConfigFields& f, TransformerConfig& c) {
     return "hidden size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.heads) + " heads";
   c.tied = f.boolean("tie_word_embeddings", false);
   c.mlp_bias = f.boolean("mlp_bias", false);
-  if (c.model_type == "qwen2") {
-    c.qkv_bias = true;
-    if (f.boolean("use_sliding_window", false)) return "Qwen2 with use_sliding_window: true is not supported";
-  } else {
-    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+  if (c.model_type == "qwen2") c.qkv_bias = true;
+  else c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+  std::vector<uint8_t> sliding;
+  if (c.model_type == "mistral") {
+    if (f.get("sliding_window")) c.sliding_window = f.integer("sliding_window", -1, 1 << 30);
+  } else if (c.model_type != "llama" && f.boolean("use_sliding_window", false)) {
+    // Qwen's: the layers from max_window_layers on, unless layer_types says which.
+    c.sliding_window = f.integer("sliding_window", -1, 1 << 30);
+    const int first = f.integer("max_window_layers", c.layers, 1 << 10);
+    for (int l = 0; l < c.layers; ++l) sliding.push_back(l >= first);
   }
-  if (c.model_type == "mistral" && f.get("sliding_window")) c.sliding_window = f.integer("sliding_window", -1, 1 << 30);
+  if (c.sliding_window > 0)
+    if (std::string error = read_layer_types(f, c, sliding); !error.empty()) return error;
   return read_rope(f, c);
 }
 
-std::vector<ParamSpec> params(const TransformerConfig& c) {
+std::vector<ParamSpec> llama_params(const TransformerConfig& c) {
   std::vector<ParamSpec> p;
   const int64_t d = c.d_model, ff = c.d_ff, d_q = int64_t{c.heads} * c.head_dim,
                 d_kv = int64_t{c.kv_heads} * c.head_dim;
@@ -69,7 +76,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
+void llama_forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
@@ -89,8 +96,7 @@ void forward(ForwardPass& p) {
   p.finish(x, n);
 }
 
-}  // namespace
-
-extern const Family kLlamaFamily = {"llama", read_config, {"model.", ""}, "embed_tokens.weight", params, forward};
+extern const Family kLlamaFamily = {"llama", llama_read_config, {"model.", ""}, "embed_tokens.weight", llama_params,
+                                    llama_forward};
 
 }  // namespace mh

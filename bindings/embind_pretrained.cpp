@@ -76,6 +76,12 @@ class PretrainedCore {
     out.set("hasLmHead", model_->has_lm_head());
     out.set("typeVocabSize", c.type_vocab);
     out.set("dFf", c.d_ff);
+    // Local layers (Mistral, GPT-Neo, Gemma 3): the window, and which layers have it.
+    val sliding = val::array();
+    for (int l = 0; c.sliding_window > 0 && l < c.layers; ++l)
+      if (c.sliding_layers.empty() || c.sliding_layers[l]) sliding.call<void>("push", l);
+    out.set("slidingWindow", c.sliding_window > 0 ? c.sliding_window : 0);
+    out.set("slidingLayers", sliding);
     return out;
   }
   std::string modelType() const { return model_->config().model_type; }

@@ -371,7 +371,10 @@ export interface LoadProgress {
 }
 
 export interface PretrainedConfig {
-  /** config.json's model_type: 'gpt2' | 'bert' | 'llama' | 'qwen2' | 'mistral'. */
+  /**
+   * config.json's model_type: 'gpt2' | 'gpt_neo' | 'gpt_neox' | 'llama' | 'mistral' | 'qwen2' |
+   * 'qwen3' | 'gemma3_text' | 'bert' | 'distilbert' | 'roberta'.
+   */
   readonly architecture: string;
   readonly layers: number;
   readonly heads: number;
@@ -387,6 +390,10 @@ export interface PretrainedConfig {
   readonly hasLmHead: boolean;
   readonly typeVocabSize: number;
   readonly dFf: number;
+  /** Tokens a local layer's query sees (itself and the window − 1 before it); 0: no local layers. */
+  readonly slidingWindow: number;
+  /** The local layers (GPT-Neo's "local", Gemma 3's and Qwen's sliding_attention, every Mistral layer). */
+  readonly slidingLayers: readonly number[];
   readonly parameterCount: number;
   /** Bytes the weights take in memory (2-byte weights stay at 2 bytes). */
   readonly weightBytes: number;

@@ -138,9 +138,11 @@ export class PretrainedModel {
   /** @private Use loadPretrained(). */
   constructor(core, tokenizer, hfConfig) {
     this.#core = core;
+    const shape = core.config();
+    Object.freeze(shape.slidingLayers);
     this.config = Object.freeze({
       architecture: core.modelType(),
-      ...core.config(),
+      ...shape,
       parameterCount: core.parameterCount(),
       weightBytes: core.weightBytes(),
       weightType: core.matrixType(),

@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const FIXTURES = join(process.cwd(), 'tests/fixtures/hf');
-export const MODELS = ['gpt2', 'bert', 'llama', 'qwen2'];
+export const MODELS = ['gpt2', 'bert', 'llama', 'qwen2', 'gpt_neox', 'gpt_neo', 'qwen3', 'gemma3', 'distilbert', 'roberta'];
 
 const DTYPE_BYTES = { F32: 4, F16: 2, BF16: 2, I32: 4, I64: 8 };
 

@@ -10,32 +10,7 @@ import {
   FIXTURES, MODELS, encodeJson, expectedOutputs, fixtureConfig, fixtureFiles, maxAbs, maxAbsDiff, readSafetensors,
   renameTensors, shard, toF32, writeSafetensors,
 } from './checkpoints.mjs';
-
-// Runs every fixture case through a loaded model and compares with transformers.
-function checkAgainstTransformers(model, fixture, { logits = true, tokenize = true } = {}) {
-  const cases = expectedOutputs(fixture);
-  for (const c of cases) {
-    if (tokenize) {
-      const enc = model.tokenize(c.text, c.text_pair ?? undefined);
-      expect(Array.from(enc.ids), `${fixture} ${c.key} ids`).toEqual(Array.from(c.ids));
-      if (c.types) expect(Array.from(enc.tokenTypeIds)).toEqual(Array.from(c.types));
-      expect(enc.tokens).toEqual(c.tokens);
-    }
-    const out = model.run(c.ids, { tokenTypeIds: c.types, hiddenStates: true, lastHiddenState: true });
-    expect(out.attentions.length).toBe(c.attentions.length);
-    expect(maxAbsDiff(out.attentions, c.attentions), `${fixture} ${c.key} attentions`).toBeLessThan(1e-4);
-    expect(maxAbsDiff(out.hiddenStates, c.hidden), `${fixture} ${c.key} hidden states`).toBeLessThan(1e-3 * Math.max(1, maxAbs(c.hidden)));
-    const [, n, d] = c.hiddenShape;
-    expect(out.lastHiddenState).toEqual(out.hiddenStates.subarray(out.hiddenStates.length - n * d));
-    if (logits) {
-      expect(out.logits.length).toBe(c.logits.length);
-      expect(maxAbsDiff(out.logits, c.logits), `${fixture} ${c.key} logits`).toBeLessThan(1e-3 * maxAbs(c.logits));
-    } else {
-      expect(out.logits).toBeNull();
-    }
-  }
-  return cases.length;
-}
+import { checkAgainstTransformers, variant } from './fixture-checks.mjs';
 
 describe('Hugging Face checkpoints in wasm match transformers', () => {
   for (const fixture of MODELS) {
@@ -44,7 +19,7 @@ describe('Hugging Face checkpoints in wasm match transformers', () => {
       const model = await loadPretrained(join(FIXTURES, fixture), { onProgress: (p) => seen.push(p) });
       const config = fixtureConfig(fixture);
       expect(model.config.architecture).toBe(config.model_type);
-      expect(model.config.layers).toBe(config.n_layer ?? config.num_hidden_layers);
+      expect(model.config.layers).toBe(config.n_layer ?? config.num_hidden_layers ?? config.num_layers ?? config.n_layers);
       expect(seen.length).toBeGreaterThan(0);
       expect(seen.at(-1).loaded).toBe(seen.at(-1).total);
       expect(checkAgainstTransformers(model, fixture)).toBeGreaterThanOrEqual(5);
@@ -79,16 +54,6 @@ function roundTensor(t, dtype, round) {
   return { dtype, shape: t.shape, bytes: new Uint8Array(h.buffer) };
 }
 const toF16 = (t) => roundTensor(t, 'F16', floatToHalf);
-
-// Hub variants made from a fixture: files with the weights replaced and config.json edited.
-function variant(fixture, { tensors, config, drop = [] }) {
-  const files = fixtureFiles(fixture);
-  const original = readSafetensors(files.get('model.safetensors'));
-  files.set('model.safetensors', writeSafetensors(tensors(original)));
-  if (config) files.set('config.json', encodeJson(config(fixtureConfig(fixture))));
-  for (const name of drop) files.delete(name);
-  return files;
-}
 
 describe('hub variants of each family give transformers\' numbers too', () => {
   it('GPT-2 saved by GPT2LMHeadModel: keys under "transformer." and an lm_head.weight (tied)', async () => {
@@ -328,8 +293,11 @@ describe('hub variants of each family give transformers\' numbers too', () => {
   });
 });
 
+// The causal families: gpt_neo's and gemma3's local layers see 8 tokens, which these texts pass.
+const CAUSAL = ['gpt2', 'llama', 'qwen2', 'gpt_neox', 'gpt_neo', 'qwen3', 'gemma3'];
+
 describe('generation with the key/value cache', () => {
-  for (const fixture of ['gpt2', 'llama', 'qwen2']) {
+  for (const fixture of CAUSAL) {
     it(`${fixture}: greedy tokens are the argmax of full-sequence logits; each step's attention row is the full run's`, async () => {
       const model = await loadPretrained(join(FIXTURES, fixture));
       const prompt = model.tokenize('The cat sat on the mat.').ids;
@@ -350,10 +318,11 @@ describe('generation with the key/value cache', () => {
       });
       // Each step's text is what it adds to the decoded sequence (a word-initial space included).
       expect(model.decode(prompt) + steps.map((s) => s.text).join('')).toBe(model.decode(all));
-      // Sampling with a seed replays; another seed (almost surely) differs.
+      // Sampling with a seed replays; another seed (almost surely) differs. The temperature is
+      // high because some fixtures' next-token logits are far apart (gemma3's top two by 18).
       const sample = async (seed) => {
         const ids = [];
-        for await (const s of model.generate(prompt, { maxNewTokens: 12, temperature: 1.5, topK: 50, seed, stopAtEos: false })) ids.push(s.id);
+        for await (const s of model.generate(prompt, { maxNewTokens: 12, temperature: 20, topK: 50, seed, stopAtEos: false })) ids.push(s.id);
         return ids.join(',');
       };
       expect(await sample(7)).toBe(await sample(7));
@@ -362,10 +331,12 @@ describe('generation with the key/value cache', () => {
     });
   }
 
-  it('BERT cannot generate: a clear error', async () => {
-    const model = await loadPretrained(join(FIXTURES, 'bert'));
-    await expect(model.generate([2, 5, 3]).next()).rejects.toThrow(/causal language model/);
-    model.dispose();
+  it('the encoders (BERT, DistilBERT, RoBERTa) cannot generate: a clear error', async () => {
+    for (const fixture of ['bert', 'distilbert', 'roberta']) {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      await expect(model.generate([2, 5, 3]).next()).rejects.toThrow(/causal language model/);
+      model.dispose();
+    }
   });
 });
 
@@ -374,12 +345,14 @@ describe('reusePrefix: a text edited and run again computes only what changed', 
   const options = { valueNorms: true };
   function expectSameAsFull(model, ids, got, what) {
     const want = model.run(ids, { ...options, logits: got.logitRows });
+    // GPT-Neo's scores are not divided by √head_dim (4 here), so float32 rounding moves them 4× as far.
+    const tolerance = model.config.architecture === 'gpt_neo' ? 4e-5 : 1e-5;
     expect(got.attentionShape, what).toEqual(want.attentionShape);
-    expect(maxAbsDiff(got.attentions, want.attentions), `${what} attentions`).toBeLessThan(1e-5);
+    expect(maxAbsDiff(got.attentions, want.attentions), `${what} attentions`).toBeLessThan(tolerance);
     expect(maxAbsDiff(got.valueNorms, want.valueNorms), `${what} value norms`).toBeLessThan(1e-5 * maxAbs(want.valueNorms));
     expect(maxAbsDiff(got.logits, want.logits), `${what} logits`).toBeLessThan(1e-5 * maxAbs(want.logits));
   }
-  for (const fixture of ['gpt2', 'llama', 'qwen2']) {
+  for (const fixture of CAUSAL) {
     it(`${fixture}: typed token by token, edited in the middle, cut short: each run equals a full run; the last, transformers'`, async () => {
       const model = await loadPretrained(join(FIXTURES, fixture));
       const c = expectedOutputs(fixture).at(-1), ids = Array.from(c.ids), n = ids.length, V = model.config.vocabSize;

@@ -15,14 +15,22 @@ import { loadTokenizer } from '../bindings/tokenizers/tokenizer.mjs';
 import { machine } from './machine.mjs';
 import { keystroke } from './page-keystroke.mjs';
 
+const only = process.argv[2];  // a part of a case's label: run just those, and write no results file
 const cases = [
+  ['Llama 3.2 1B shape, BF16 (1.24B parameters, 2.47 GB)', 'build/llama-3.2-1b-random', 'llama-3.2-1b', ''],
   ['Qwen2.5-0.5B shape, BF16 (494M parameters)', 'build/qwen2-0.5b-random', 'qwen2-0.5b', ''],
   ['GPT-2 medium shape, F32 (355M parameters)', 'build/gpt2-medium-random', 'medium', ''],
   ['GPT-2 large shape, F32 (774M parameters)', 'build/gpt2-large-random', 'large', ''],
   ['GPT-2 large shape, F32 loaded as fp16', 'build/gpt2-large-random', 'large', 'f16'],
-];
+].filter(([label]) => !only || label.includes(only));
 for (const [, dir, size] of cases)
   if (!existsSync(join(dir, 'model.safetensors'))) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', dir, '--size', size], { stdio: 'inherit' });
+
+// The resident memory of every Chromium process (the tab, its worker and the browser), in MB.
+function chromiumMemoryMB() {
+  const out = execFileSync('ps', ['-C', 'chromium', '-o', 'rss='], { encoding: 'utf8' });
+  return Math.round(out.split('\n').filter(Boolean).reduce((sum, kb) => sum + Number(kb), 0) / 1024);
+}
 
 const port = 4191;
 const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
@@ -52,6 +60,7 @@ try {
       const { forwardMs, drawMs } = await keystroke(page, TEXT);
       const tokens = loadTokenizer({ tokenizerJson: readFileSync(join(dir, 'tokenizer.json'), 'utf8') }).encode(TEXT).ids.length;
       row.keystroke = { forwardMs, drawMs, tokens };
+      row.chromiumMemoryMB = chromiumMemoryMB();
     } else {
       row.message = (await page.locator('#sourceMessage').textContent())?.trim();
     }
@@ -63,4 +72,4 @@ try {
   await browser.close();
   server.kill();
 }
-writeFileSync(new URL('./largest-checkpoint-results.json', import.meta.url), JSON.stringify({ machine: machine(), chromium: browser.version(), rows }, null, 1));
+if (!only) writeFileSync(new URL('./largest-checkpoint-results.json', import.meta.url), JSON.stringify({ machine: machine(), chromium: browser.version(), rows }, null, 1));

@@ -4,9 +4,11 @@
 // --bf16); --size medium or large for GPT-2 medium's (24 × 16, d_model 1024) or large's (36 × 20,
 // 1280) shape, or qwen2-0.5b for Qwen2.5-0.5B's (24 layers, 14 query and 2 key/value heads,
 // d_model 896, MLP 4864, vocabulary 151936; BF16 like the hub's), for finding the largest
-// checkpoint the page loads (bench/largest-checkpoint.mjs). The tokenizer is the family's fixture's
+// checkpoint the page loads (bench/largest-checkpoint.mjs), or llama-3.2-1b for Llama 3.2 1B's
+// (16 layers, 32 query and 8 key/value heads, d_model 2048, MLP 8192, vocabulary 128256, tied,
+// llama3 rope scaling; BF16, 2.47 GB, for the 4 GB heap). The tokenizer is the family's fixture's
 // (its ids are all within the vocabulary). Usage:
-//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large|qwen2-0.5b]
+//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large|qwen2-0.5b|llama-3.2-1b]
 //   (default build/gpt2-small-random)
 import { copyFileSync, existsSync, mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +34,24 @@ function gpt2([d, L, heads]) {
     vocab_size: V, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', tie_word_embeddings: true };
   return { shapes, config, fixture: 'gpt2' };
 }
+function llama([d, L, heads, kvHeads, ff, V]) {
+  const dKv = (d / heads) * kvHeads;
+  const shapes = [['model.embed_tokens.weight', [V, d], 0.02]];
+  for (let l = 0; l < L; l += 1) {
+    const h = `model.layers.${l}.`;
+    shapes.push([`${h}input_layernorm.weight`, [d], 'one'], [`${h}self_attn.q_proj.weight`, [d, d], 0.02],
+      [`${h}self_attn.k_proj.weight`, [dKv, d], 0.02], [`${h}self_attn.v_proj.weight`, [dKv, d], 0.02],
+      [`${h}self_attn.o_proj.weight`, [d, d], 0.02], [`${h}post_attention_layernorm.weight`, [d], 'one'],
+      [`${h}mlp.gate_proj.weight`, [ff, d], 0.02], [`${h}mlp.up_proj.weight`, [ff, d], 0.02], [`${h}mlp.down_proj.weight`, [d, ff], 0.02]);
+  }
+  shapes.push(['model.norm.weight', [d], 'one']);
+  const config = { model_type: 'llama', architectures: ['LlamaForCausalLM'], num_hidden_layers: L, num_attention_heads: heads,
+    num_key_value_heads: kvHeads, head_dim: d / heads, hidden_size: d, intermediate_size: ff, vocab_size: V,
+    max_position_embeddings: 131072, rms_norm_eps: 1e-5, rope_theta: 500000.0, hidden_act: 'silu', tie_word_embeddings: true,
+    rope_scaling: { rope_type: 'llama3', factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 },
+    torch_dtype: 'bfloat16' };
+  return { shapes, config, fixture: 'llama' };
+}
 function qwen2([d, L, heads, kvHeads, ff, V]) {
   const dKv = (d / heads) * kvHeads;
   const shapes = [['model.embed_tokens.weight', [V, d], 0.02]];
@@ -51,10 +71,11 @@ function qwen2([d, L, heads, kvHeads, ff, V]) {
 const families = {
   small: () => gpt2([768, 12, 12]), medium: () => gpt2([1024, 24, 16]), large: () => gpt2([1280, 36, 20]),
   'qwen2-0.5b': () => qwen2([896, 24, 14, 2, 4864, 151936]),
+  'llama-3.2-1b': () => llama([2048, 16, 32, 8, 8192, 128256]),
 };
 if (!families[size]) throw new Error(`--size must be one of ${Object.keys(families).join(', ')}`);
 const { shapes, config, fixture } = families[size]();
-const bf16 = process.argv.includes('--bf16') || config.model_type === 'qwen2';
+const bf16 = process.argv.includes('--bf16') || config.model_type !== 'gpt2';
 const bytesPer = bf16 ? 2 : 4;
 const header = {};
 let at = 0;

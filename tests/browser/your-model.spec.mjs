@@ -304,6 +304,37 @@ test('BERT: a sentence pair with its token types, predictions at [MASK]', async 
   await expect(page.locator('#mvGenerate')).toBeHidden();
 });
 
+test('RoBERTa: predictions at <mask>, and the hint names its mask token', async ({ page }) => {
+  await openFixture(page, 'roberta');
+  await expect(page.locator('.mv-info')).toContainText('roberta, 2 layers × 4 heads');
+  await page.locator('#mvText').fill('the cat sat on the mat.');
+  await ready(page);
+  await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).toContainText('type <mask>');
+  await page.locator('#mvText').fill('the cat sat on the<mask>.');
+  await ready(page);
+  await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).toContainText('<mask>');
+  await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).not.toContainText('type <mask>');
+});
+
+test('Gemma 3: the page names its local layers, and their heads are banded as the reference\'s are', async ({ page }) => {
+  await openFixture(page, 'gemma3');
+  await expect(page.locator('.mv-info')).toContainText('Local layers (each token sees itself and the 7 before it): 1, 2; the others see the whole text.');
+  const c = expectedOutputs('gemma3')[2], n = c.ids.length;
+  expect(n).toBeGreaterThan(8);
+  await page.locator('#mvText').fill(c.text);
+  await ready(page);
+  for (const [layer, local] of [[0, true], [2, false]]) {
+    await page.getByRole('button', { name: new RegExp(`^Layer ${layer + 1}, head 2\\b`) }).click();
+    const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+    const offset = (layer * 4 + 1) * n * n;
+    expect(maxAbsDiff(shown, c.attentions.subarray(offset, offset + n * n)), `layer ${layer}`).toBeLessThan(1e-4);
+    let outside = 0;
+    for (let i = 0; i < n; i += 1) for (let j = 0; j <= i - 8; j += 1) outside += shown[i * n + j];
+    if (local) expect(outside).toBe(0);
+    else expect(outside).toBeGreaterThan(0);
+  }
+});
+
 test('from the hub: the size first, then a download with progress, stored and opened offline', async ({ page, context }) => {
   await page.goto(PAGE);
   await ready(page);

@@ -33,6 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (loader.set_config(std::string(reinterpret_cast<const char*>(data), size)).empty()) {
       const mh::TransformerConfig& c = loader.config();
       if (c.layers < 1 || c.heads < 1 || c.kv_heads < 1 || c.head_dim < 1 || c.heads % c.kv_heads) __builtin_trap();
+      // The forward pass indexes these by layer and by rotary pair.
+      if (!c.sliding_layers.empty() && static_cast<int>(c.sliding_layers.size()) != c.layers) __builtin_trap();
+      if (2 * c.rope_inv_freq.size() > static_cast<size_t>(c.head_dim)) __builtin_trap();
+      if (2 * c.rope_local_inv_freq.size() > static_cast<size_t>(c.head_dim)) __builtin_trap();
       loader.plan(1e6);  // no shards: must say so
     }
   }

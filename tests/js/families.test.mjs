@@ -123,6 +123,17 @@ describe('Qwen3', () => {
     });
     await expect(loadPretrained(yarn)).rejects.toThrow(/rope scaling of type "yarn" is not supported/);
   });
+
+  it('use_sliding_window: the layers from max_window_layers on are local (a window wider than the texts: the same numbers)', async () => {
+    const files = variant('qwen3', {
+      tensors: (t) => t, config: (c) => ({ ...c, use_sliding_window: true, sliding_window: 4096, max_window_layers: 1 }),
+    });
+    await load(files, (model) => {
+      expect(model.config.slidingLayers).toEqual([1]);
+      expect(model.config.slidingWindow).toBe(4096);
+      checkAgainstTransformers(model, 'qwen3');
+    });
+  });
 });
 
 describe('Gemma 3 (gemma3_text)', () => {

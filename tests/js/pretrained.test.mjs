@@ -479,8 +479,9 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
   });
 
   it('a model too big for memory is refused before anything is allocated, naming the bytes', async () => {
-    // A header that declares 2.6 GB of GPT-2 weights, in a file that says it is that big (a Blob
-    // that reports the size): the loader must refuse it from the header, without reading the data.
+    // A header that declares 4.9 GB of GPT-2 weights (over wasm32's 4 GB heap), in a file that says
+    // it is that big (a Blob that reports the size): the loader must refuse it from the header,
+    // without reading the data, and say that at 2 bytes a weight (2.4 GB) it would fit.
     const d = 4096, V = 100000, ff = 4 * d;
     const shapes = {
       'wte.weight': [V, d], 'wpe.weight': [512, d], 'h.0.ln_1.weight': [d], 'h.0.ln_1.bias': [d],
@@ -488,6 +489,8 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
       'h.0.attn.c_proj.bias': [d], 'h.0.ln_2.weight': [d], 'h.0.ln_2.bias': [d], 'h.0.mlp.c_fc.weight': [d, ff],
       'h.0.mlp.c_fc.bias': [ff], 'h.0.mlp.c_proj.weight': [ff, d], 'h.0.mlp.c_proj.bias': [d], 'ln_f.weight': [d], 'ln_f.bias': [d],
     };
+    for (let l = 1; l < 4; l += 1)
+      for (const [name, shape] of Object.entries(shapes)) if (name.startsWith('h.0.')) shapes[name.replace('h.0.', `h.${l}.`)] = shape;
     const header = {};
     let at = 0;
     for (const [name, shape] of Object.entries(shapes)) {
@@ -504,9 +507,9 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
       slice(from, to) { return new Blob([bytes.subarray(from, Math.min(to, bytes.length))]); }
     }
     const files = Object.fromEntries(good());
-    files['config.json'] = encodeJson({ ...fixtureConfig('gpt2'), n_embd: d, n_head: 32, vocab_size: V, n_layer: 1 });
+    files['config.json'] = encodeJson({ ...fixtureConfig('gpt2'), n_embd: d, n_head: 32, vocab_size: V, n_layer: 4 });
     files['model.safetensors'] = new HugeFile([]);
-    await expect(loadPretrained(files)).rejects.toThrow(/needs 2\d\d\d MB for its weights but only \d+ MB of memory are available/);
+    await expect(loadPretrained(files)).rejects.toThrow(/needs 4\d\d\d MB for its weights but only \d+ MB of memory are available.*at 2 bytes.*2\d\d\d MB/);
     const model = await loadPretrained(good());
     expect(model.run([1, 2]).n).toBe(2);
     model.dispose();

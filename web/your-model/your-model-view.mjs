@@ -208,6 +208,7 @@ export class ModelView {
     } else if (data.type === 'loaded') {
       this.config = data.config;
       this.hasTokenizer = data.hasTokenizer;
+      this.maskToken = data.special?.maskToken ?? '[MASK]';
       this.#describe(data);
       this.loading?.resolve(data.config);
       this.loading = null;
@@ -250,11 +251,16 @@ export class ModelView {
   }
 
   #describe({ config: c, loadMs, threads }) {
+    // Which layers see only a window of the text (their heatmaps are a band along the diagonal).
+    const localLayers = ({ slidingLayers: local = [], slidingWindow: w, layers }) => !local.length ? ''
+      : local.length === layers ? `Every layer is local: each token sees itself and the ${w - 1} before it. `
+        : `Local layers (each token sees itself and the ${w - 1} before it): ${local.map((l) => l + 1).join(', ')}; the others see the whole text. `;
     const kv = c.kvHeads !== c.heads ? ` (${c.kvHeads} key/value heads)` : '';
     this.ui.info.textContent = `${this.label}: ${c.architecture}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
       `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${c.weightType} matrices), ` +
       `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
       `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +
+      localLayers(c) +
       `Loaded in ${(loadMs / 1000).toFixed(2)} s; runs in a worker${threads > 1 ? ` on ${threads} threads` : ''}.` +
       (this.hasTokenizer ? '' : ' No tokenizer files came with it: type token ids separated by spaces.');
   }
@@ -481,7 +487,7 @@ export class ModelView {
     }
     const label = (row) => `“${this.labels[row]}” (token ${row})`;
     this.ui.predictTitle.textContent = causal ? `What comes next after ${label(data.predictions[0]?.row ?? 0)}?`
-      : `What the model fills in at ${data.predictions.map((p) => label(p.row)).join(', ')}${data.predictions.length && /mask/i.test(this.shown.tokens[data.predictions[0].row].token) ? '' : ' (type [MASK] to ask for a word)'}`;
+      : `What the model fills in at ${data.predictions.map((p) => label(p.row)).join(', ')}${data.predictions.length && /mask/i.test(this.shown.tokens[data.predictions[0].row].token) ? '' : ` (type ${this.maskToken} to ask for a word)`}`;
     const list = (items, caption) => el('div', { className: 'prediction' }, el('h3', { textContent: caption }),
       el('ol', {}, ...items.map(({ token, probability }) => {
         const bar = el('span', { className: 'bar' });

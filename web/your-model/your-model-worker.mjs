@@ -134,7 +134,9 @@ async function handle(message) {
       const started = performance.now();
       await loadMultihead({ threads: 'auto' });
       model = await loadPretrained(message.files, { weightType: message.weightType, onProgress: (p) => post({ type: 'progress', ...p }) });
-      const special = model.tokenizer ? { mask: model.tokenizer.id('[MASK]') ?? model.tokenizer.id('<mask>') ?? null } : {};
+      // The mask token's text, as this tokenizer spells it: BERT's [MASK], RoBERTa's <mask>.
+      const maskToken = ['[MASK]', '<mask>'].find((t) => model.tokenizer?.id(t) != null) ?? null;
+      const special = { mask: maskToken && model.tokenizer.id(maskToken), maskToken };
       post({ type: 'loaded', config: { ...model.config }, hasTokenizer: !!model.tokenizer, special,
         loadMs: performance.now() - started, threads: (await runtimeInfo()).threads });
     } else if (!model) {

@@ -15,11 +15,16 @@ export default defineConfig({
         '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
     },
     headless: true,
+    // The pages' service worker isolates them and reloads them once on the server without headers:
+    // the tests of the service worker itself allow it (isolation.spec.mjs, the offline tests).
+    serviceWorkers: 'block',
   },
-  // The same files twice: plainly (the default everywhere), and cross-origin isolated (COOP +
-  // COEP headers) on the next port, where the page may use the threaded build.
+  // The same files twice: without isolation headers (as a static host that cannot send them), and
+  // cross-origin isolated by the server (COOP + COEP headers) on the next port. On the first, the
+  // pages' service worker would isolate them and reload them once; the tests there block service
+  // workers unless they test them (tests/browser/guard.mjs).
   webServer: [{
-    command: `node scripts/serve.mjs --port ${port}`,
+    command: `node scripts/serve.mjs --port ${port} --no-isolation`,
     url: `http://127.0.0.1:${port}/package.json`,
     reuseExistingServer: !process.env.CI,
   }, {

@@ -11,10 +11,13 @@
 //   (writes bench/gpt2-results[-relaxed].json)
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
+import { loadMultihead, loadPretrained, runtimeInfo } from '../bindings/multihead.mjs';
 import { BF16_DIR, ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken, peerSession, timeRounds } from './gpt2-common.mjs';
 import { median, medians, pairedRatio } from './stats.mjs';
 import { machine } from './machine.mjs';
+
+// One thread (the peer's setting too): threads are bench:threads' and bench:node-threads' to measure.
+await loadMultihead({ threads: 1 });
 
 const quick = process.argv.includes('--quick');
 const relaxed = process.argv.includes('--relaxed');

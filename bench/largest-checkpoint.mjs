@@ -33,14 +33,15 @@ function chromiumMemoryMB() {
 }
 
 const port = 4191;
-const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
+const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port), '--no-isolation'], { stdio: 'ignore' });
 await new Promise((resolve) => setTimeout(resolve, 600));
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] });
 const TEXT = 'The animal did not cross the street because it was too tired, and the road was long and the night was cold';
 const rows = [];
 try {
   for (const [label, dir, , weightType] of cases) {
-    const page = await browser.newPage();
+    // One thread: no isolation headers, and no service worker to add them.
+    const page = await (await browser.newContext({ serviceWorkers: 'block' })).newPage();
     await page.goto(`http://127.0.0.1:${port}/web/your-model.html`);
     await page.waitForFunction(() => document.body.dataset.ready === 'true');
     await page.selectOption('#weightType', weightType);

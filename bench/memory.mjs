@@ -1,6 +1,9 @@
 // Memory of a long forward pass in a fresh module instance: n = 16384, d_model 256, 8 heads,
 // causal, no attention weights. Prints one JSON line (used by bench/run.mjs).
-import { createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
+import { loadMultihead, createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
+
+// One thread (the peer's setting too): threads are bench:threads' and bench:node-threads' to measure.
+await loadMultihead({ threads: 1 });
 
 const n = 16384, d = 256;
 const mha = await createMultiHeadAttention({ dModel: d, heads: 8 });

@@ -9,11 +9,14 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
-import { createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
+import { loadMultihead, createMultiHeadAttention, runtimeInfo } from '../bindings/multihead.mjs';
 import { plainAttention } from './plain.mjs';
 import { standardOpsModel, fusedModel } from './onnx.mjs';
 import { randomWeights } from './weights.mjs';
 import { medians, pairedRatio } from './stats.mjs';
+
+// One thread (the peer's setting too): threads are bench:threads' and bench:node-threads' to measure.
+await loadMultihead({ threads: 1 });
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;

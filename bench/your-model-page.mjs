@@ -13,8 +13,8 @@ import { loadTokenizer } from '../bindings/tokenizers/tokenizer.mjs';
 import { join } from 'node:path';
 import { keystroke } from './page-keystroke.mjs';
 
-const hosts = [['one thread', 4189, []], ['cross-origin isolated (threads)', 4190, ['--isolated']]]
-  .filter(([, , flags]) => flags.length || !process.argv.includes('--isolated-only'));
+const hosts = [['one thread', 4189, ['--no-isolation']], ['cross-origin isolated (threads)', 4190, ['--isolated']]]
+  .filter(([, , flags]) => flags[0] === '--isolated' || !process.argv.includes('--isolated-only'));
 const servers = hosts.map(([, port, flags]) => spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port), ...flags], { stdio: 'ignore' }));
 await new Promise((resolve) => setTimeout(resolve, 600));
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] });
@@ -39,7 +39,8 @@ const results = [];
 try {
   for (const [host, port] of hosts) for (const [label, dir] of models) {
     if (!existsSync(join(dir, 'model.safetensors'))) { console.log(`${label}: missing (run scripts/make-random-checkpoint.mjs)`); continue; }
-    const page = await browser.newPage();
+    // No service worker: it would isolate the one-thread host's page too (web/common/service-worker.mjs).
+    const page = await (await browser.newContext({ serviceWorkers: 'block' })).newPage();
     await page.goto(`http://127.0.0.1:${port}/web/your-model.html`);
     await page.waitForFunction(() => document.body.dataset.ready === 'true');
     const started = Date.now();

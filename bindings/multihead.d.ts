@@ -153,11 +153,12 @@ export declare function createMultiHeadAttention(options?: MultiHeadAttentionOpt
 /** Loads and compiles the wasm once; later calls return the same promise. */
 export interface LoadOptions {
   /**
-   * 1 (the default): the single-thread build, which runs everywhere. 'auto': the threaded build
-   * in Node (worker_threads) and where the page is cross-origin isolated (one thread per core, up
-   * to 16) when there is more than one core, else one thread.
-   * A number > 1 asks for the threaded build and throws where it cannot run. The first call decides
-   * the build: after a single-thread load, a later 'auto' runs on one thread and a number > 1 throws.
+   * 'auto' (the default since 0.3): the threaded build in Node (worker_threads) and where the page
+   * is cross-origin isolated (one thread per core, up to 16) when there is more than one core, else
+   * the single-thread build (oneThreadReason() says why). 1: the single-thread build, which runs
+   * everywhere. A number > 1 asks for the threaded build and throws where it cannot run. The first
+   * call decides the build: after a single-thread load, a later 'auto' runs on one thread and a
+   * number > 1 throws.
    */
   threads?: 'auto' | number;
   /**
@@ -185,6 +186,11 @@ export declare function relaxedSimdAvailable(): boolean;
 export declare function threadsAvailable(): boolean;
 /** Sets the threaded build's thread count (capped at its workers); resolves to the count in effect. */
 export declare function setThreads(threads: number): Promise<number>;
+/**
+ * Why this runtime runs on one thread, a line for a page to show ('' where threads run): no
+ * SharedArrayBuffer, a page that is not cross-origin isolated, one core, or threads: 1 asked.
+ */
+export declare function oneThreadReason(): Promise<string>;
 export interface RuntimeInfo {
   simdFloatsPerPacket: number;
   heapBytes: number;
@@ -194,6 +200,8 @@ export interface RuntimeInfo {
   threads: number;
   /** True when a threaded build (dist/multihead_core_mt, or dist/node/ in Node) is loaded. */
   threadedBuild: boolean;
+  /** Why the runtime runs on one thread ('' where it has threads): oneThreadReason(). */
+  oneThreadReason: string;
   /** True when a relaxed-SIMD build (fused multiply-add) is loaded. */
   relaxedSimd: boolean;
   /** The GEMM kernel in that build, e.g. "wasm SIMD (fused multiply-add)". */

@@ -5,7 +5,7 @@
 //   language-model.mjs   the project's trained language model (.mhlm)
 //   trainer.mjs          the toy-task trainer behind the playground
 //   pretrained.mjs       Hugging Face checkpoints (hub.mjs: hub ids and file listings)
-export { loadMultihead, relaxedSimdAvailable, runtimeInfo, setThreads, threadsAvailable } from './runtime.mjs';
+export { loadMultihead, oneThreadReason, relaxedSimdAvailable, runtimeInfo, setThreads, threadsAvailable } from './runtime.mjs';
 export { MAX_TOKENS } from './checks.mjs';
 export { createMultiHeadAttention, MultiHeadAttention } from './attention-layer.mjs';
 export { loadLanguageModel, LanguageModel } from './language-model.mjs';

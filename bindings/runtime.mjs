@@ -63,9 +63,9 @@ const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with t
   '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
   "(see docs/threads.md), or use threads: 'auto', which falls back to one thread";
 
-// The threads option checked: 1 (not given), 'auto', or an integer from 1 to 16 that can run here.
+// The threads option checked: 'auto' (also when not given), or an integer from 1 to 16 that can run here.
 function threadsWanted(threads) {
-  if (threads === undefined) return 1;
+  if (threads === undefined) return 'auto';
   if (threads === 'auto') return threads;
   if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
     fail(`threads must be 'auto' or an integer from 1 to 16, got ${describe(threads)}`);
@@ -135,12 +135,12 @@ async function loadBuild(threaded, relaxed) {
  * Loads and compiles the wasm module once; every layer shares it. Calling it early (e.g. on page
  * load) hides the compile time; createMultiHeadAttention calls it anyway.
  *
- * options.threads: 1 (the default) loads the single-thread build, which runs everywhere.
- * 'auto' loads the threaded build in Node and on a cross-origin isolated page (one thread per
- * core, up to 16) where there is more than one core, and the single-thread build otherwise. The
- * first call decides the build; later calls may change the thread count within the threaded build
- * (setThreads). After a single-thread load, a later 'auto' runs on its one thread and a count > 1
- * throws.
+ * options.threads: 'auto' (the default) loads the threaded build in Node and on a cross-origin
+ * isolated page (one thread per core, up to 16) where there is more than one core, and the
+ * single-thread build otherwise (runtimeInfo().oneThreadReason says why). 1 loads the
+ * single-thread build, which runs everywhere. The first call decides the build; later calls may
+ * change the thread count within the threaded build (setThreads). After a single-thread load, a
+ * later 'auto' runs on its one thread and a count > 1 throws.
  *
  * options.relaxedSimd: 'auto' (the default) loads the build with fused multiply-add where the
  * engine validates relaxed SIMD (in Node 20 after turning on V8's flag for it: relaxedSimdHere),
@@ -217,6 +217,19 @@ export async function setThreads(threads) {
   return core.setThreadCount(Math.min(threads, poolThreads));
 }
 
+/**
+ * Why the runtime here runs on one thread, in a few words a page can show after "one thread: ",
+ * or '' where it can have threads.
+ */
+export async function oneThreadReason() {
+  if (!inNode() && globalThis.crossOriginIsolated === undefined) return 'this browser has no SharedArrayBuffer';
+  if (!inNode() && !globalThis.crossOriginIsolated) return 'the page is not cross-origin isolated';
+  if (typeof SharedArrayBuffer !== 'function') return 'this JavaScript engine has no SharedArrayBuffer';
+  if ((await coreCount()) < 2) return 'this device has one core';
+  if (loadedThreaded === false) return 'threads: 1 was asked for';
+  return '';
+}
+
 /** Facts about the loaded wasm runtime, for diagnostics and tests. */
 export async function runtimeInfo() {
   const core = await loadMultihead();
@@ -227,6 +240,7 @@ export async function runtimeInfo() {
     maxTokens: core.maxTokens,
     threads: core.threadCount(),
     threadedBuild: loadedThreaded === true,
+    oneThreadReason: await oneThreadReason(),
     relaxedSimd: loadedRelaxed === true,
     gemmKernel: core.gemmKernel(),
     touchTuning: core.touchTuning(),

@@ -1,4 +1,4 @@
-// Writes web/precache.js, the list of files the service worker (web/sw.js) caches on a first visit
+// Writes web/precache.js, the list of files the service worker (sw.js, at the root) caches on a first visit
 // so that the second works offline: every page in web/, the modules and workers they load,
 // followed through their imports (bindings/ included), their styles, and the trained model. Run by
 // npm run build:wasm, so the list follows the code instead of being kept by hand. The version is a
@@ -26,7 +26,7 @@ export function precacheList() {
   const seen = new Set(pages);
   for (const file of seen) for (const ref of references(file)) seen.add(ref);  // a Set iterates what is added
   // The wasm builds are left to sw.js, which caches only the ones this browser will load.
-  const files = [...seen, ...STATIC].filter((f) => f !== 'web/sw.js' && !f.startsWith('dist')).sort();
+  const files = [...seen, ...STATIC].filter((f) => !f.startsWith('dist')).sort();
   return files.map((f) => {
     const url = relative(WEB, f).split('\\').join('/');
     return url.startsWith('.') ? url : `./${url}`;

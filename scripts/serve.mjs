@@ -1,8 +1,11 @@
 // A small static file server for the demo page and the browser tests (no dependencies).
 // Serves the repository root on 127.0.0.1; "/" opens the page in web/.
-// Usage: node scripts/serve.mjs [--port 8080] [--isolated]
-//   --isolated  sends the two headers that make the page cross-origin isolated, which the threaded
-//               build needs (SharedArrayBuffer): COOP same-origin and COEP require-corp.
+// Usage: node scripts/serve.mjs [--port 8080] [--no-isolation]
+//   By default it sends the two headers that make the pages cross-origin isolated, which the
+//   threaded build needs (SharedArrayBuffer): COOP same-origin and COEP require-corp.
+//   --no-isolation  sends neither, as a static host that cannot set headers does (GitHub Pages):
+//                   the pages' service worker then isolates them (web/common/service-worker.mjs).
+//   (--isolated, the default, is still accepted.)
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -11,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const portArg = process.argv.indexOf('--port');
 const port = portArg > 0 ? Number(process.argv[portArg + 1]) : Number(process.env.PORT || 8080);
-const isolationHeaders = process.argv.includes('--isolated')
+const isolating = !process.argv.includes('--no-isolation');
+const isolationHeaders = isolating
   ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
 const types = {
   '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -57,5 +61,5 @@ createServer(async (req, res) => {
   }
 }).listen(port, '127.0.0.1', () => {
   console.log(`multihead: serving ${root} at http://127.0.0.1:${port}/ (the page is web/index.html)` +
-    (process.argv.includes('--isolated') ? ', cross-origin isolated (threads on)' : ''));
+    (isolating ? ', cross-origin isolated (threads on)' : ', without isolation headers (the service worker adds them)'));
 });

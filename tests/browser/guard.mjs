@@ -23,3 +23,10 @@ export const test = base.extend({
   },
 });
 export { expect };
+
+// On the server without isolation headers, a page the service worker takes over reloads once and
+// is then cross-origin isolated (web/common/service-worker.mjs): waits for that, so that a test
+// does not act on the page the reload replaces. For tests that allow service workers.
+export async function isolatedByServiceWorker(page) {
+  await expect.poll(() => page.evaluate(() => globalThis.crossOriginIsolated).catch(() => false), { timeout: 30000 }).toBe(true);
+}

@@ -1,4 +1,4 @@
-import { test, expect } from './guard.mjs';
+import { test, expect, isolatedByServiceWorker } from './guard.mjs';
 
 const PAGE = '/web/index.html';
 
@@ -195,15 +195,19 @@ test('redraw cost for 64 tokens × 8 heads is measured (reported, not asserted)'
   expect(await drawn(page)).toEqual(Array(8).fill({ nQ: 64, nK: 64 }));
 });
 
-test('works offline after the first visit', async ({ page, context }) => {
-  await page.goto(PAGE);
-  await ready(page);
-  await page.evaluate(async () => { await navigator.serviceWorker.ready; });
-  await context.setOffline(true);
-  await page.reload();
-  await ready(page);
-  expect(await drawn(page)).toEqual(Array(4).fill({ nQ: 6, nK: 6 }));
-  await context.setOffline(false);
+test.describe('with the service worker', () => {
+  test.use({ serviceWorkers: 'allow' });
+  test('works offline after the first visit', async ({ page, context }) => {
+    await page.goto(PAGE);
+    await isolatedByServiceWorker(page);
+    await ready(page);
+    await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+    await context.setOffline(true);
+    await page.reload();
+    await ready(page);
+    expect(await drawn(page)).toEqual(Array(4).fill({ nQ: 6, nK: 6 }));
+    await context.setOffline(false);
+  });
 });
 
 test('archetype heads do what they are built for', async ({ page }) => {

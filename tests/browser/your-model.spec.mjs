@@ -2,7 +2,7 @@
 // the hub (size first, progress, a failing and a truncated download), stored for offline use;
 // the grid, the enlarged head, roles, ablation, generation, BERT pairs, URL state, keyboard, phone.
 import { join } from 'node:path';
-import { test, expect } from './guard.mjs';
+import { test, expect, isolatedByServiceWorker } from './guard.mjs';
 import { FIXTURES, expectedOutputs, maxAbsDiff } from '../js/checkpoints.mjs';
 import { VIRIDIS } from '../../web/common/colormap.mjs';
 
@@ -287,10 +287,12 @@ test('generation streams each token with its attention row per head, and stops',
   await expect(page.locator('#mvGenerated .new')).toHaveCount(6);
   await expect(page.locator('.mv-strips canvas')).toHaveCount(8);
   await expect(page.locator('#mvGenerate')).toBeEnabled();
+  // Stop pressed in the same task as Generate: the worker, yielding a turn between tokens (no
+  // timer), must still hear it while it generates, and end long before 200 tokens.
   await page.locator('#mvGenMax').fill('200');
-  await page.locator('#mvGenerate').click();
-  await page.locator('#mvStop').click();
+  await page.evaluate(() => { document.querySelector('#mvGenerate').click(); document.querySelector('#mvStop').click(); });
   await expect(page.locator('#mvGenerated')).toContainText('[stopped]');
+  expect(await page.locator('#mvGenerated .new').count()).toBeLessThan(200);
 });
 
 test('BERT: a sentence pair with its token types, predictions at [MASK]', async ({ page }) => {
@@ -335,29 +337,33 @@ test('Gemma 3: the page names its local layers, and their heads are banded as th
   }
 });
 
-test('from the hub: the size first, then a download with progress, stored and opened offline', async ({ page, context }) => {
-  await page.goto(PAGE);
-  await ready(page);
-  await page.locator('#hubId').fill(`${HUB}/llama/resolve/main/`);
-  await page.locator('#hubLoad').click();
-  await expect(page.locator('#confirmText')).toContainText('MB');
-  await expect(page.locator('#confirmText')).toContainText('model.safetensors');
-  await page.locator('#download').click();
-  await expect(page.locator('.mv-info')).toContainText('Loaded in');
-  await ready(page);
-  await expect(page.locator('#stored li')).toHaveCount(1);
-  expect(page.url()).toContain('model=http');
-  // Offline, the link opens the stored copy.
-  await page.evaluate(async () => { await navigator.serviceWorker.ready; });
-  const url = page.url();
-  await context.setOffline(true);
-  await page.goto(url);
-  await expect(page.locator('.mv-info')).toContainText('Loaded in');
-  await ready(page);
-  await expect(page.locator('.mv-thumb')).toHaveCount(8);
-  await context.setOffline(false);
-  await page.getByRole('button', { name: /^Delete/ }).click();
-  await expect(page.locator('#storedBox')).toBeHidden();
+test.describe('with the service worker', () => {
+  test.use({ serviceWorkers: 'allow' });
+  test('from the hub: the size first, then a download with progress, stored and opened offline', async ({ page, context }) => {
+    await page.goto(PAGE);
+    await isolatedByServiceWorker(page);
+    await ready(page);
+    await page.locator('#hubId').fill(`${HUB}/llama/resolve/main/`);
+    await page.locator('#hubLoad').click();
+    await expect(page.locator('#confirmText')).toContainText('MB');
+    await expect(page.locator('#confirmText')).toContainText('model.safetensors');
+    await page.locator('#download').click();
+    await expect(page.locator('.mv-info')).toContainText('Loaded in');
+    await ready(page);
+    await expect(page.locator('#stored li')).toHaveCount(1);
+    expect(page.url()).toContain('model=http');
+    // Offline, the link opens the stored copy.
+    await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+    const url = page.url();
+    await context.setOffline(true);
+    await page.goto(url);
+    await expect(page.locator('.mv-info')).toContainText('Loaded in');
+    await ready(page);
+    await expect(page.locator('.mv-thumb')).toHaveCount(8);
+    await context.setOffline(false);
+    await page.getByRole('button', { name: /^Delete/ }).click();
+    await expect(page.locator('#storedBox')).toBeHidden();
+  });
 });
 
 test('a failing server and a download that breaks off are reported, and nothing half-stored is kept', async ({ page }) => {

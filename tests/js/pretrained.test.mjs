@@ -331,6 +331,28 @@ describe('generation with the key/value cache', () => {
     });
   }
 
+  it('generate() lets the event loop turn between tokens, without a timer\'s wait', async () => {
+    // Counted, not timed: a setImmediate that re-arms itself counts the loop's turns. Yielding by
+    // setTimeout(0) would wait ≥ 1 ms a token, hundreds of turns; by a turn of the loop, about one
+    // a token. And a timer set during generation must run before it ends.
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const prompt = model.tokenize('The cat sat on the mat.').ids, tokens = 60;
+    let turns = 0, ticking = true, timerRan = false, timerRanBeforeTheEnd = false, count = 0;
+    const tick = () => { if (ticking) { turns += 1; setImmediate(tick); } };
+    setImmediate(tick);
+    for await (const step of model.generate(prompt, { maxNewTokens: tokens, stopAtEos: false })) {
+      if (count === 0) setTimeout(() => { timerRan = true; }, 0);
+      count += step.id >= 0 ? 1 : 0;
+    }
+    timerRanBeforeTheEnd = timerRan;
+    ticking = false;
+    expect(count).toBe(tokens);
+    expect(timerRanBeforeTheEnd).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(tokens - 1);
+    expect(turns).toBeLessThan(3 * tokens);
+    model.dispose();
+  });
+
   it('the encoders (BERT, DistilBERT, RoBERTa) cannot generate: a clear error', async () => {
     for (const fixture of ['bert', 'distilbert', 'roberta']) {
       const model = await loadPretrained(join(FIXTURES, fixture));

@@ -153,10 +153,26 @@ describe('a Node program with threads', () => {
     }
   });
 
+  it('threads by default: loadPretrained with no options runs on every core; threads: 1 turns them off and says so', () => {
+    const fixture = JSON.stringify(join(FIXTURES, 'gpt2'));
+    const run = (first) => JSON.parse(node(`
+      import { loadMultihead, loadPretrained, runtimeInfo } from ${JSON.stringify(api)};
+      ${first}
+      const model = await loadPretrained(${fixture});
+      const out = model.run(model.tokenize('The cat sat on the mat.').ids);
+      const { threads, threadedBuild, oneThreadReason } = await runtimeInfo();
+      console.log(JSON.stringify({ threads, threadedBuild, oneThreadReason, sum: out.logits.reduce((a, b) => a + b, 0) }));`));
+    const byDefault = run(''), one = run('await loadMultihead({ threads: 1 });');
+    expect(byDefault).toMatchObject(cores > 1 ? { threads: poolThreads, threadedBuild: true, oneThreadReason: '' }
+      : { threads: 1, oneThreadReason: 'this device has one core' });
+    expect(one).toMatchObject({ threads: 1, threadedBuild: false, oneThreadReason: 'threads: 1 was asked for' });
+    expect(byDefault.sum).toBe(one.sum);  // the same bits on every core as on one
+  });
+
   it("threads asked for after a single-thread load: a clear error for a count, one thread for 'auto'", () => {
     const out = node(`
       import { loadMultihead, runtimeInfo, setThreads } from ${JSON.stringify(api)};
-      await loadMultihead();
+      await loadMultihead({ threads: 1 });
       const messages = [];
       try { await setThreads(2); } catch (e) { messages.push(e.message); }
       try { await loadMultihead({ threads: 2 }); } catch (e) { messages.push(e.message); }

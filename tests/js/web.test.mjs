@@ -74,11 +74,11 @@ describe('offline support', () => {
     expect(expected.length).toBeGreaterThan(40);
     for (const f of expected) expect(listed.has(f), f).toBe(true);
     for (const f of listed) if (f !== './') expect(existsSync(join('web', f)), f).toBe(true);
-    const sw = readFileSync('web/sw.js', 'utf8');
-    expect(sw).toContain("importScripts('./precache.js')");
-    // The wasm builds, named by the build the browser will load (relaxed SIMD or not, threads or not).
-    for (const f of ['../dist/multihead_core${suffix}.mjs', '../dist/multihead_core${suffix}.wasm',
-      '../dist/multihead_core_mt${suffix}.worker.js']) expect(sw).toContain(`\`${f}\``);
+    const sw = readFileSync('sw.js', 'utf8');
+    expect(sw).toContain("importScripts('./web/precache.js')");
+    // The wasm builds, named by the build the browser will load (relaxed SIMD or not, threads and not).
+    for (const f of ['./dist/multihead_core${suffix}.mjs', './dist/multihead_core${suffix}.wasm',
+      './dist/multihead_core_mt${suffix}.worker.js']) expect(sw).toContain(`\`${f}\``);
     expect(sw).toContain("relaxed ? '_relaxed' : ''");
   });
 });

@@ -4,6 +4,7 @@ import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { renderWalkthrough } from './walkthrough.mjs';
 import { roleOf } from './archetypes.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
+import { registerServiceWorker } from '../common/service-worker.mjs';
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'text2', 'demos', 'tokens', 'd', 'h', 'kv', 'seed', 'temp', 'tempOut',
@@ -117,7 +118,7 @@ function render(data) {
   renderWalk();
   const t3 = performance.now();
   ui.timing.textContent = `${view.nQ} × ${view.nK} tokens, ${state.h} heads: forward pass ${data.forwardMs.toFixed(2)} ms ` +
-    `(in a worker${data.threads > 1 ? `, ${data.threads} threads` : ''}), ` +
+    `(in a worker, ${data.threads > 1 ? `${data.threads} threads` : `one thread${data.oneThreadReason ? `: ${data.oneThreadReason}` : ''}`}), ` +
     `heatmaps ${(t2 - t1).toFixed(2)} ms, statistics and walkthrough ${(t3 - t2).toFixed(2)} ms.`;
   Object.assign(ui.timing.dataset, { forwardMs: data.forwardMs, drawMs: t2 - t1 });
   markReady();
@@ -341,6 +342,4 @@ drawLegend(ui.legend);
 syncControls();
 wire();
 schedule();
-if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
-  navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('offline support unavailable:', e.message));
-}
+registerServiceWorker();

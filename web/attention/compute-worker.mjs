@@ -22,7 +22,7 @@ self.onmessage = async ({ data: { id, state } }) => {
       ...headEntropy(attention, h, nQ, nK), top: mostAttended(attention, h, nQ, nK).slice(0, 12),
     }));
     const result = {
-      id, tokens, notes, forwardMs, threads: session.threads, parameterCount: session.parameterCount,
+      id, tokens, notes, forwardMs, threads: session.threads, oneThreadReason: session.oneThreadReason, parameterCount: session.parameterCount,
       view: { tokens: view.tokens, keyTokens: view.keyTokens, nQ, nK, attention, x: view.x, causal: view.causal },
       trace, head, stats: { heads, diversity: meanJensenShannon(attention, state.h, nQ, nK) },
     };

@@ -10,6 +10,7 @@ export class AttentionSession {
   #key = '';
   #settings = null;
   threads = 1;
+  oneThreadReason = '';
 
   /** settings = { d, h, kv, seed, temp, weights: 'random' | 'archetype' }. Reuses the layer if unchanged. */
   async configure(settings) {
@@ -18,7 +19,7 @@ export class AttentionSession {
     if (!this.#layer) {
       // Threads where the page is cross-origin isolated (the threaded build), else one.
       await loadMultihead({ threads: 'auto' });
-      this.threads = (await runtimeInfo()).threads;
+      ({ threads: this.threads, oneThreadReason: this.oneThreadReason } = await runtimeInfo());
     }
     const archetype = settings.weights === 'archetype';
     const layer = await createMultiHeadAttention({

@@ -5,6 +5,7 @@
 import { loadLanguageModel, loadMultihead } from '../../bindings/multihead.mjs';
 import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
+import { registerServiceWorker } from '../common/service-worker.mjs';
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'demos', 'tokens', 'messages', 'view', 'legend', 'readout', 'grid',
@@ -303,6 +304,4 @@ async function start() {
 }
 
 start();
-if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
-  navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('offline support unavailable:', e.message));
-}
+registerServiceWorker();

@@ -1,6 +1,7 @@
 // web/playground.html: the playground view, with its state in the URL hash.
 import { PlaygroundView, playgroundSheet } from './playground-view.mjs';
 import { parsePlaygroundHash, toPlaygroundHash } from './playground-state.mjs';
+import { registerServiceWorker } from '../common/service-worker.mjs';
 
 document.adoptedStyleSheets = [...document.adoptedStyleSheets, playgroundSheet];
 
@@ -26,6 +27,4 @@ window.addEventListener('hashchange', () => {
   if (parsed.warnings.length) view.showMessage(parsed.warnings.join('\n'));
 });
 
-if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
-  navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('offline support unavailable:', e.message));
-}
+registerServiceWorker();

@@ -5,6 +5,7 @@ import { ModelView, modelViewCss } from './your-model-view.mjs';
 import { download, planDownload, resolveSource } from './your-model-hub.mjs';
 import { deleteStored, listStored, openStored } from './your-model-store.mjs';
 import { parseYourModelHash, toYourModelHash } from './your-model-state.mjs';
+import { registerServiceWorker } from '../common/service-worker.mjs';
 
 const $ = (id) => document.getElementById(id);
 const MB = (bytes) => (bytes < 0 ? 'unknown size' : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 2 : 0)} MB`);
@@ -206,6 +207,4 @@ window.addEventListener('hashchange', () => {
 });
 
 start();
-if ('serviceWorker' in navigator && location.protocol.startsWith('http')) {
-  navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('offline support unavailable:', e.message));
-}
+registerServiceWorker();

@@ -250,7 +250,7 @@ export class ModelView {
     }
   }
 
-  #describe({ config: c, loadMs, threads }) {
+  #describe({ config: c, loadMs, threads, oneThreadReason }) {
     // Which layers see only a window of the text (their heatmaps are a band along the diagonal).
     const localLayers = ({ slidingLayers: local = [], slidingWindow: w, layers }) => !local.length ? ''
       : local.length === layers ? `Every layer is local: each token sees itself and the ${w - 1} before it. `
@@ -261,7 +261,7 @@ export class ModelView {
       `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
       `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +
       localLayers(c) +
-      `Loaded in ${(loadMs / 1000).toFixed(2)} s; runs in a worker${threads > 1 ? ` on ${threads} threads` : ''}.` +
+      `Loaded in ${(loadMs / 1000).toFixed(2)} s; runs in a worker on ${threads > 1 ? `${threads} threads` : `one thread${oneThreadReason ? ` (${oneThreadReason})` : ''}`}.` +
       (this.hasTokenizer ? '' : ' No tokenizer files came with it: type token ids separated by spaces.');
   }
 

@@ -125,6 +125,8 @@ async function generate({ seq, text, pair, options }) {
   post({ type: 'generated', seq, count, stopped: stopRequested });
 }
 
+const pick = (object, ...keys) => Object.fromEntries(keys.map((k) => [k, object[k]]));
+
 async function handle(message) {
   modelNumber = message.modelNumber ?? 0;
   try {
@@ -138,7 +140,7 @@ async function handle(message) {
       const maskToken = ['[MASK]', '<mask>'].find((t) => model.tokenizer?.id(t) != null) ?? null;
       const special = { mask: maskToken && model.tokenizer.id(maskToken), maskToken };
       post({ type: 'loaded', config: { ...model.config }, hasTokenizer: !!model.tokenizer, special,
-        loadMs: performance.now() - started, threads: (await runtimeInfo()).threads });
+        loadMs: performance.now() - started, ...pick(await runtimeInfo(), 'threads', 'oneThreadReason') });
     } else if (!model) {
       throw new Error('no model is loaded');
     } else if (message.type === 'view') {

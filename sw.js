@@ -1,13 +1,19 @@
 // Offline support: network first (so a rebuilt page is never served stale), falling back to the
-// last copy cached on a successful visit. Only same-origin GET requests are touched.
+// last copy cached on a successful visit; and cross-origin isolation (isolated() below). Only
+// same-origin GET requests are touched.
+// It sits at the site's root, not in web/, so that its scope reaches dist/ too: a worker is
+// matched by its own URL, and the threaded build's workers (dist/…worker.js) must be served with
+// the isolation headers as well, or an isolated page cannot start them.
 // Everything the pages need, cached on the first visit so that the second can be offline: the list
-// and its version are generated from the pages' imports (scripts/precache.mjs, run by the build).
-importScripts('./precache.js');
+// (relative to web/) and its version are generated from the pages' imports (scripts/precache.mjs,
+// run by the build).
+importScripts('./web/precache.js');
 const CACHE = `multihead-app-${self.PRECACHE_VERSION}`;  // not multihead-models: the stored checkpoints
-const APP = self.PRECACHE;
+const WEB = new URL('./web/', self.location);
+const APP = self.PRECACHE.map((path) => new URL(path, WEB).href);
 // The builds this browser will load (bindings/multihead.mjs picks the same way): relaxed SIMD where
-// the engine validates it, and the threaded one only where the host makes the page (and this
-// worker) cross-origin isolated — elsewhere it can never run, so it is not worth the download.
+// the engine validates it; the threaded one too, since a page this worker serves is cross-origin
+// isolated (isolated() below), and the single-thread one for where a browser still refuses threads.
 function builds() {
   const zero = [0xfd, 0x0c, ...new Array(16).fill(0)];
   const body = [0, ...zero, ...zero, ...zero, 0xfd, 0x85, 0x02, 0x0b];
@@ -17,12 +23,9 @@ function builds() {
       3, 2, 1, 0, 0x0a, body.length + 2, 1, body.length, ...body]));
   } catch { /* no relaxed SIMD */ }
   const suffix = relaxed ? '_relaxed' : '';
-  const files = [`../dist/multihead_core${suffix}.mjs`, `../dist/multihead_core${suffix}.wasm`];
-  if (self.crossOriginIsolated) {
-    files.push(`../dist/multihead_core_mt${suffix}.mjs`, `../dist/multihead_core_mt${suffix}.wasm`,
-      `../dist/multihead_core_mt${suffix}.worker.js`);
-  }
-  return files;
+  return [`./dist/multihead_core${suffix}.mjs`, `./dist/multihead_core${suffix}.wasm`,
+    `./dist/multihead_core_mt${suffix}.mjs`, `./dist/multihead_core_mt${suffix}.wasm`,
+    `./dist/multihead_core_mt${suffix}.worker.js`];
 }
 
 self.addEventListener('install', (event) => {
@@ -33,6 +36,20 @@ self.addEventListener('activate', (event) => event.waitUntil((async () => {
   for (const name of await caches.keys()) if ((name.startsWith('multihead-app-') || /^multihead-v\d+$/.test(name)) && name !== CACHE) await caches.delete(name);
   await self.clients.claim();
 })()));
+
+// Cross-origin isolation for hosts that cannot send headers (the technique of coi-serviceworker):
+// every response this worker serves carries COOP and COEP, so a page it serves is isolated and may
+// use SharedArrayBuffer (the threaded build). Hub downloads are CORS requests, which COEP allows;
+// the few requests left to the network (byte ranges, weights) are subresources, which need no
+// headers. A host's own headers, where it sends them, are kept.
+function isolated(response) {
+  if (response.status === 0 || response.headers.has('cross-origin-embedder-policy')) return response;
+  const headers = new Headers(response.headers);
+  headers.set('Cross-Origin-Opener-Policy', 'same-origin');
+  headers.set('Cross-Origin-Embedder-Policy', 'require-corp');
+  headers.set('Cross-Origin-Resource-Policy', 'same-origin');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
 
 self.addEventListener('fetch', (event) => {
   const request = event.request;
@@ -45,10 +62,10 @@ self.addEventListener('fetch', (event) => {
     try {
       const response = await fetch(request);
       if (response.status === 200) await cache.put(request, response.clone()).catch(() => {});
-      return response;
+      return isolated(response);
     } catch (error) {
       const cached = await cache.match(request, { ignoreSearch: true });
-      if (cached) return cached;
+      if (cached) return isolated(cached);
       throw error;
     }
   })());

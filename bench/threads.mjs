@@ -3,6 +3,7 @@
 // page (the only place the threaded build runs). Prints a table, writes bench/threads-results.json.
 // Then GPT-2 small's prefill (the random F32 checkpoint of bench/gpt2.mjs) the same way: ours
 // with every head's attention at 1 and 2+ threads, ORT's gpt2s-attn graph at 1 and at 2 threads.
+// Then decoding: generate() against the same greedy loop by hand through run(…, { reusePrefix }).
 // Usage: npm run bench:threads   [-- --seconds 1 --quick --gpt2-only]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
 const quick = args.includes('--quick');
 const gpt2Only = args.includes('--gpt2-only');
-const GPT2_DIR = 'build/gpt2-small-random', GPT2_LENGTHS = quick ? [16, 32, 64] : [16, 32, 64, 256];
+const GPT2_DIR = 'build/gpt2-small-random', GPT2_LENGTHS = quick ? [16, 64, 256] : [16, 32, 64, 256];
 if (!existsSync(`${GPT2_DIR}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', GPT2_DIR], { stdio: 'inherit' });
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
   .filter(([n]) => !quick || n <= 512);
@@ -42,7 +43,7 @@ async function openPage(ortThreads) {
   return page;
 }
 
-let results = [], gpt2 = [], info;
+let results = [], gpt2 = [], info, decode = {};
 try {
   const pages = { 1: await openPage(1), 2: await openPage(2) };
   info = await pages[1].evaluate(() => window.info());
@@ -74,6 +75,9 @@ try {
     console.log(`GPT-2 small, ${n} tokens: ours 1 thread ${row.ours1.toFixed(1)} ms | ours ${threads} ${row.oursN.toFixed(1)} ms | ` +
       `ORT gpt2s-attn 1 thread ${row.ortAttn1.toFixed(1)} ms | ORT 2 threads ${row.ortAttn2.toFixed(1)} ms (ours ${row.oursN_b.toFixed(1)} ms)`);
   }
+  decode = await pages[1].evaluate((s) => window.measureDecode(s), { ourThreads: [1, threads] });
+  for (const [t, r] of Object.entries(decode))
+    console.log(`GPT-2 small decoding, ${t} thread(s): generate() ${r.generate.toFixed(2)} ms a token, the bare run loop ${r.bare.toFixed(2)} ms`);
 } finally {
   await browser.close();
   server.kill();
@@ -82,7 +86,7 @@ try {
 const machine = { cpu: os.cpus()[0]?.model, cores: os.cpus().length, browser: info?.userAgent, browserCores: info?.cores,
   threads: info?.threads, date: new Date().toISOString(), secondsPerCase: seconds };
 const resultsFile = `threads-results${gpt2Only ? '-gpt2' : ''}.json`;
-writeFileSync(new URL(`./${resultsFile}`, import.meta.url), JSON.stringify({ machine, results, gpt2 }, null, 1));
+writeFileSync(new URL(`./${resultsFile}`, import.meta.url), JSON.stringify({ machine, results, gpt2, decode }, null, 1));
 
 const x = (a, b) => (a && b ? `${(b / a).toFixed(2)}×` : '—');
 const T = info.threads;
@@ -98,6 +102,14 @@ console.log('|---|---|---|---|---|---|---|');
 for (const r of gpt2) {
   console.log(`| ${r.n} | ${r.ours1.toFixed(1)} | ${r.oursN.toFixed(1)} (${r.oursN_b.toFixed(1)}) | ${r.ortAttn1.toFixed(1)} | ${r.ortAttn2.toFixed(1)} | ` +
     `${x(r.ours1, r.ortAttn1)} | ${x(r.oursN_b, r.ortAttn2)} |`);
+}
+console.log(`\n| GPT-2 small decoding (16-token prompt), threads | generate() ms a token | bare run(…, { reusePrefix }) loop ms a token | generate ÷ bare |`);
+console.log('|---|---|---|---|');
+for (const [t, r] of Object.entries(decode)) console.log(`| ${t} | ${r.generate.toFixed(2)} | ${r.bare.toFixed(2)} | ${(r.generate / r.bare).toFixed(3)} |`);
+for (const r of gpt2) {
+  // Speed-up at each length, and the share of one thread's time that did not split (Amdahl: 1 / s − … from the measured speed-up).
+  const speedup = r.ours1 / r.oursN, serial = (T / speedup - 1) / (T - 1);
+  console.log(`GPT-2 small prefill, ${r.n} tokens: ${speedup.toFixed(2)}× on ${T} threads; as Amdahl's law, a serial share of ${(100 * serial).toFixed(1)} %`);
 }
 console.log(`\nChromium on a cross-origin isolated page; medians of interleaved samples; "÷" = ORT time / ours (above 1: we are faster). ` +
   `Machine: ${machine.cpu}, ${machine.cores} cores. Raw numbers: bench/${resultsFile}`);

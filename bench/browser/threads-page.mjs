@@ -97,5 +97,44 @@ window.measureGpt2 = async ({ n, ourThreads, seconds = 1 }) => {
   return timeAll(fns, prepare, seconds);
 };
 
+// Decoding GPT-2 small after a 16-token prompt, ms a token at each thread count: generate()
+// (greedy), and the same greedy loop written by hand through run(…, { reusePrefix: true }), each
+// timed from its first new token to its last (the prompt's prefill left out of both).
+window.measureDecode = async ({ ourThreads, tokens = 24, rounds = 5 }) => {
+  const { ours } = await gpt2Models();
+  const prompt = Array.from({ length: 16 }, (_, i) => (i * 7919 + 13) % 50257);
+  const argmax = (v) => v.reduce((best, x, i) => (x > v[best] ? i : best), 0);
+  const bare = () => {
+    const ids = [...prompt];
+    let t0 = 0;
+    for (let k = 0; k <= tokens; k += 1) {
+      if (k === 1) t0 = performance.now();
+      ids.push(argmax(ours.run(Int32Array.from(ids), { logits: [ids.length - 1], reusePrefix: true }).logits));
+    }
+    return (performance.now() - t0) / tokens;
+  };
+  const generated = async () => {
+    let t0 = 0, k = 0;
+    for await (const step of ours.generate(prompt, { maxNewTokens: tokens + 1, stopAtEos: false })) {
+      if (k === 0) t0 = performance.now();
+      k += step.id >= 0 ? 1 : 0;
+    }
+    return (performance.now() - t0) / tokens;
+  };
+  const out = {};
+  for (const t of ourThreads) {
+    await setThreads(t);
+    const times = { bare: [], generate: [] };
+    for (let r = 0; r < rounds; r += 1) {
+      ours.run(Int32Array.from([1, 2, 3]), { logits: [2], reusePrefix: true });  // another text: no prefix to reuse
+      times.bare.push(bare());
+      times.generate.push(await generated());
+    }
+    const median = (v) => v.sort((a, b) => a - b)[v.length >> 1];
+    out[t] = { bare: median(times.bare), generate: median(times.generate) };
+  }
+  return out;
+};
+
 window.info = async () => ({ ...(await runtimeInfo()), ortThreads, userAgent: navigator.userAgent, cores: navigator.hardwareConcurrency });
 window.ready = true;

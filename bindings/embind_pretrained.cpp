@@ -8,11 +8,14 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/init.h"
+#include "interpret/logit_attribution.h"
+#include "interpret/patching.h"
 #include "interpret/rollout.h"
 #include "embind_views.h"
 #include "io/checkpoint.h"
@@ -96,6 +99,7 @@ class PretrainedCore {
   void prepare(int n) {
     const mh::TransformerConfig& c = model_->config();
     ids_.assign(static_cast<size_t>(std::max(n, 0)), 0);
+    corrupt_.assign(static_cast<size_t>(std::max(n, 0)), 0);
     types_.assign(static_cast<size_t>(std::max(n, 0)), 0);
     layers_.assign(static_cast<size_t>(c.layers), 0);
     enabled_.assign(static_cast<size_t>(c.layers) * c.heads, 1);
@@ -122,6 +126,7 @@ class PretrainedCore {
     r.value_norms = flag("valueNorms");
     r.head_enabled = flag("headSwitches") ? enabled_.data() : nullptr;
     r.use_cache = flag("cache");
+    r.contributions = flag("contributions");
     r.attention_layers = layers_.data();
     r.first_head = ask["firstHead"].as<int>();
     r.heads = ask["heads"].as<int>();
@@ -129,6 +134,47 @@ class PretrainedCore {
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
     if (flag("reusePrefix")) return model_->run_reusing_prefix(result_, ids_.data(), n, r);
     return model_->run(result_, ids_.data(), n, r);
+  }
+  // ---- interpretability (src/interpret/): inputs in view("ids"), view("types"), view("logitRows")
+  // (the lens's positions), view("targets"), view("corruptIds"), view("headEnabled") ----
+  void targets(int count) { targets_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
+  std::string logitLens(int n, int top_k, bool token_types) {
+    if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    model_->memory_limit = heap_available();
+    return mh::logit_lens(*model_, lens_, ids_.data(), n, token_types ? types_.data() : nullptr, logit_rows_.data(),
+                          static_cast<int>(logit_rows_.size()), top_k, targets_.data(), static_cast<int>(targets_.size()));
+  }
+  std::string attribute(int n, int position, int target, int contrast, bool head_switches) {
+    if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    model_->memory_limit = heap_available();
+    return mh::direct_logit_attribution(*model_, attribution_, ids_.data(), n, position, target, contrast,
+                                        head_switches ? enabled_.data() : nullptr);
+  }
+  val attribution() const {
+    val out = val::object();
+    out.set("embeddings", attribution_.embeddings);
+    out.set("biases", attribution_.biases);
+    out.set("total", attribution_.total);
+    out.set("normBias", attribution_.norm_bias);
+    out.set("logitDifference", attribution_.logit_difference);
+    return out;
+  }
+  std::string patchPrepare(int n, int target, int contrast) {
+    if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    model_->memory_limit = heap_available();
+    return patching_.prepare(*model_, ids_.data(), corrupt_.data(), n, target, contrast);
+  }
+  val patchDifferences() const {
+    val out = val::object();
+    out.set("clean", patching_.clean_difference());
+    out.set("corrupt", patching_.corrupt_difference());
+    return out;
+  }
+  // One patched run (what: 0 heads, 1 residual, 2 MLPs): its logit difference, or NaN and error().
+  double patch(int what, int layer, int index) {
+    double difference = 0;
+    error_ = patching_.patched(*model_, static_cast<mh::ActivationPatching::What>(what), layer, index, difference);
+    return error_.empty() ? difference : std::nan("");
   }
   int resultKeys() const { return result_.n_k; }
   int reusedTokens() const { return result_.reused; }
@@ -166,6 +212,15 @@ class PretrainedCore {
     if (name == "lastHidden") return view_of(result_.last_hidden);
     if (name == "valueNorms") return view_of(result_.value_norms);
     if (name == "rollout") return view_of(rollout_);
+    if (name == "contributions") return view_of(result_.contributions);
+    if (name == "targets") return view_of(targets_);
+    if (name == "corruptIds") return view_of(corrupt_);
+    if (name == "lensIds") return view_of(lens_.top_ids);
+    if (name == "lensProbabilities") return view_of(lens_.top_probabilities);
+    if (name == "lensTargetRanks") return view_of(lens_.target_ranks);
+    if (name == "lensTargetProbabilities") return view_of(lens_.target_probabilities);
+    if (name == "attributionHeads") return view_of(attribution_.heads);
+    if (name == "attributionMlps") return view_of(attribution_.mlps);
     return val::null();
   }
 
@@ -173,7 +228,10 @@ class PretrainedCore {
   std::unique_ptr<mh::CheckpointLoader> loader_ = std::make_unique<mh::CheckpointLoader>();
   std::unique_ptr<mh::Transformer> model_;
   std::vector<uint8_t> stage_, layers_, enabled_;
-  std::vector<int32_t> ids_, types_, logit_rows_;
+  std::vector<int32_t> ids_, types_, logit_rows_, targets_, corrupt_;
+  mh::LogitLens lens_;
+  mh::LogitAttribution attribution_;
+  mh::ActivationPatching patching_;
   mh::RunResult result_;
   std::vector<float> rollout_;
   std::string error_;
@@ -203,6 +261,13 @@ EMSCRIPTEN_BINDINGS(multihead_pretrained) {
       .function("prepare", &PretrainedCore::prepare)
       .function("logitRows", &PretrainedCore::logitRows)
       .function("run", &PretrainedCore::run)
+      .function("targets", &PretrainedCore::targets)
+      .function("logitLens", &PretrainedCore::logitLens)
+      .function("attribute", &PretrainedCore::attribute)
+      .function("attribution", &PretrainedCore::attribution)
+      .function("patchPrepare", &PretrainedCore::patchPrepare)
+      .function("patchDifferences", &PretrainedCore::patchDifferences)
+      .function("patch", &PretrainedCore::patch)
       .function("resultKeys", &PretrainedCore::resultKeys)
       .function("reusedTokens", &PretrainedCore::reusedTokens)
       .function("rollout", &PretrainedCore::rollout)

@@ -2,7 +2,7 @@
 // Reading config.json, checking the safetensors headers, the forward pass and sampling are C++;
 // this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
 // tokenizer (bindings/tokenizers/) and copies results out.
-import { checkTokenIds, fail, switchOffHeads } from './checks.mjs';
+import { checkTokenIds, describe, fail, switchOffHeads } from './checks.mjs';
 import { nextTurn } from './environment.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
 import { release, track } from './registry.mjs';
@@ -135,6 +135,7 @@ async function readTokenizer(files, modelType) {
 export class PretrainedModel {
   #core;
   #eos;
+  #patching = false;
 
   /** @private Use loadPretrained(). */
   constructor(core, tokenizer, hfConfig) {
@@ -199,14 +200,14 @@ export class PretrainedModel {
   }
 
   // logits: true (every row), false, or a list of rows (only those are computed).
-  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix }) {
+  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, contributions }) {
     const { layers, heads } = this.config;
     core.prepare(ids.length);
     core.view('ids').set(ids);
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
     const ask = { logits: Boolean(logits), logitRows: false, tokenTypes: false, hiddenStates: Boolean(hiddenStates),
       lastHidden: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), headSwitches: false,
-      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), firstHead: 0, heads: 0 };
+      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), contributions: Boolean(contributions), firstHead: 0, heads: 0 };
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
@@ -259,6 +260,7 @@ export class PretrainedModel {
     if (lastHiddenState) out.lastHiddenState = core.view('lastHidden').slice();
     if (hiddenStates) out.hiddenStates = core.view('hiddenStates').slice();
     if (valueNorms) out.valueNorms = core.view('valueNorms').slice();
+    if (contributions) out.contributions = core.view('contributions').slice();
     if (rollout) {
       const rolloutError = core.rollout();
       if (rolloutError) fail(rolloutError);
@@ -295,6 +297,175 @@ export class PretrainedModel {
     }
     return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
       hiddenStates, valueNorms, disabledHeads, rollout, reusePrefix });
+  }
+
+  // Fills the core's ids (and token types, if given) for n = ids.length tokens.
+  #inputs(core, ids, tokenTypeIds) {
+    core.prepare(ids.length);
+    core.view('ids').set(ids);
+    if (tokenTypeIds === undefined || tokenTypeIds === null) return false;
+    if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
+      fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
+    }
+    core.view('types').set(tokenTypeIds);
+    return true;
+  }
+
+  #tokenId(id, what) {
+    if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabSize) {
+      fail(`${what} must be a token id from 0 to ${this.config.vocabSize - 1}, got ${describe(id)}`);
+    }
+    return id;
+  }
+
+  /**
+   * The logit lens: what each residual stream would predict if the model stopped there. For each
+   * of layers + 1 streams (0 = the embeddings, then after each layer; the last is the model's own
+   * output) and each position, the model's own final norm and output head (softcapping included)
+   * over that stream: the topK next tokens with their probabilities, and each of `targets` with its
+   * probability and rank (0 = the top token). An encoder's MLM head reads each layer's output.
+   * @returns {{ shape: number[], positions: number[], ids: Int32Array, probabilities: Float32Array,
+   *   targets: { ids: Int32Array, probabilities: Float32Array, ranks: Int32Array } | null }}
+   *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
+   */
+  logitLens(ids, { topK = 5, positions, targets = [], tokenTypeIds } = {}) {
+    const core = this.#live();
+    this.#checkIds(ids);
+    if (ids.length === 0) fail('logitLens needs at least one token id');
+    if (!Number.isInteger(topK) || topK < 1 || topK > 1000) fail(`topK must be a whole number from 1 to 1000, got ${describe(topK)}`);
+    const rows = positions === undefined ? Array.from(ids, (_, i) => i) : positions;
+    if (!Array.isArray(rows) || rows.length === 0 || rows.some((p) => !Number.isInteger(p) || p < 0 || p >= ids.length)) {
+      fail(`positions must be a non-empty list of token positions from 0 to ${ids.length - 1}`);
+    }
+    if (!Array.isArray(targets)) fail('targets must be a list of token ids');
+    targets.forEach((t) => this.#tokenId(t, 'each target'));
+    const types = this.#inputs(core, ids, tokenTypeIds);
+    core.logitRows(rows.length);
+    core.view('logitRows').set(rows);
+    core.targets(targets.length);
+    core.view('targets').set(targets);
+    const error = core.logitLens(ids.length, topK, types);
+    if (error) fail(error);
+    const k = Math.min(topK, this.config.vocabSize);
+    return {
+      shape: [this.config.layers + 1, rows.length, k],
+      positions: [...rows],
+      ids: core.view('lensIds').slice(),
+      probabilities: core.view('lensProbabilities').slice(),
+      targets: targets.length ? {
+        ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
+        ranks: core.view('lensTargetRanks').slice(),
+      } : null,
+    };
+  }
+
+  /**
+   * Direct logit attribution at `position` (default: the last): how much the embeddings, each
+   * layer × head, each MLP and the biases write into the residual stream in the direction of
+   * logit(target) − logit(contrast) (no contrast: logit(target)), through the final norm frozen
+   * at this residual (centred for LayerNorm, ÷ σ or rms, × its weight). The parts sum to the logit
+   * difference before softcapping less normBias (the final norm's bias and the output bias).
+   * target defaults to the model's top prediction there. Decoders only.
+   * @returns {{ position: number, target: number, contrast: number | null, embeddings: number,
+   *   heads: Float64Array, headsShape: number[], mlps: Float64Array, biases: number, total: number,
+   *   normBias: number, logitDifference: number }}
+   */
+  attribute(ids, { position = ids?.length - 1, target, contrast = null, disabledHeads = [] } = {}) {
+    const core = this.#live();
+    this.#checkIds(ids);
+    if (ids.length === 0) fail('attribute needs at least one token id');
+    if (!this.config.causal) fail(`direct logit attribution needs a decoder: a ${this.config.architecture} encoder normalises after every layer, so no residual stream reaches its output whole`);
+    if (!Number.isInteger(position) || position < 0 || position >= ids.length) {
+      fail(`position must be a token position from 0 to ${ids.length - 1}, got ${describe(position)}`);
+    }
+    if (target === undefined) {
+      const logits = this.run(ids, { attentions: false, logits: [position] }).logits;
+      target = logits.indexOf(Math.max(...logits));
+    }
+    this.#tokenId(target, 'target');
+    if (contrast !== null) this.#tokenId(contrast, 'contrast');
+    this.#inputs(core, ids);
+    if (disabledHeads.length) switchOffHeads(core.view('headEnabled'), disabledHeads, this.config.layers, this.config.heads);
+    const error = core.attribute(ids.length, position, target, contrast ?? -1, disabledHeads.length > 0);
+    if (error) fail(error);
+    return {
+      position, target, contrast, ...core.attribution(),
+      heads: core.view('attributionHeads').slice(), headsShape: [this.config.layers, this.config.heads],
+      mlps: core.view('attributionMlps').slice(),
+    };
+  }
+
+  /**
+   * Activation patching: runs `corruptIds` with one activation taken from a run of `cleanIds` (the
+   * same length) and reports how much of the logit difference logit(target) − logit(contrast) at
+   * the last position comes back: (patched − corrupt) / (clean − corrupt). what: 'heads' (a head's
+   * output before W_O at every position: layers × heads), 'residual' (the residual entering a
+   * layer at one position: layers × positions) or 'mlps' (an MLP's output at every position:
+   * layers). Each patched run recomputes only from the patched layer on. onProgress({ done, total,
+   * recovered }) after each step (recovered so far: NaN where not yet patched); signal cancels
+   * (the model still works). Decoders only.
+   * @returns {Promise<{ what: string, shape: number[], recovered: Float32Array, clean: number, corrupt: number }>}
+   */
+  async patch(cleanIds, corruptIds, { target, contrast = null, what = 'heads', onProgress, signal } = {}) {
+    const core = this.#live();
+    this.#checkIds(cleanIds);
+    this.#checkIds(corruptIds);
+    const n = cleanIds.length;
+    if (n === 0) fail('patch needs at least one token id');
+    if (corruptIds.length !== n) {
+      fail(`the clean and corrupted prompts must have the same number of tokens to patch position by position: ${n} and ${corruptIds.length}`);
+    }
+    if (!this.config.causal) fail(`activation patching needs a decoder; a ${this.config.architecture} encoder is not one`);
+    const kinds = { heads: 0, residual: 1, mlps: 2 };
+    if (!(what in kinds)) fail(`what must be 'heads', 'residual' or 'mlps', got ${describe(what)}`);
+    this.#tokenId(target, 'target');
+    if (contrast !== null) this.#tokenId(contrast, 'contrast');
+    if (this.#patching) fail('a patch() is already running on this model: wait for it or cancel it');
+    this.#patching = true;
+    try {
+      this.#inputs(core, cleanIds);
+      core.view('corruptIds').set(corruptIds);
+      let error = core.patchPrepare(n, target, contrast ?? -1);
+      if (error) fail(error);
+      const { clean, corrupt } = core.patchDifferences();
+      if (!(Math.abs(clean - corrupt) > 1e-6 * Math.max(1, Math.abs(clean)))) {
+        fail(`the two prompts give the same logit difference (${clean.toFixed(4)}): there is nothing to recover; change the corrupted prompt`);
+      }
+      const { layers, heads } = this.config;
+      const width = what === 'heads' ? heads : what === 'residual' ? n : 1;
+      const shape = what === 'mlps' ? [layers] : [layers, width];
+      const recovered = new Float32Array(layers * width).fill(NaN);
+      let last = performance.now();
+      for (let i = 0; i < recovered.length; i += 1) {
+        throwIfAborted(signal);
+        const layer = Math.floor(i / width), index = i % width;
+        const patched = core.patch(kinds[what], layer, index);
+        if (Number.isNaN(patched)) fail(core.error());
+        recovered[i] = (patched - corrupt) / (clean - corrupt);
+        if (performance.now() - last > 30 || i + 1 === recovered.length) {  // let a page draw what is done
+          onProgress?.({ done: i + 1, total: recovered.length, recovered });
+          await nextTurn();
+          last = performance.now();
+        }
+      }
+      return { what, shape, recovered, clean, corrupt };
+    } finally {
+      this.#patching = false;
+    }
+  }
+
+  /**
+   * Token contributions (Kobayashi et al. 2021, attention and residual): for each layer, how much
+   * each token's row contributes to each position's row after the attention block and its
+   * residual connection: ‖Σ_h A_h[i, j] v_j W_O^h + [i = j] x_i‖, normalised over j.
+   * @returns {{ contributions: Float32Array, shape: number[] }} layers × n × n
+   */
+  contributions(ids, { tokenTypeIds } = {}) {
+    const core = this.#live();
+    this.#checkIds(ids);
+    if (ids.length === 0) fail('contributions needs at least one token id');
+    const out = this.#run(core, ids, { tokenTypeIds, logits: false, selection: this.#selection(true), contributions: true });
+    return { contributions: out.contributions, shape: [this.config.layers, ids.length, ids.length] };
   }
 
   /**

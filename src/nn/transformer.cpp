@@ -9,6 +9,7 @@
 #include "core/eigen_include.h"
 #include "core/init.h"
 #include "interpret/ablation.h"
+#include "interpret/contributions.h"
 #include "interpret/value_norms.h"
 #include "nn/families/family.h"
 #include "nn/ops.h"
@@ -83,6 +84,8 @@ double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
   if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
+  if (r.head_outputs) bytes += f * c.layers * double(n) * d_q;
+  if (r.mlp_outputs) bytes += f * c.layers * double(n) * d;
   if (r.value_norms) {
     bytes += f * c.layers * heads * n_total;
     // The heads' factors of W_O, kept once made; while one is made, its rows of W_O widened to
@@ -112,6 +115,18 @@ std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest
       return "logits were asked for row " + std::to_string(r.logit_rows[i]) + ", but rows are 0 … " + std::to_string(n - 1);
   if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
     return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
+  if (r.component_position >= n) return "the position to attribute is past the last token (" + std::to_string(n - 1) + ")";
+  if ((r.patch || r.resume_residual) && !c.causal)
+    return "activation patching needs a causal decoder; a " + c.model_type + " encoder renormalises every layer's output";
+  if (r.patch && (r.patch->layer < 0 || r.patch->layer >= c.layers || !r.patch->values ||
+                  (r.patch->kind == ActivationPatch::Kind::kHead && (r.patch->head < 0 || r.patch->head >= c.heads))))
+    return "the patched layer or head does not exist";
+  if (r.resume_residual && (r.first_layer < 0 || r.first_layer >= c.layers)) return "the layer to start at does not exist";
+  if (r.contributions) {
+    bool every = r.attention_layers && r.first_head == 0 && r.heads == c.heads && !r.use_cache;
+    for (int l = 0; every && l < c.layers; ++l) every = r.attention_layers[l] != 0;
+    if (!every) return "contributions need every head of every layer's attention, without the key/value cache";
+  }
   return "";
 }
 
@@ -141,6 +156,10 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
   out.attentions.assign(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k, 0.0f);
   if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * int64_t{n} * c.d_model);
+  if (r.component_position >= 0) out.components.assign(ComponentLayout{c.d_model, c.heads}.size(c.layers), 0.0f);
+  if (r.head_outputs) out.head_outputs.assign(int64_t{c.layers} * n * c.heads * c.head_dim, 0.0f);
+  if (r.mlp_outputs) out.mlp_outputs.assign(int64_t{c.layers} * n * c.d_model, 0.0f);
+  if (r.contributions) out.contributions.assign(int64_t{c.layers} * n * n, 0.0f);
   overflow_ = false;
   ForwardPass pass(*this, out, ids, n, r);
   c.family->forward(pass);
@@ -342,13 +361,16 @@ bool Transformer::keeps_head_rows_only(int n, const RunRequest& r) const {
   return !r.last_hidden && !r.hidden_states && !(r.logits && r.logit_rows && r.logit_row_count > n);
 }
 
-int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r) {
+int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r, float* also) {
   if (!keeps_head_rows_only(n, r)) return n;
   if (!r.logits || !weights_.output) return 0;
   if (!r.logit_rows) return n;
   // Through a copy: the list may repeat or run backwards.
-  gather_logit_rows(x, r);
-  std::copy(head_rows_.begin(), head_rows_.end(), x);
+  for (float* buffer : {x, also}) {
+    if (!buffer) continue;
+    gather_logit_rows(buffer, r);
+    std::copy(head_rows_.begin(), head_rows_.end(), buffer);
+  }
   return r.logit_row_count;
 }
 
@@ -378,6 +400,26 @@ void Transformer::output_head(RunResult& out, const float* x, int n, const RunRe
     for (float& v : out.logits) v = cap * std::tanh(v / cap);
 }
 
+void Transformer::head_of_residual(float* logits, const float* x, int rows) {
+  const TransformerConfig& c = config_;
+  const TransformerWeights& W = weights_;
+  const int d = c.d_model;
+  std::vector<float> h(x, x + int64_t{rows} * d);
+  if (W.final_norm_w) {
+    if (W.final_norm_b) layer_norm(h.data(), h.data(), W.final_norm_w->f32(), W.final_norm_b->f32(), rows, d, c.norm_eps);
+    else rms_norm(h.data(), h.data(), W.final_norm_w->f32(), rows, d, c.norm_eps);
+  }
+  if (W.head_dense_w) {
+    std::vector<float> t(h.size());
+    matmul(t.data(), h.data(), *W.head_dense_w, f32(W.head_dense_b), rows);
+    activate(c.head_activation, t.data(), static_cast<int64_t>(t.size()));
+    layer_norm(h.data(), t.data(), f32(W.head_norm_w), f32(W.head_norm_b), rows, d, c.norm_eps);
+  }
+  matmul(logits, h.data(), *W.output, f32(W.output_bias), rows);
+  if (const float cap = c.logit_softcap; cap > 0)
+    for (int64_t i = 0; i < int64_t{rows} * c.vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+}
+
 void Transformer::embed_tokens(float* x, const int32_t* ids, int n) {
   if (weights_.embedding_transposed) {
     embedding_columns(x, ids, *weights_.token_embedding, n, config_.d_model);
@@ -405,18 +447,21 @@ ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids,
 
 void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
 
-int ForwardPass::attention_block(float* x, const float* input, int n, int layer) {
+int ForwardPass::attention_block(float* x, const float* input, int n, int layer, float* also) {
   model_.overflow_ |= !model_.attention(a_, input, n, layer, request_, out_);
+  capture_attention(layer, n);
+  if (request_.contributions) contributions(x, layer, n);
   if (const Tensor* norm = weights.layers[layer].post_attention_norm)
     rms_norm(a_, a_, norm->f32(), n, config.d_model, config.norm_eps);
   add_in_place(x, a_, int64_t{n} * config.d_model);
-  return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_) : n;
+  return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_, also) : n;
 }
 
 void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
   matmul(up_, input, *L.w_up, f32(L.b_up), n);
   activate(config.activation, up_, int64_t{n} * config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
+  capture_mlp(static_cast<int>(&L - weights.layers.data()), n, false);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
@@ -434,10 +479,103 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
   }
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
   if (L.post_mlp_norm) rms_norm(a_, a_, L.post_mlp_norm->f32(), n, config.d_model, config.norm_eps);
+  capture_mlp(static_cast<int>(&L - weights.layers.data()), n, L.post_mlp_norm != nullptr);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
-void ForwardPass::record_hidden(const float* x, int n, int index) { model_.record_hidden(out_, x, n, index, request_); }
+void ForwardPass::record_hidden(const float* x, int n, int index) {
+  model_.record_hidden(out_, x, n, index, request_);
+  const int p = request_.component_position;
+  if (index == 0 && p >= 0 && p < n)
+    std::copy(x + int64_t{p} * config.d_model, x + int64_t{p + 1} * config.d_model, out_.components.begin());
+}
+
+bool ForwardPass::resume(float* x) {
+  if (!request_.resume_residual) return false;
+  std::copy(request_.resume_residual, request_.resume_residual + int64_t{n} * config.d_model, x);
+  return true;
+}
+
+void ForwardPass::capture_attention(int layer, int n) {
+  const RunRequest& r = request_;
+  const int d = config.d_model, H = config.heads, dk = config.head_dim, dq = H * dk;
+  const TransformerWeights::Layer& L = weights.layers[layer];
+  const float* concat = model_.ws_.concat.data();  // n × dq: each head's output before W_O
+  if (r.head_outputs)
+    std::copy(concat, concat + int64_t{n} * dq, out_.head_outputs.begin() + int64_t{layer} * n * dq);
+  if (r.patch && r.patch->kind == ActivationPatch::Kind::kHead && r.patch->layer == layer) {
+    // a_ += (patched − own output of the head) · W_O's rows of that head: the output as if the
+    // head had produced the patched values.
+    std::vector<float> delta(static_cast<size_t>(n) * dq, 0.0f), moved(static_cast<size_t>(n) * d);
+    const int h = r.patch->head;
+    for (int t = 0; t < n; ++t)
+      for (int i = 0; i < dk; ++i)
+        delta[int64_t{t} * dq + h * dk + i] = r.patch->values[int64_t{t} * dk + i] - concat[int64_t{t} * dq + h * dk + i];
+    matmul(moved.data(), delta.data(), *L.wo, nullptr, n);
+    add_in_place(a_, moved.data(), int64_t{n} * d);
+  }
+  const int p = r.component_position;
+  if (p < 0 || p >= n) return;
+  // Each head's write at row p: its slice of the concatenated outputs through its rows of W_O.
+  // A post-attention norm scales the whole output row by w / rms(row): each share by the same.
+  std::vector<float> scale(static_cast<size_t>(d), 1.0f);
+  if (L.post_attention_norm) {
+    double sum = 0;
+    for (int i = 0; i < d; ++i) sum += double(a_[int64_t{p} * d + i]) * a_[int64_t{p} * d + i];
+    const float inv = 1.0f / std::sqrt(static_cast<float>(sum / d) + config.norm_eps);
+    for (int i = 0; i < d; ++i) scale[i] = L.post_attention_norm->f32()[i] * inv;
+  }
+  const ComponentLayout at{d, H};
+  const uint8_t* enabled = r.head_enabled ? r.head_enabled + int64_t{layer} * H : nullptr;
+  std::vector<float> u(static_cast<size_t>(dq), 0.0f);
+  for (int h = 0; h < H; ++h) {
+    float* write = out_.components.data() + at.head(layer, h);
+    if (enabled && !enabled[h]) continue;
+    std::copy(concat + int64_t{p} * dq + h * dk, concat + int64_t{p} * dq + (h + 1) * dk, u.begin() + h * dk);
+    matmul(write, u.data(), *L.wo, nullptr, 1);
+    std::fill(u.begin() + h * dk, u.begin() + (h + 1) * dk, 0.0f);
+    for (int i = 0; i < d; ++i) write[i] *= scale[i];
+  }
+  if (L.bo)
+    for (int i = 0; i < d; ++i) out_.components[at.attention_bias(layer) + i] = L.bo->f32()[i] * scale[i];
+}
+
+void ForwardPass::contributions(const float* residual, int layer, int n) {
+  const TransformerConfig& c = config;
+  const TransformerWeights::Layer& L = weights.layers[layer];
+  const int d = c.d_model;
+  std::vector<float> scale;
+  if (L.post_attention_norm) {  // the factor the norm applies to each row of the block's output
+    scale.resize(static_cast<size_t>(n) * d);
+    for (int t = 0; t < n; ++t) {
+      double sum = 0;
+      for (int i = 0; i < d; ++i) sum += double(a_[int64_t{t} * d + i]) * a_[int64_t{t} * d + i];
+      const float inv = 1.0f / std::sqrt(static_cast<float>(sum / d) + c.norm_eps);
+      for (int i = 0; i < d; ++i) scale[int64_t{t} * d + i] = L.post_attention_norm->f32()[i] * inv;
+    }
+  }
+  const float* attentions = out_.attentions.data() + int64_t{layer} * c.heads * n * n;
+  token_contributions(out_.contributions.data() + int64_t{layer} * n * n, attentions, model_.ws_.v.data(),
+                      c.kv_heads * c.head_dim, *L.wo, residual, scale.empty() ? nullptr : scale.data(), n, c.heads,
+                      c.kv_heads, c.head_dim, d);
+}
+
+void ForwardPass::capture_mlp(int layer, int n, bool normed) {
+  const RunRequest& r = request_;
+  const int d = config.d_model;
+  if (r.patch && r.patch->kind == ActivationPatch::Kind::kMlp && r.patch->layer == layer)
+    std::copy(r.patch->values, r.patch->values + int64_t{n} * d, a_);
+  if (r.mlp_outputs) std::copy(a_, a_ + int64_t{n} * d, out_.mlp_outputs.begin() + int64_t{layer} * n * d);
+  const int p = r.component_position;
+  if (p < 0 || p >= n) return;
+  const ComponentLayout at{d, config.heads};
+  const float* bias = normed ? nullptr : f32(weights.layers[layer].b_down);
+  for (int i = 0; i < d; ++i) {
+    const float b = bias ? bias[i] : 0.0f;
+    out_.components[at.mlp(layer) + i] = a_[int64_t{p} * d + i] - b;
+    out_.components[at.mlp_bias(layer) + i] = b;
+  }
+}
 
 void ForwardPass::keep_last_hidden(const float* x, int n) { out_.last_hidden.assign(x, x + int64_t{n} * config.d_model); }
 

@@ -26,6 +26,7 @@ struct TransformerConfig {
   int vocab = 0, max_positions = 0, type_vocab = 0;
   float norm_eps = 1e-5f;
   Activation activation = Activation::kGeluTanh;
+  Activation head_activation = Activation::kGeluErf;  // an MLM head's transform (BERT-style encoders)
   bool causal = true;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   bool tied = true;              // the output head is the token embedding
@@ -90,12 +91,48 @@ struct RunRequest {
   bool value_norms = false;                  // layers × heads × n_k: ‖v_j W_O^h‖
   const uint8_t* head_enabled = nullptr;     // layers × heads, 0 = switched off (ablation)
   bool use_cache = false;                    // append to the key/value cache (causal models)
+  // ---- for the interpretability methods (interpret/attribution.h, interpret/patching.h) ----
+  // ≥ 0: RunResult::components holds what each part writes into the residual at this row.
+  int component_position = -1;
+  bool head_outputs = false;  // RunResult::head_outputs: layers × n × (heads · head_dim), before W_O
+  bool mlp_outputs = false;   // RunResult::mlp_outputs: layers × n × d, each MLP's write (post-norm, bias included)
+  // RunResult::contributions: layers × n × n, token j's share of position i's row after each
+  // attention block and its residual (interpret/contributions.h); needs every head of every layer.
+  bool contributions = false;
+  const struct ActivationPatch* patch = nullptr;  // one activation replaced (below)
+  // Starts at layer first_layer with the residual entering it (n × d; a run's hidden_states[l]):
+  // a patched run recomputes only the layers from the patched one on. Decoders only.
+  int first_layer = 0;
+  const float* resume_residual = nullptr;
+};
+
+// One activation of a run replaced by another run's (activation patching): a head's output before
+// W_O at every position (values n × head_dim), or an MLP's write at every position (n × d).
+struct ActivationPatch {
+  enum class Kind { kHead, kMlp } kind = Kind::kHead;
+  int layer = 0, head = 0;
+  const float* values = nullptr;
+};
+
+// Where RunResult::components keeps each part's d-vector: the embeddings (positions included),
+// then for each layer its heads, the attention's output bias, the MLP's write without its bias,
+// and that bias. A norm between a block and the residual (Gemma 3's post-norms) is folded in: a
+// head's share is scaled by the factor the norm applies to the whole attention output.
+struct ComponentLayout {
+  int d, heads;
+  int64_t size(int layers) const { return int64_t{d} * (1 + int64_t{layers} * (heads + 3)); }
+  int64_t embeddings() const { return 0; }
+  int64_t head(int layer, int h) const { return int64_t{d} * (1 + int64_t{layer} * (heads + 3) + h); }
+  int64_t attention_bias(int layer) const { return head(layer, heads); }
+  int64_t mlp(int layer) const { return head(layer, heads + 1); }
+  int64_t mlp_bias(int layer) const { return head(layer, heads + 2); }
 };
 
 struct RunResult {
   int n = 0, n_k = 0;  // tokens in this call; tokens attended over (cached + new)
   int reused = 0;      // run_reusing_prefix: leading tokens taken from the previous run, not computed
   std::vector<float> logits, attentions, hidden_states, last_hidden, value_norms;
+  std::vector<float> components, head_outputs, mlp_outputs, contributions;  // as RunRequest asks
 };
 
 // What a family's forward pass (nn/families/*.cpp) works with: the model's config and weights, the
@@ -117,15 +154,21 @@ class ForwardPass {
   // post_attention_norm (an RMSNorm) where it has one: the layer's attention weights and value
   // norms go where the request asks. After the last layer's, only the rows the rest of the pass
   // needs stay, at the front of x (the rows logits are asked for, unless every row's hidden state
-  // is): returns how many rows go on.
-  int attention_block(float* x, const float* input, int n, int layer);
+  // is): returns how many rows go on, and keeps the same rows of `also` (another n × d buffer
+  // the rest of the layer reads: GPT-NeoX's parallel MLP input).
+  int attention_block(float* x, const float* input, int n, int layer, float* also = nullptr);
   // x (n × d) += act(input · W_up + b_up) · W_down + b_down: layer's MLP over input (n × d; may be x).
   void mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
   // x (n × d) += (act(input · W_gate + b_gate) ⊙ (input · W_up + b_up)) · W_down + b_down, through
   // the layer's post_mlp_norm (an RMSNorm) where it has one: SwiGLU with silu, GeGLU with a GELU.
   void gated_mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
-  // hidden_states[index] = x (n × d), where the request asks for hidden states.
+  // hidden_states[index] = x (n × d), where the request asks for hidden states (index 0: the
+  // embeddings, which RunResult::components also takes).
   void record_hidden(const float* x, int n, int index);
+  // A patched run that starts at a later layer (RunRequest::first_layer): x (n × d) = the residual
+  // entering it, and true (the family then skips its embedding); false for a run from the start.
+  bool resume(float* x);
+  int first_layer() const { return request_.resume_residual ? request_.first_layer : 0; }
   // The final hidden state (RunResult::last_hidden) = x (n × d).
   void keep_last_hidden(const float* x, int n);
   // A decoder's end, after its final norm over x (n × d): the last hidden state recorded and
@@ -140,6 +183,10 @@ class ForwardPass {
  private:
   friend class Transformer;
   ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  // The interpretability hooks of a block's output a_ (n × d) before it joins the residual.
+  void capture_attention(int layer, int n);  // components, head outputs; a head patch
+  void capture_mlp(int layer, int n, bool normed);  // components, MLP outputs; an MLP patch
+  void contributions(const float* residual, int layer, int n);  // RunResult::contributions of a layer
   Transformer& model_;
   RunResult& out_;
   const RunRequest& request_;
@@ -156,6 +203,10 @@ class Transformer {
   // The type the weight matrices are kept in (the checkpoint's, or what the loader narrowed to).
   WeightType matrix_type() const { return weights_.layers.empty() ? WeightType::kF32 : weights_.layers[0].wq->type; }
   bool has_lm_head() const { return weights_.output != nullptr; }
+  const TransformerWeights& weights() const { return weights_; }
+  // logits (rows × vocab) = what the model's end makes of residual rows x (rows × d): its final
+  // norm, an MLM head's transform, the output head, softcapping (the logit lens). Needs an LM head.
+  void head_of_residual(float* logits, const float* x, int rows);
 
   // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.
   double run_bytes(int n, int n_total, const RunRequest& request) const;
@@ -191,7 +242,7 @@ class Transformer {
   bool keeps_head_rows_only(int n, const RunRequest& request) const;
   // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
   // the pass needs at the front of x, in the order asked, and returns how many.
-  int rows_after_last_attention(float* x, int n, const RunRequest& request);
+  int rows_after_last_attention(float* x, int n, const RunRequest& request, float* also = nullptr);
   // head_rows_ (logit_row_count × d) = the rows of x (n × d) that request.logit_rows names, in order.
   void gather_logit_rows(const float* x, const RunRequest& request);
   // The output head over the rows of x (n × d) the request asks logits for (all of x when

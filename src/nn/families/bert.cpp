@@ -21,6 +21,7 @@ std::string bert_read_config(ConfigFields& f, TransformerConfig& c) {
   c.qkv_bias = c.o_bias = c.mlp_bias = true;
   c.tied = f.boolean("tie_word_embeddings", true);
   c.head_transform = true;
+  c.head_activation = c.activation;
   const std::string position = f.text("position_embedding_type", "absolute");
   if (position != "absolute")
     return "BERT with position_embedding_type \"" + position + "\" is not supported (only \"absolute\")";
@@ -66,7 +67,7 @@ std::vector<ParamSpec> bert_params(const TransformerConfig& c) {
   return p;
 }
 
-void bert_encoder_forward(ForwardPass& p, const int32_t* positions, Activation head_activation) {
+void bert_encoder_forward(ForwardPass& p, const int32_t* positions) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
@@ -91,14 +92,14 @@ void bert_encoder_forward(ForwardPass& p, const int32_t* positions, Activation h
   p.keep_last_hidden(x, n);
   if (!p.wants_logits()) return;
   matmul(h, x, *W.head_dense_w, f32(W.head_dense_b), n);
-  activate(head_activation, h, int64_t{n} * d);
+  activate(c.head_activation, h, int64_t{n} * d);
   layer_norm(h, h, f32(W.head_norm_w), f32(W.head_norm_b), n, d, c.norm_eps);
   p.output_head(h, n);
 }
 
 namespace {
 
-void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr, p.config.activation); }
+void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr); }
 
 }  // namespace
 

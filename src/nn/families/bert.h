@@ -13,8 +13,8 @@ std::vector<ParamSpec> bert_params(const TransformerConfig& c);
 inline int64_t position_rows(const TransformerConfig& c) { return c.max_positions + (c.pad_token >= 0 ? c.pad_token + 1 : 0); }
 
 // The post-LayerNorm encoder over word + position (+ token type, where the model has them)
-// embeddings, then the masked-LM head where the checkpoint has one (dense → head_activation →
-// LayerNorm → output). positions (n): each token's row of the position table; null = 0 … n − 1.
-void bert_encoder_forward(ForwardPass& pass, const int32_t* positions, Activation head_activation);
+// embeddings, then the masked-LM head where the checkpoint has one (dense → config.head_activation
+// → LayerNorm → output). positions (n): each token's row of the position table; null = 0 … n − 1.
+void bert_encoder_forward(ForwardPass& pass, const int32_t* positions);
 
 }  // namespace mh

@@ -23,6 +23,7 @@ std::string read_config(ConfigFields& f, TransformerConfig& c) {
   c.qkv_bias = c.o_bias = c.mlp_bias = true;
   c.tied = f.boolean("tie_word_embeddings", true);
   c.head_transform = true;
+  c.head_activation = c.activation;
   return "";
 }
 
@@ -61,7 +62,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr, p.config.activation); }
+void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr); }
 
 }  // namespace
 

@@ -119,11 +119,13 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   float *x = p.x, *h = p.h;
-  p.embed_tokens(x);
-  const float scale = embedding_scale(d, W.token_embedding->type);
-  for (int64_t i = 0; i < int64_t{n} * d; ++i) x[i] *= scale;
-  p.record_hidden(x, n, 0);
-  for (int l = 0; l < c.layers; ++l) {
+  if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
+    p.embed_tokens(x);
+    const float scale = embedding_scale(d, W.token_embedding->type);
+    for (int64_t i = 0; i < int64_t{n} * d; ++i) x[i] *= scale;
+    p.record_hidden(x, n, 0);
+  }
+  for (int l = p.first_layer(); l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
     rms_norm(h, x, f32(L.norm1_w), n, d, c.norm_eps);
     n = p.attention_block(x, h, n, l);  // through post_attention_norm

@@ -65,10 +65,12 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   float *x = p.x, *h = p.h;
-  p.embed_tokens(x);
-  add_table_rows(x, *W.position_embedding, p.first_position, n, d);
-  p.record_hidden(x, n, 0);
-  for (int l = 0; l < c.layers; ++l) {
+  if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
+    p.embed_tokens(x);
+    add_table_rows(x, *W.position_embedding, p.first_position, n, d);
+    p.record_hidden(x, n, 0);
+  }
+  for (int l = p.first_layer(); l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
     layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
     n = p.attention_block(x, h, n, l);

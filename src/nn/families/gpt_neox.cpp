@@ -87,17 +87,17 @@ void forward(ForwardPass& p) {
   int n = p.n;
   const int d = c.d_model;
   float *x = p.x, *h = p.h, *g = p.g;
-  p.embed_tokens(x);
-  p.record_hidden(x, n, 0);
-  for (int l = 0; l < c.layers; ++l) {
+  if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
+    p.embed_tokens(x);
+    p.record_hidden(x, n, 0);
+  }
+  for (int l = p.first_layer(); l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
     layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    if (c.parallel_residual) {
-      // Both read x as it enters the layer: the MLP's share is added first, so that the attention
-      // block can still keep only the rows the output head needs after the last layer.
+    if (c.parallel_residual) {  // both read x as it enters the layer
       layer_norm(g, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
+      n = p.attention_block(x, h, n, l, g);
       p.mlp(x, g, L, n);
-      n = p.attention_block(x, h, n, l);
     } else {
       n = p.attention_block(x, h, n, l);
       layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);

@@ -9,6 +9,7 @@ namespace {
 
 std::string read_config(ConfigFields& f, TransformerConfig& c) {
   std::string error = bert_read_config(f, c);
+  c.head_activation = Activation::kGeluErf;  // RobertaLMHead calls gelu itself, whatever hidden_act says
   const json::Value* pad = f.get("pad_token_id");
   c.pad_token = pad && pad->is_number() ? static_cast<int>(pad->number) : 1;
   c.type_vocab = f.integer("type_vocab_size", 1, 1 << 10);
@@ -42,7 +43,7 @@ void forward(ForwardPass& p) {
   int counted = 0;
   for (int t = 0; t < p.n; ++t)
     positions[t] = p.ids[t] == p.config.pad_token ? p.config.pad_token : p.config.pad_token + ++counted;
-  bert_encoder_forward(p, positions.data(), Activation::kGeluErf);
+  bert_encoder_forward(p, positions.data());
 }
 
 }  // namespace

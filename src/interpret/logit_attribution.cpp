@@ -1,0 +1,147 @@
+#include "interpret/logit_attribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace mh {
+
+namespace {
+
+const float* vector_of(const Tensor* t) { return t ? t->f32() : nullptr; }
+
+// Softmax of one row of logits (in float64), its top k and each target's probability and rank.
+void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const int32_t* targets) {
+  const double top = *std::max_element(logits, logits + vocab);
+  double sum = 0;
+  for (int v = 0; v < vocab; ++v) sum += std::exp(double(logits[v]) - top);
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  const int k = std::min(out.top_k, vocab);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  for (int i = 0; i < k; ++i) {
+    out.top_ids[at * out.top_k + i] = order[i];
+    out.top_probabilities[at * out.top_k + i] = static_cast<float>(std::exp(double(logits[order[i]]) - top) / sum);
+  }
+  for (int t = 0; t < out.targets; ++t) {
+    const float x = logits[targets[t]];
+    int rank = 0;
+    for (int v = 0; v < vocab; ++v) rank += logits[v] > x || (logits[v] == x && v < targets[t]);
+    out.target_ranks[at * out.targets + t] = rank;
+    out.target_probabilities[at * out.targets + t] = static_cast<float>(std::exp(double(x) - top) / sum);
+  }
+}
+
+}  // namespace
+
+std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
+                       const int32_t* positions, int position_count, int top_k, const int32_t* targets,
+                       int target_count) {
+  const TransformerConfig& c = model.config();
+  out = LogitLens();
+  if (!model.has_lm_head()) return "the logit lens needs a language-model head, which this checkpoint does not have";
+  if (position_count < 1) return "the logit lens needs at least one position";
+  if (top_k < 1 || top_k > 1000) return "topK must be from 1 to 1000";
+  for (int t = 0; t < target_count; ++t)
+    if (targets[t] < 0 || targets[t] >= c.vocab)
+      return "target " + std::to_string(targets[t]) + " is not in the vocabulary (0 … " + std::to_string(c.vocab - 1) + ")";
+  RunRequest r;
+  r.token_types = token_types;
+  r.hidden_states = true;
+  r.logit_rows = positions;
+  r.logit_row_count = position_count;
+  RunResult run;
+  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  const int d = c.d_model, L = c.layers;
+  out.streams = L + 1;
+  out.positions = position_count;
+  out.top_k = std::min(top_k, c.vocab);
+  out.targets = target_count;
+  out.top_ids.assign(static_cast<size_t>(out.streams) * position_count * out.top_k, 0);
+  out.top_probabilities.assign(out.top_ids.size(), 0.0f);
+  out.target_ranks.assign(static_cast<size_t>(out.streams) * position_count * target_count, 0);
+  out.target_probabilities.assign(out.target_ranks.size(), 0.0f);
+  // A block of positions at a time through the head: positions × vocab floats is the large part.
+  constexpr int kBlock = 16;
+  std::vector<float> rows(static_cast<size_t>(kBlock) * d), logits(static_cast<size_t>(kBlock) * c.vocab);
+  for (int s = 0; s < L; ++s)
+    for (int p0 = 0; p0 < position_count; p0 += kBlock) {
+      const int count = std::min(kBlock, position_count - p0);
+      for (int i = 0; i < count; ++i) {
+        const float* from = run.hidden_states.data() + (int64_t{s} * n + positions[p0 + i]) * d;
+        std::copy(from, from + d, rows.begin() + int64_t{i} * d);
+      }
+      model.head_of_residual(logits.data(), rows.data(), count);
+      for (int i = 0; i < count; ++i)
+        summarise(out, int64_t{s} * position_count + p0 + i, logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+    }
+  for (int i = 0; i < position_count; ++i)  // the last stream: the model's own logits
+    summarise(out, int64_t{L} * position_count + i, run.logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+  return "";
+}
+
+std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
+                                     int position, int target, int contrast, const uint8_t* head_enabled) {
+  const TransformerConfig& c = model.config();
+  const TransformerWeights& W = model.weights();
+  out = LogitAttribution();
+  if (!c.causal)
+    return "direct logit attribution needs a decoder: a " + c.model_type +
+           " encoder normalises after every layer, so no residual stream reaches its output whole";
+  if (!model.has_lm_head()) return "attribution needs a language-model head, which this checkpoint does not have";
+  if (position < 0 || position >= n) return "the position to attribute must be a token position from 0 to " + std::to_string(n - 1);
+  if (target < 0 || target >= c.vocab || contrast < -1 || contrast >= c.vocab)
+    return "target and contrast must be token ids from 0 to " + std::to_string(c.vocab - 1);
+  RunRequest r;
+  r.component_position = position;
+  r.last_hidden = true;  // every row through the last layer: the position's components are whole
+  r.logit_rows = &position;
+  r.logit_row_count = 1;
+  r.head_enabled = head_enabled;
+  RunResult run;
+  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  const int d = c.d_model, L = c.layers, H = c.heads;
+  const ComponentLayout at{d, H};
+  // The final residual is the sum of the parts.
+  std::vector<double> residual(static_cast<size_t>(d), 0.0);
+  for (size_t i = 0; i < run.components.size(); ++i) residual[i % d] += run.components[i];
+  // The direction: γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
+  std::vector<double> w(static_cast<size_t>(d)), v(static_cast<size_t>(d));
+  for (int i = 0; i < d; ++i) w[i] = W.output->at(i, target) - (contrast >= 0 ? W.output->at(i, contrast) : 0.0);
+  const float* gamma = vector_of(W.final_norm_w);
+  const float* beta = vector_of(W.final_norm_b);
+  for (int i = 0; i < d; ++i) v[i] = (gamma ? gamma[i] : 1.0) * w[i];
+  double mean = 0, square = 0;
+  for (int i = 0; i < d; ++i) mean += residual[i];
+  mean /= d;
+  const bool centred = beta != nullptr;  // LayerNorm (with its bias) rather than RMSNorm
+  for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
+  const double sigma = std::sqrt(square / d + c.norm_eps);
+  if (centred) {
+    const double v_mean = std::accumulate(v.begin(), v.end(), 0.0) / d;
+    for (double& x : v) x -= v_mean;
+  }
+  for (double& x : v) x /= sigma;
+  auto dot = [&](int64_t offset) {
+    double s = 0;
+    for (int i = 0; i < d; ++i) s += double(run.components[offset + i]) * v[i];
+    return s;
+  };
+  out.heads.assign(static_cast<size_t>(L) * H, 0.0);
+  out.mlps.assign(static_cast<size_t>(L), 0.0);
+  out.embeddings = dot(at.embeddings());
+  for (int l = 0; l < L; ++l) {
+    for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(at.head(l, h));
+    out.mlps[l] = dot(at.mlp(l));
+    out.biases += dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
+  }
+  out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
+              std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);
+  for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
+  if (const float* b = vector_of(W.output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
+  out.logit_difference = run.logits[target] - (contrast >= 0 ? run.logits[contrast] : 0.0f);
+  return "";
+}
+
+}  // namespace mh

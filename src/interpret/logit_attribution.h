@@ -1,0 +1,42 @@
+// The logit lens (nostalgebraist 2020; TransformerLens's accumulated_resid) and direct logit
+// attribution (TransformerLens's logit_attrs): what the residual stream predicts after each layer,
+// and how much each head, MLP and the embeddings write in the direction of a prediction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/transformer.h"
+
+namespace mh {
+
+// For each residual stream s (0 = the embeddings, l = after layer l, layers = the model's own
+// output) and each of `positions`: the model's final norm and output head over it
+// (Transformer::head_of_residual; the last stream is the run's logits), as a softmax: the top_k
+// tokens and their probabilities, and each target's probability and rank (0 = the top token).
+// Encoders run their MLM head over each layer's output. Arrays are streams × positions × (k or targets).
+struct LogitLens {
+  int streams = 0, positions = 0, top_k = 0, targets = 0;
+  std::vector<int32_t> top_ids, target_ranks;
+  std::vector<float> top_probabilities, target_probabilities;
+};
+std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
+                       const int32_t* positions, int position_count, int top_k, const int32_t* targets,
+                       int target_count);
+
+// Direct logit attribution at `position`: each part's write into the residual stream
+// (RunResult::components) dotted with the direction the final norm and the output head turn into
+// logit(target) − logit(contrast) (contrast < 0: logit(target) alone). The final norm is frozen at
+// this residual: centred (LayerNorm) or not (RMSNorm), divided by the whole residual's σ or rms,
+// times its weight. The parts sum to the logit difference before softcapping, less the norm's bias
+// and the output bias terms (norm_bias). Decoders only: an encoder's post-LayerNorm blocks leave no
+// residual stream that the output reads whole.
+struct LogitAttribution {
+  double embeddings = 0, biases = 0, total = 0, norm_bias = 0, logit_difference = 0;
+  std::vector<double> heads, mlps;  // layers × heads, layers
+};
+std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
+                                     int position, int target, int contrast, const uint8_t* head_enabled);
+
+}  // namespace mh

@@ -221,6 +221,7 @@ class PretrainedCore {
     if (name == "lensTargetProbabilities") return view_of(lens_.target_probabilities);
     if (name == "attributionHeads") return view_of(attribution_.heads);
     if (name == "attributionMlps") return view_of(attribution_.mlps);
+    if (name == "attributionLayerBiases") return view_of(attribution_.layer_biases);
     return val::null();
   }
 

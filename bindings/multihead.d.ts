@@ -409,6 +409,69 @@ export interface PretrainedConfig {
   readonly weightType: 'f32' | 'f16' | 'bf16';
 }
 
+export interface LogitLensOptions {
+  /** Tokens kept per stream and position (default 5). */
+  topK?: number;
+  /** Token positions to read (default: all). */
+  positions?: number[];
+  /** Token ids whose probability and rank every stream reports. */
+  targets?: number[];
+  tokenTypeIds?: Int32Array | number[];
+}
+export interface LogitLens {
+  /** [layers + 1, positions, topK] */
+  shape: number[];
+  positions: number[];
+  /** streams × positions × topK, most likely first. */
+  ids: Int32Array;
+  probabilities: Float32Array;
+  /** streams × positions × targets; rank 0 is the top token. */
+  targets: { ids: Int32Array; probabilities: Float32Array; ranks: Int32Array } | null;
+}
+export interface AttributeOptions {
+  /** The position whose next-token logits are explained (default: the last). */
+  position?: number;
+  /** Default: the model's top prediction at the position. */
+  target?: number;
+  /** Explain logit(target) − logit(contrast) (default: none, logit(target) alone). */
+  contrast?: number | null;
+  disabledHeads?: Array<[number, number]>;
+}
+export interface LogitAttribution {
+  position: number;
+  target: number;
+  contrast: number | null;
+  embeddings: number;
+  /** layers × heads */
+  heads: Float64Array;
+  headsShape: number[];
+  mlps: Float64Array;
+  /** Every layer's attention output and MLP biases. */
+  biases: number;
+  biasesByLayer: Float64Array;
+  /** The sum of the parts: logitDifference (before softcapping) less normBias. */
+  total: number;
+  /** The final norm's bias and the output bias terms, which no part writes. */
+  normBias: number;
+  logitDifference: number;
+}
+export interface PatchOptions {
+  target: number;
+  contrast?: number | null;
+  /** 'heads' (layers × heads), 'residual' (layers × positions) or 'mlps' (layers). Default 'heads'. */
+  what?: 'heads' | 'residual' | 'mlps';
+  onProgress?: (progress: { done: number; total: number; recovered: Float32Array }) => void;
+  signal?: AbortSignal;
+}
+export interface PatchResult {
+  what: 'heads' | 'residual' | 'mlps';
+  shape: number[];
+  /** (patched − corrupt) / (clean − corrupt) of the logit difference at the last position. */
+  recovered: Float32Array;
+  clean: number;
+  corrupt: number;
+}
+
 export interface Encoding {
   ids: Int32Array;
   tokenTypeIds: Int32Array;
@@ -514,6 +577,17 @@ export declare class PretrainedModel {
   decode(ids: ArrayLike<number>): string;
   run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
   generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
+  /**
+   * The logit lens: each residual stream (0 = the embeddings, then after each layer; the last is
+   * the model's output) through the model's own final norm and output head, at each position.
+   */
+  logitLens(ids: Int32Array | number[], options?: LogitLensOptions): LogitLens;
+  /** Direct logit attribution at a position (decoders): each part's write, through the frozen final norm. */
+  attribute(ids: Int32Array | number[], options?: AttributeOptions): LogitAttribution;
+  /** Activation patching (decoders): how much of the clean logit difference one clean activation brings back. */
+  patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
+  /** Token contributions after each attention block and its residual (Kobayashi et al. 2021): layers × n × n. */
+  contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] }): { contributions: Float32Array; shape: number[] };
   dispose(): void;
 }
 

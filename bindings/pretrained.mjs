@@ -367,8 +367,9 @@ export class PretrainedModel {
    * difference before softcapping less normBias (the final norm's bias and the output bias).
    * target defaults to the model's top prediction there. Decoders only.
    * @returns {{ position: number, target: number, contrast: number | null, embeddings: number,
-   *   heads: Float64Array, headsShape: number[], mlps: Float64Array, biases: number, total: number,
-   *   normBias: number, logitDifference: number }}
+   *   heads: Float64Array, headsShape: number[], mlps: Float64Array, biases: number,
+   *   biasesByLayer: Float64Array, total: number, normBias: number, logitDifference: number }}
+   *   biases: every layer's attention output and MLP biases (biasesByLayer: each layer's).
    */
   attribute(ids, { position = ids?.length - 1, target, contrast = null, disabledHeads = [] } = {}) {
     const core = this.#live();
@@ -391,7 +392,7 @@ export class PretrainedModel {
     return {
       position, target, contrast, ...core.attribution(),
       heads: core.view('attributionHeads').slice(), headsShape: [this.config.layers, this.config.heads],
-      mlps: core.view('attributionMlps').slice(),
+      mlps: core.view('attributionMlps').slice(), biasesByLayer: core.view('attributionLayerBiases').slice(),
     };
   }
 
@@ -442,7 +443,7 @@ export class PretrainedModel {
         const patched = core.patch(kinds[what], layer, index);
         if (Number.isNaN(patched)) fail(core.error());
         recovered[i] = (patched - corrupt) / (clean - corrupt);
-        if (performance.now() - last > 30 || i + 1 === recovered.length) {  // let a page draw what is done
+        if (i === 0 || performance.now() - last > 30 || i + 1 === recovered.length) {  // let a page draw what is done
           onProgress?.({ done: i + 1, total: recovered.length, recovered });
           await nextTurn();
           last = performance.now();

@@ -130,11 +130,13 @@ std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, 
   };
   out.heads.assign(static_cast<size_t>(L) * H, 0.0);
   out.mlps.assign(static_cast<size_t>(L), 0.0);
+  out.layer_biases.assign(static_cast<size_t>(L), 0.0);
   out.embeddings = dot(at.embeddings());
   for (int l = 0; l < L; ++l) {
     for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(at.head(l, h));
     out.mlps[l] = dot(at.mlp(l));
-    out.biases += dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
+    out.layer_biases[l] = dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
+    out.biases += out.layer_biases[l];
   }
   out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
               std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);

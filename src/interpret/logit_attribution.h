@@ -34,7 +34,7 @@ std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, i
 // residual stream that the output reads whole.
 struct LogitAttribution {
   double embeddings = 0, biases = 0, total = 0, norm_bias = 0, logit_difference = 0;
-  std::vector<double> heads, mlps;  // layers × heads, layers
+  std::vector<double> heads, mlps, layer_biases;  // layers × heads, layers, layers (biases by layer)
 };
 std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
                                      int position, int target, int contrast, const uint8_t* head_enabled);

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "interpret/logit_attribution.h"
+#include "interpret/patching.h"
 #include "io/checkpoint.h"
 #include "io/hf_config.h"
 #include "io/safetensors.h"
@@ -469,3 +471,44 @@ TEST(Safetensors, HeadersThatLieAreRefused) {
 }
 
 }  // namespace
+
+// The interpretability methods natively (and so under the sanitizers): the attribution sums to the
+// logit difference, patching the one differing token restores the clean run, contributions are
+// rows of shares.
+TEST(Pretrained, InterpretabilityInvariants) {
+  for (const char* model : {"gpt2", "gpt_neox", "gemma3"}) {
+    std::unique_ptr<mh::Transformer> t;
+    ASSERT_EQ(load(model, t), "");
+    const std::vector<int32_t> clean = {5, 17, 42, 9, 300, 7, 77, 123, 11, 250};
+    const int n = static_cast<int>(clean.size());
+    mh::LogitAttribution a;
+    ASSERT_EQ(mh::direct_logit_attribution(*t, a, clean.data(), n, n - 1, 10, 20, nullptr), "");
+    EXPECT_NEAR(a.total + a.norm_bias, a.logit_difference, 1e-4 * std::max(1.0, std::fabs(a.logit_difference))) << model;
+    std::vector<int32_t> corrupt = clean;
+    corrupt[3] = 8;
+    mh::ActivationPatching patching;
+    ASSERT_EQ(patching.prepare(*t, clean.data(), corrupt.data(), n, 10, 20), "");
+    double d = 0;
+    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kResidual, 0, 3, d), "");
+    EXPECT_NEAR(d, patching.clean_difference(), 1e-4 * std::max(1.0, std::fabs(d))) << model;
+    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kHeads, 1, 2, d), "");
+    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kMlps, 0, 0, d), "");
+    EXPECT_NE(patching.patched(*t, mh::ActivationPatching::What::kHeads, 99, 0, d), "");
+    mh::LogitLens lens;
+    const std::vector<int32_t> positions = {0, n - 1};
+    ASSERT_EQ(mh::logit_lens(*t, lens, clean.data(), n, nullptr, positions.data(), 2, 3, nullptr, 0), "");
+    EXPECT_EQ(lens.top_ids.size(), size_t(t->config().layers + 1) * 2 * 3);
+    std::vector<uint8_t> layers(static_cast<size_t>(t->config().layers), 1);
+    mh::RunRequest r;
+    r.attention_layers = layers.data();
+    r.heads = t->config().heads;
+    r.contributions = true;
+    mh::RunResult out;
+    ASSERT_EQ(t->run(out, clean.data(), n, r), "");
+    for (int row = 0; row < t->config().layers * n; ++row) {
+      double sum = 0;
+      for (int j = 0; j < n; ++j) sum += out.contributions[int64_t{row} * n + j];
+      EXPECT_NEAR(sum, 1.0, 1e-5) << model;
+    }
+  }
+}

@@ -65,3 +65,15 @@ async function main(): Promise<void> {
   gpt2.dispose();
 }
 void main;
+
+// The interpretability methods (docs/api.md, "Why this prediction").
+export async function interpret(model: PretrainedModel, ids: number[]) {
+  const lens = model.logitLens(ids, { topK: 3, positions: [ids.length - 1], targets: [5] });
+  const top: number = lens.ids[0];
+  const attribution = model.attribute(ids, { target: 5, contrast: 7 });
+  const head: number = attribution.heads[0] + attribution.total + attribution.normBias;
+  const patched = await model.patch(ids, ids.slice().reverse(), { target: 5, what: 'residual', onProgress: ({ done }) => done });
+  const recovered: number = patched.recovered[0];
+  const { contributions } = model.contributions(ids);
+  return top + head + recovered + contributions[0];
+}

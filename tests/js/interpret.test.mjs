@@ -1,0 +1,278 @@
+// Why a prediction: the logit lens, direct logit attribution, activation patching and token
+// contributions, against independent references: float64 computations in this file from the
+// checkpoints' own weights and transformers' (or the float64 reference's) hidden states and
+// attentions in the fixtures, and invariants that hold exactly (the attribution sums to the logit
+// difference; patching the one differing token restores the clean run; rows of contributions sum
+// to 1). Bad input is an Error, and the model keeps working.
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { loadPretrained } from '../../bindings/multihead.mjs';
+import { FIXTURES, expectedOutputs, fixtureConfig, readSafetensors, toF32 } from './checkpoints.mjs';
+
+const CAUSAL = ['gpt2', 'llama', 'qwen2', 'gpt_neox', 'gpt_neo', 'qwen3', 'gemma3'];
+// Each family's end: its final norm (LayerNorm, RMSNorm, or Gemma's RMSNorm × (1 + w)) and output head.
+const ENDS = {
+  gpt2: { norm: 'ln_f', kind: 'ln', eps: 'layer_norm_epsilon', head: 'wte.weight' },
+  gpt_neo: { norm: 'transformer.ln_f', kind: 'ln', eps: 'layer_norm_epsilon', head: 'transformer.wte.weight' },
+  gpt_neox: { norm: 'gpt_neox.final_layer_norm', kind: 'ln', eps: 'layer_norm_eps', head: 'embed_out.weight' },
+  llama: { norm: 'model.norm', kind: 'rms', eps: 'rms_norm_eps', head: 'lm_head.weight' },
+  qwen2: { norm: 'model.norm', kind: 'rms', eps: 'rms_norm_eps', head: 'model.embed_tokens.weight' },
+  qwen3: { norm: 'model.norm', kind: 'rms', eps: 'rms_norm_eps', head: 'model.embed_tokens.weight' },
+  gemma3: { norm: 'model.norm', kind: 'rms1', eps: 'rms_norm_eps', head: 'model.embed_tokens.weight' },
+};
+
+const weightsOf = (fixture) => readSafetensors(new Uint8Array(readFileSync(join(FIXTURES, fixture, 'model.safetensors'))));
+const f64 = (t) => Float64Array.from(new Float32Array(toF32(t).bytes.buffer));
+
+// The family's end in float64: norm parameters and the head (vocab × d).
+function endOf(fixture) {
+  const e = ENDS[fixture], w = weightsOf(fixture), config = fixtureConfig(fixture);
+  const gamma = f64(w.get(`${e.norm}.weight`)).map((g) => (e.kind === 'rms1' ? 1 + g : g));
+  const beta = e.kind === 'ln' ? f64(w.get(`${e.norm}.bias`)) : null;
+  const eps = config[e.eps] ?? (e.kind === 'ln' ? 1e-5 : 1e-6);
+  return { gamma, beta, eps, head: f64(w.get(e.head)), d: gamma.length, vocab: config.vocab_size, centred: e.kind === 'ln' };
+}
+
+function normed(end, x) {
+  const d = end.d;
+  const mean = end.centred ? x.reduce((a, b) => a + b, 0) / d : 0;
+  const variance = x.reduce((a, b) => a + (b - mean) ** 2, 0) / d;
+  const s = Math.sqrt(variance + end.eps);
+  return Array.from(x, (v, i) => ((v - mean) / s) * end.gamma[i] + (end.beta ? end.beta[i] : 0));
+}
+
+function softmax(logits) {
+  const top = Math.max(...logits);
+  const e = logits.map((v) => Math.exp(v - top));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / sum);
+}
+
+function headLogits(end, h) {
+  const out = new Float64Array(end.vocab);
+  for (let v = 0; v < end.vocab; v += 1) {
+    let s = 0;
+    for (let i = 0; i < end.d; i += 1) s += end.head[v * end.d + i] * h[i];
+    out[v] = s;
+  }
+  return Array.from(out);
+}
+
+describe('the logit lens against the fixtures\' own hidden states, through a float64 final norm and head', () => {
+  for (const fixture of CAUSAL) {
+    it(`${fixture}: every stream at every position; the last stream is the model's output`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const end = endOf(fixture);
+      const c = expectedOutputs(fixture)[1];
+      const [streams, n, d] = c.hiddenShape;
+      // Targets: the reference's top token after the embeddings at the last position.
+      const first = softmax(headLogits(end, normed(end, c.hidden.subarray((n - 1) * d, n * d))));
+      const target = first.indexOf(Math.max(...first));
+      const lens = model.logitLens(c.ids, { topK: 3, targets: [target] });
+      expect(lens.shape).toEqual([streams, n, 3]);
+      for (let s = 0; s < streams; s += 1)
+        for (let p = 0; p < n; p += 1) {
+          // Streams before the last: the reference's residual through the family's end; the last:
+          // the model's logits (the fixture's hidden state there is already normed).
+          const probabilities = softmax(s < streams - 1
+            ? headLogits(end, normed(end, c.hidden.subarray((s * n + p) * d, (s * n + p + 1) * d)))
+            : Array.from(c.logits.subarray(p * end.vocab, (p + 1) * end.vocab)));
+          const at = (s * n + p) * 3, top = Math.max(...probabilities);
+          expect(lens.probabilities[at], `${fixture} stream ${s} position ${p}`).toBeCloseTo(top, 2);
+          expect(probabilities[lens.ids[at]], `${fixture} stream ${s} position ${p}: the top token`).toBeGreaterThan(top - 2e-3);
+          expect(lens.targets.probabilities[s * n + p]).toBeCloseTo(probabilities[target], 2);
+          // Its rank: between the tokens clearly above it and those not clearly below it.
+          const pt = probabilities[target], rank = lens.targets.ranks[s * n + p];
+          expect(rank).toBeGreaterThanOrEqual(probabilities.filter((q) => q > pt + 2e-3).length);
+          expect(rank).toBeLessThanOrEqual(probabilities.filter((q) => q > pt - 2e-3).length);
+        }
+      model.dispose();
+    });
+  }
+
+  it('an encoder reads each layer through its MLM head; positions and targets are checked', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'bert'));
+    const c = expectedOutputs('bert')[0], n = c.ids.length, V = model.config.vocabSize;
+    const lens = model.logitLens(c.ids, { positions: [1, n - 2], topK: 2, tokenTypeIds: c.types });
+    expect(lens.shape).toEqual([model.config.layers + 1, 2, 2]);
+    // The last stream is the MLM head's own output (the fixture's logits).
+    const last = softmax(Array.from(c.logits.subarray(V, 2 * V)));
+    expect(lens.probabilities[(model.config.layers * 2) * 2]).toBeCloseTo(Math.max(...last), 3);
+    expect(() => model.logitLens(c.ids, { positions: [n] })).toThrow(/positions must be a non-empty list of token positions from 0 to/);
+    expect(() => model.logitLens(c.ids, { targets: [V] })).toThrow(/each target must be a token id from 0 to/);
+    expect(() => model.logitLens(c.ids, { topK: 0 })).toThrow(/topK must be a whole number/);
+    expect(model.run(c.ids, { tokenTypeIds: c.types }).logits.length).toBe(n * V);
+    model.dispose();
+  });
+});
+
+describe('direct logit attribution', () => {
+  for (const fixture of CAUSAL) {
+    it(`${fixture}: the parts sum to the logit difference; each layer's share is what the fixture's residual streams say`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const end = endOf(fixture);
+      const c = expectedOutputs(fixture)[2];
+      const [, n, d] = c.hiddenShape, p = n - 1, L = model.config.layers;
+      const row = Array.from(c.logits.subarray(p * end.vocab, (p + 1) * end.vocab));
+      const order = row.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]);
+      const [target, contrast] = [order[0][1], order[1][1]];
+      const a = model.attribute(c.ids, { target, contrast });
+      expect(a).toMatchObject({ position: p, target, contrast, headsShape: [L, model.config.heads] });
+      const sum = a.embeddings + a.biases + a.heads.reduce((x, y) => x + y, 0) + a.mlps.reduce((x, y) => x + y, 0);
+      expect(sum).toBeCloseTo(a.total, 6);
+      expect(Math.abs(a.total + a.normBias - a.logitDifference)).toBeLessThan(1e-4 * Math.max(1, Math.abs(a.logitDifference)));
+      expect(a.logitDifference).toBeCloseTo(order[0][0] - order[1][0], 2);  // transformers' (or the reference's) logits
+      // Layer by layer against the fixture's residual streams: a part's attribution is its write
+      // · v / σ with v = γ ⊙ (W_U[target] − W_U[contrast]) (centred for LayerNorm); σ cancels
+      // between two parts, so layer l's share ÷ the embeddings' must be the streams' ratio.
+      const v = Array.from({ length: d }, (_, i) => end.gamma[i] * (end.head[target * d + i] - end.head[contrast * d + i]));
+      if (end.centred) { const m = v.reduce((x, y) => x + y, 0) / d; for (let i = 0; i < d; i += 1) v[i] -= m; }
+      const stream = (s) => c.hidden.subarray((s * n + p) * d, (s * n + p + 1) * d);
+      const dot = (x) => x.reduce((acc, xi, i) => acc + xi * v[i], 0);
+      const embeddings = dot(stream(0));
+      for (let l = 0; l + 1 < L; l += 1) {  // the last stream in the fixture is after the final norm
+        const layer = a.heads.slice(l * model.config.heads, (l + 1) * model.config.heads).reduce((x, y) => x + y, 0) + a.mlps[l] + a.biasesByLayer[l];
+        const written = dot(stream(l + 1)) - dot(stream(l));
+        expect(Math.abs(layer * embeddings - a.embeddings * written), `${fixture} layer ${l}`)
+          .toBeLessThan(2e-3 * Math.max(Math.abs(layer * embeddings), Math.abs(a.embeddings * written), 1e-3));
+      }
+      // A switched-off head writes nothing.
+      const off = model.attribute(c.ids, { target, contrast, disabledHeads: [[0, 1]] });
+      expect(off.heads[1]).toBe(0);
+      model.dispose();
+    });
+  }
+
+  it('the default target is the top prediction; encoders and bad input are clear errors', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = model.tokenize('The cat sat on the mat.').ids;
+    const logits = model.run(ids, { logits: [ids.length - 1] }).logits;
+    expect(model.attribute(ids).target).toBe(logits.indexOf(Math.max(...logits)));
+    expect(() => model.attribute(ids, { position: ids.length })).toThrow(/position must be a token position/);
+    expect(() => model.attribute(ids, { target: -1 })).toThrow(/target must be a token id/);
+    expect(() => model.attribute(ids, { target: 5, contrast: 1e6 })).toThrow(/contrast must be a token id/);
+    expect(model.run(ids).n).toBe(ids.length);
+    model.dispose();
+    const bert = await loadPretrained(join(FIXTURES, 'bert'));
+    expect(() => bert.attribute([2, 5, 3], { target: 5 })).toThrow(/needs a decoder: a bert encoder normalises after every layer/);
+    bert.dispose();
+  });
+});
+
+describe('activation patching', () => {
+  for (const fixture of ['gpt2', 'gpt_neox', 'gemma3']) {
+    it(`${fixture}: restoring the one different token restores the clean run; nothing else at that layer moves it`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const clean = Array.from(model.tokenize('When Mary and John went to the store, John gave a drink to').ids);
+      const n = clean.length, L = model.config.layers, at = 3;
+      const corrupt = [...clean];
+      corrupt[at] = (corrupt[at] + 7) % model.config.vocabSize;
+      const last = model.run(clean, { attentions: false, logits: [n - 1] }).logits;
+      const target = last.indexOf(Math.max(...last));
+      const residual = await model.patch(clean, corrupt, { target, what: 'residual' });
+      expect(residual.shape).toEqual([L, n]);
+      for (let p = 0; p < n; p += 1) {
+        // The residual entering layer 0 is the embeddings: only position `at` differs.
+        if (p === at) expect(residual.recovered[p]).toBeCloseTo(1, 4);
+        else expect(residual.recovered[p]).toBeCloseTo(0, 12);
+      }
+      // Positions before `at` are the same in both runs at every layer: patching them changes nothing.
+      for (let l = 0; l < L; l += 1) for (let p = 0; p < at; p += 1) expect(residual.recovered[l * n + p]).toBeCloseTo(0, 12);
+      // A change at the last position only: the residual entering any layer there carries all of it.
+      const lastOnly = [...clean];
+      lastOnly[n - 1] = (lastOnly[n - 1] + 11) % model.config.vocabSize;
+      const tail = await model.patch(clean, lastOnly, { target, what: 'residual' });
+      for (let l = 0; l < L; l += 1) expect(tail.recovered[l * n + n - 1], `layer ${l}`).toBeCloseTo(1, 4);
+      // Heads and MLPs: the shapes, and values that are finite.
+      const seen = [];
+      const heads = await model.patch(clean, corrupt, { target, what: 'heads', onProgress: (s) => seen.push(s.done) });
+      expect(heads.shape).toEqual([L, model.config.heads]);
+      expect(heads.recovered.every(Number.isFinite)).toBe(true);
+      expect(seen.at(-1)).toBe(L * model.config.heads);
+      const mlps = await model.patch(clean, corrupt, { target, what: 'mlps' });
+      expect(mlps.shape).toEqual([L]);
+      expect(mlps.recovered.every(Number.isFinite)).toBe(true);
+      model.dispose();
+    });
+  }
+
+  it('bad input: lengths, targets, the same prompts, an encoder, a cancel mid-way; the model keeps working', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = Array.from(model.tokenize('The cat sat on the mat.').ids);
+    await expect(model.patch(ids, ids.slice(1), { target: 5 })).rejects.toThrow(/same number of tokens .*: \d+ and \d+/);
+    await expect(model.patch(ids, ids, { target: 1e6 })).rejects.toThrow(/target must be a token id/);
+    await expect(model.patch(ids, ids, { target: 5 })).rejects.toThrow(/nothing to recover/);
+    await expect(model.patch(ids, ids, { target: 5, what: 'layers' })).rejects.toThrow(/what must be 'heads', 'residual' or 'mlps'/);
+    const other = [...ids];
+    other[2] = (other[2] + 3) % 1000;
+    const controller = new AbortController();
+    const cancelled = model.patch(ids, other, { target: 5, what: 'residual', signal: controller.signal, onProgress: () => controller.abort() });
+    await expect(cancelled).rejects.toThrow(/abort|cancel/i);
+    const again = await model.patch(ids, other, { target: 5, what: 'mlps' });
+    expect(again.recovered.length).toBe(model.config.layers);
+    expect(model.run(ids).n).toBe(ids.length);
+    model.dispose();
+    const bert = await loadPretrained(join(FIXTURES, 'bert'));
+    await expect(bert.patch([2, 5, 3], [2, 6, 3], { target: 5 })).rejects.toThrow(/needs a decoder/);
+    bert.dispose();
+  });
+});
+
+describe('token contributions (Kobayashi et al. 2021)', () => {
+  it('GPT-2: every layer against a float64 computation from the fixture\'s attentions, residual streams and weights', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const c = expectedOutputs('gpt2')[1];
+    const [, n, d] = c.hiddenShape, H = model.config.heads, dk = d / H, L = model.config.layers;
+    const w = weightsOf('gpt2'), eps = fixtureConfig('gpt2').layer_norm_epsilon ?? 1e-5;
+    const got = model.contributions(c.ids);
+    expect(got.shape).toEqual([L, n, n]);
+    for (let l = 0; l < L; l += 1) {
+      const g = f64(w.get(`h.${l}.ln_1.weight`)), b = f64(w.get(`h.${l}.ln_1.bias`));
+      const qkv = f64(w.get(`h.${l}.attn.c_attn.weight`)), qkvBias = f64(w.get(`h.${l}.attn.c_attn.bias`));
+      const proj = f64(w.get(`h.${l}.attn.c_proj.weight`));  // [in][out]
+      const x = (t) => Array.from(c.hidden.subarray((l * n + t) * d, (l * n + t + 1) * d));
+      // v_t (d) = LN1(x_t) · W_V + b_V (c_attn's last third), then each head's slice through W_O.
+      const moved = Array.from({ length: n }, (_, t) => {
+        const m = x(t).reduce((s, v) => s + v, 0) / d, s = Math.sqrt(x(t).reduce((a, v) => a + (v - m) ** 2, 0) / d + eps);
+        const ln = x(t).map((v, i) => ((v - m) / s) * g[i] + b[i]);
+        const value = Array.from({ length: d }, (_, j) => ln.reduce((acc, li, i) => acc + li * qkv[i * 3 * d + 2 * d + j], qkvBias[2 * d + j]));
+        return Array.from({ length: H }, (_, h) => Array.from({ length: d }, (_, o) => {
+          let acc = 0;
+          for (let k = 0; k < dk; k += 1) acc += value[h * dk + k] * proj[(h * dk + k) * d + o];
+          return acc;
+        }));
+      });
+      for (let i = 0; i < n; i += 1) {
+        const norms = Array.from({ length: n }, (_, j) => {
+          const part = new Float64Array(d);
+          for (let h = 0; h < H; h += 1) {
+            const a = c.attentions[((l * H + h) * n + i) * n + j];
+            for (let o = 0; o < d; o += 1) part[o] += a * moved[j][h][o];
+          }
+          if (i === j) x(i).forEach((v, o) => { part[o] += v; });
+          return Math.sqrt(part.reduce((s, v) => s + v * v, 0));
+        });
+        const total = norms.reduce((s, v) => s + v, 0);
+        const row = got.contributions.subarray((l * n + i) * n, (l * n + i + 1) * n);
+        for (let j = 0; j < n; j += 1) expect(Math.abs(row[j] - norms[j] / total), `layer ${l} row ${i} column ${j}`).toBeLessThan(1e-4);
+      }
+    }
+    model.dispose();
+  });
+
+  for (const fixture of ['llama', 'gpt_neox', 'gemma3', 'roberta']) {
+    it(`${fixture}: rows sum to 1, and a causal model's rows have nothing past their own token`, async () => {
+      const model = await loadPretrained(join(FIXTURES, fixture));
+      const c = expectedOutputs(fixture)[0], n = c.ids.length;
+      const { contributions } = model.contributions(c.ids, { tokenTypeIds: c.types });
+      for (let l = 0; l < model.config.layers; l += 1)
+        for (let i = 0; i < n; i += 1) {
+          const row = contributions.subarray((l * n + i) * n, (l * n + i + 1) * n);
+          expect(row.reduce((s, v) => s + v, 0)).toBeCloseTo(1, 5);
+          if (model.config.causal) for (let j = i + 1; j < n; j += 1) expect(row[j]).toBe(0);
+        }
+      model.dispose();
+    });
+  }
+});

@@ -438,7 +438,7 @@ export class PretrainedModel {
       const recovered = new Float32Array(layers * width).fill(NaN);
       let last = performance.now();
       for (let i = 0; i < recovered.length; i += 1) {
-        throwIfAborted(signal);
+        if (signal?.aborted) throw Object.assign(new Error('multihead: patching was cancelled'), { name: 'AbortError' });
         const layer = Math.floor(i / width), index = i % width;
         const patched = core.patch(kinds[what], layer, index);
         if (Number.isNaN(patched)) fail(core.error());

@@ -306,6 +306,65 @@ test('BERT: a sentence pair with its token types, predictions at [MASK]', async 
   await expect(page.locator('#mvGenerate')).toBeHidden();
 });
 
+test('why this prediction: lens, attribution, patching, contributions, by keyboard too; the URL brings it back', async ({ page }) => {
+  const text = 'When Mr. Darcy and Elizabeth went to the house, Darcy gave a letter to';
+  await openFixture(page, 'gpt2', `#text=${encodeURIComponent(text)}`);
+  // The lens: layers + 1 rows of cells, each a button with its top token; a click gives the top 5.
+  await page.getByRole('button', { name: 'Logit lens' }).click();
+  await ready(page);
+  const cells = page.locator('#whyGrid button');
+  await expect(cells.first()).toBeVisible();
+  const n = Number(await page.locator('.mv-tokens button').count());
+  expect(await cells.count()).toBe(3 * Math.min(n, 24));
+  await cells.last().focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#whyDetail li')).toHaveCount(5);
+  expect(page.url()).toContain('why=lens');
+  // Attribution: layers × (heads + MLP); the parts and the norm's bias sum to the logit.
+  await page.getByRole('button', { name: 'Head attribution' }).click();
+  await expect(page.locator('#whySummary')).toContainText('they sum to');
+  await expect(cells).toHaveCount(2 * 5);
+  const summary = await page.locator('#whySummary').textContent();
+  const [logit, sum] = [/= (-?\d+\.\d+):/.exec(summary)[1], /they sum to (-?\d+\.\d+)/.exec(summary)[1]];
+  expect(Number(sum)).toBeCloseTo(Number(logit), 2);
+  await page.getByRole('button', { name: /^layer 2, head 3:/ }).click();  // opens that head's heatmap
+  expect(page.url()).toContain('head=2.3');
+  // Patching: the corrupted prompt is prefilled with the other name; progress, then a recovered map.
+  await page.getByRole('button', { name: 'Patching' }).click();
+  await expect(page.locator('#whyCorrupt')).toHaveValue(text.replace(/Darcy gave/, 'Elizabeth gave'));
+  await page.locator('#whyRun').click();
+  await expect(page.locator('#whySummary')).toContainText('Recovered share');
+  await expect(cells).toHaveCount(2 * 4);
+  await page.selectOption('#whyWhat', 'residual');
+  await page.locator('#whyRun').click();
+  await expect(page.locator('#whySummary')).toContainText('Recovered share');
+  expect(await cells.count()).toBe(2 * n);
+  // The same prompts: nothing to recover, said in words.
+  await page.locator('#whyCorrupt').fill(text);
+  await page.locator('#whyRun').click();
+  await expect(page.locator('#whySummary')).toContainText('nothing to recover');
+  // Contributions: a graph of the tokens across layers.
+  await page.getByRole('button', { name: 'Contributions' }).click();
+  await expect(page.locator('#whyGraph svg line').first()).toBeAttached();
+  // The link brings the panel back.
+  const url = page.url();
+  expect(url).toContain('why=contributions');
+  await page.goto('about:blank');
+  await openFixture(page, 'gpt2', new URL(url).hash);
+  await expect(page.locator('#why-contributions')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.locator('#whyGraph svg')).toBeAttached();
+});
+
+test('the widget: view="lens" and view="attribution" open those panels for a checkpoint', async ({ page }) => {
+  await page.goto('/tests/browser/fixtures/widget-why.html');
+  for (const [id, panel] of [['lens', 'Logit lens'], ['attribution', 'Head attribution']]) {
+    const widget = page.locator(`#${id}`);
+    await expect(widget).toHaveAttribute('data-ready', 'true', { timeout: 30000 });
+    await expect(widget.getByRole('button', { name: panel })).toHaveAttribute('aria-pressed', 'true');
+    await expect(widget.locator('#whyGrid button').first()).toBeVisible();
+  }
+});
+
 test('RoBERTa: predictions at <mask>, and the hint names its mask token', async ({ page }) => {
   await openFixture(page, 'roberta');
   await expect(page.locator('.mv-info')).toContainText('roberta, 2 layers × 4 heads');

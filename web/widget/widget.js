@@ -21,7 +21,9 @@ import { roleOf } from '../attention/archetypes.mjs';
 import { viridisCss } from '../common/colormap.mjs';
 import { D_MODELS, validHeads, validKvHeads } from '../attention/state.mjs';
 
-const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model'];
+const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model', 'lens', 'attribution'];
+// The views of a real checkpoint (src): its heads, or its "Why this prediction" panels open.
+const MODEL_VIEWS = { model: '', lens: 'lens', attribution: 'attribution' };
 const CONTROLS = ['none', 'minimal', 'full'];
 
 // attribute → [property, kind, default]
@@ -48,6 +50,9 @@ const ATTRIBUTES = {
   src: ['src', 'text', ''],
   mode: ['mode', 'text', 'attention'],
   'model-head': ['modelHead', 'text', '1.1'],
+  // view="lens" / "attribution": the token explained (default: the top prediction), and against which.
+  target: ['target', 'text', ''],
+  contrast: ['contrast', 'text', ''],
 };
 // The playground attributes that map onto its URL state; unset ones take the task's preset.
 const PLAYGROUND_KEYS = { task: 'task', layers: 'layers', heads: 'heads', 'd-model': 'd', 'learning-rate': 'lr', seed: 'seed', step: 'step' };
@@ -269,7 +274,7 @@ export class MultiheadAttentionElement extends HTMLElement {
         this._model.setState(this._modelPending);
       };
       if (!src) {
-        status.textContent = 'multihead: view="model" needs src: a Hugging Face model id (like gpt2) or the URL of a checkpoint folder.';
+        status.textContent = `multihead: view="${this.getAttribute('view')}" needs src: a Hugging Face model id (like gpt2) or the URL of a checkpoint folder.`;
       } else {
         let base;
         try { base = hub.resolveSource(src); } catch (error) { status.textContent = `multihead: ${error.message.replace(/^multihead: /, '')}`; }
@@ -301,7 +306,8 @@ export class MultiheadAttentionElement extends HTMLElement {
         }
       }
     }
-    this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '' };
+    this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '',
+      why: MODEL_VIEWS[this.getAttribute('view')] ?? '', target: this.getAttribute('target') ?? '', contrast: this.getAttribute('contrast') ?? '' };
     const key = JSON.stringify(this._modelPending);
     if (this._model.config && key !== this._modelState) this._model.setState(this._modelPending);
     this._modelState = key;
@@ -331,7 +337,7 @@ export class MultiheadAttentionElement extends HTMLElement {
   async _update() {
     if (this.getAttribute('view') === 'playground') return this._updatePlayground();
     if (this._playground) this._closePlayground();
-    if (this.getAttribute('view') === 'model') return this._updateModel();
+    if (Object.hasOwn(MODEL_VIEWS, this.getAttribute('view') ?? '')) return this._updateModel();
     if (this._model) this._closeModel();
     const { settings: s, problems } = this._settings();
     this._s = s;

@@ -53,8 +53,8 @@ async function open(files, label, modelId = '') {
   $('viewSection').hidden = false;
   document.body.dataset.ready = 'false';
   // The view starts from the link's state (its first run uses it once the model is in).
-  const { text, pair, pos, off, sel, mode } = state;
-  view.setState({ text, pair, pos, off, sel, mode });
+  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
+  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
   try {
     await view.open(files, label, state.weights || undefined);
   } catch (error) {
@@ -203,7 +203,10 @@ window.addEventListener('hashchange', () => {
   if (location.hash === toYourModelHash(state)) return;
   ({ state, warnings } = parseYourModelHash(location.hash));
   $('weightType').value = state.weights;
-  if (view.config) view.setState({ text: state.text, pair: state.pair, pos: state.pos, off: state.off, sel: state.sel, mode: state.mode });
+  if (view.config) {
+    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
+    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
+  }
 });
 
 start();

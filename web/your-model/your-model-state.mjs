@@ -3,6 +3,7 @@
 // prediction is shown, the hub model id (local files cannot live in a URL) and the weights' type in
 // memory (loadPretrained's weightType: a link to a hub model then loads it the same way).
 import { MODES } from './your-model-view.mjs';
+import { PATCH_WHAT, WHY_PANELS } from './why-view.mjs';
 
 export const MAX_TEXT_CHARS = 20000;
 export const WEIGHT_TYPES = ['f16', 'bf16'];  // '' (absent): as stored
@@ -11,7 +12,8 @@ export const DEFAULT_TEXT = 'The animal didn’t cross the street because it was
 /** { state, warnings } from location.hash. */
 export function parseYourModelHash(hash) {
   const params = new URLSearchParams(String(hash).replace(/^#/, ''));
-  const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '', weights: '' };
+  const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '', weights: '',
+    why: '', target: '', contrast: '', corrupt: '', patch: 'heads' };
   const warnings = [];
   const reject = (key, value, why) => warnings.push(`Ignored ${key}=${JSON.stringify(String(value).slice(0, 40))} from the link: ${why}.`);
   for (const key of ['text', 'pair']) {
@@ -49,6 +51,17 @@ export function parseYourModelHash(hash) {
     if (/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/.test(v) || /^https?:\/\/[^\s]+$/.test(v)) state.model = v;
     else reject('model', v, 'use a Hugging Face model id (like gpt2) or a URL');
   }
+  // "Why this prediction": the panel, the target and contrast tokens, the corrupted prompt, what to patch.
+  if (params.has('why')) {
+    if (WHY_PANELS.includes(params.get('why'))) state.why = params.get('why');
+    else reject('why', params.get('why'), `use ${WHY_PANELS.join(', ')}`);
+  }
+  for (const key of ['target', 'contrast']) if (params.has(key)) state[key] = params.get(key).slice(0, 100);
+  if (params.has('corrupt')) state.corrupt = params.get('corrupt').slice(0, MAX_TEXT_CHARS);
+  if (params.has('patch')) {
+    if (PATCH_WHAT.includes(params.get('patch'))) state.patch = params.get('patch');
+    else reject('patch', params.get('patch'), `use ${PATCH_WHAT.join(', ')}`);
+  }
   if (params.has('weights')) {
     const v = params.get('weights');
     if (WEIGHT_TYPES.includes(v)) state.weights = v;
@@ -67,5 +80,8 @@ export function toYourModelHash(state) {
   params.set('head', `${state.sel[0] + 1}.${state.sel[1] + 1}`);
   if (state.off.length) params.set('off', state.off.map(([l, h]) => `${l + 1}.${h + 1}`).join(','));
   params.set('pos', String(state.pos));
+  if (state.why) params.set('why', state.why);
+  for (const key of ['target', 'contrast', 'corrupt']) if (state[key]) params.set(key, state[key]);
+  if (state.why === 'patching') params.set('patch', state.patch);
   return `#${params.toString()}`;
 }

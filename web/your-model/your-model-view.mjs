@@ -8,6 +8,7 @@ import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 import { drawRows, drawStrip, drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { ROLES } from './your-model-roles.mjs';
+import { WhyView, whyCss } from './why-view.mjs';
 
 export const MODES = ['attention', 'value', 'rollout'];
 
@@ -39,7 +40,7 @@ export const modelViewCss = `
 @media (max-width: 720px) { .mv-body { grid-template-columns: minmax(0, 1fr); } }
 /* A phone: the roles table in the screen's width (it still scrolls sideways if a role is long). */
 @media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
-`;
+${whyCss}`;
 
 const el = (tag, props = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
@@ -72,6 +73,11 @@ export class ModelView {
     this.seq = 0;
     this.highlight = null;
     this.sort = { key: 'head', dir: 1 };
+    this.why = new WhyView({
+      post: (message) => this.worker.postMessage({ ...message, modelNumber: this.modelNumber }),
+      onState: (why) => { this.state = { ...this.state, ...why }; this.onState(this.state); },
+      onSelectHead: (layer, head) => this.#select(layer, head, true),
+    });
     this.#build();
   }
 
@@ -145,6 +151,7 @@ export class ModelView {
       el('div', { className: 'mv-body' }, el('div', { className: 'mv-grid-wrap' }, ui.grid), el('div', {}, ui.head, ui.readout)),
       ui.timing, ui.exports,
       el('section', {}, ui.predictTitle, ui.offList, ui.predictions),
+      this.why.section,
       ui.gen,
       el('section', {}, el('h3', { textContent: 'Head roles, measured on this model' }), ui.rolesStatus, el('div', { className: 'table-wrap' }, ui.roles),
         el('p', { className: 'hint', textContent: 'Mean attention on random tokens from the model’s vocabulary, repeated once: previous token (i → i−1), first / BOS (i → 0), duplicate token (second copy → the same token in the first copy), induction (second copy → the token after its first occurrence). A head gets a role when its best score reaches 0.3.' })));
@@ -175,6 +182,8 @@ export class ModelView {
   }
 
   setState(partial) {
+    const whyKeys = ['why', 'target', 'contrast', 'corrupt', 'patch'].filter((k) => k in partial);
+    if (whyKeys.length) this.why.setState(Object.fromEntries(whyKeys.map((k) => [k, partial[k]])), false);
     const next = { ...this.state, ...partial };
     if (next.off) next.off = next.off.filter(([l, h]) => !this.config || (l < this.config.layers && h < this.config.heads));
     this.state = next;
@@ -203,6 +212,7 @@ export class ModelView {
       if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.busy = false;
       return;
     }
+    if (this.why.message(data)) return;
     if (data.type === 'progress') {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
     } else if (data.type === 'loaded') {
@@ -307,6 +317,8 @@ export class ModelView {
     this.ui.timing.dataset.reused = String(data.reused ?? 0);
     this.ui.timing.dataset.drawMs = drawMs.toFixed(2);
     this.ui.timing.dataset.totalMs = (performance.now() - this.requested).toFixed(2);
+    const { text, pair, pos } = this.state;
+    this.why.setContext({ config: this.config, text, pair, pos });
     this.onReady(true);
   }
 

@@ -6,11 +6,16 @@
 //   { type: 'roles' }                                    → 'rolesProgress'…, then 'roles'
 //   { type: 'generate', seq, text, pair, options }       → 'token'…, then 'generated'
 //   { type: 'stop' }                                     stops a generation between two tokens
+//   { type: 'why', seq, panel, text, pair, pos, target, contrast } → 'why' (lens, attribution or contributions)
+//   { type: 'patch', seq, text, corrupt, what, pos, target, contrast } → 'patchProgress'…, then 'patched'
+//   { type: 'cancelPatch' }                              cancels a patching between two runs
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
+import { attribution, contributions, lens, tokenFrom } from './why-compute.mjs';
 
 let model = null;
 let stopRequested = false;
+let patching = null;  // the AbortController of the patching under way
 let busy = Promise.resolve();
 
 // Every reply carries the model number of the request it answers, so that the page can drop the
@@ -127,6 +132,47 @@ async function generate({ seq, text, pair, options }) {
 
 const pick = (object, ...keys) => Object.fromEntries(keys.map((k) => [k, object[k]]));
 
+// The tokens of a text as the view shows them, cut at what the page reads (view() says why).
+function encodeShown(text, pair) {
+  const full = encode(text, pair);
+  const n = Math.min(full.ids.length, Math.min(model.config.maxPositions, 1024));
+  if (n === 0) throw new Error('type a text first');
+  const cut = (a) => a.slice(0, n);
+  return { ids: cut(full.ids), tokenTypeIds: cut(full.tokenTypeIds), tokens: cut(full.tokens), offsets: cut(full.offsets), special: cut(full.special) };
+}
+
+function why({ seq, panel, text, pair, pos, target, contrast }) {
+  const enc = encodeShown(text, pair);
+  const at = pos < 0 || pos >= enc.ids.length ? enc.ids.length - 1 : pos;
+  const tokens = tokensOf(text, pair, enc);
+  const t = tokenFrom(model, target), c = tokenFrom(model, contrast);
+  const data = panel === 'lens' ? lens(model, enc, at, t, label)
+    : panel === 'attribution' ? attribution(model, enc, at, t, c, label) : contributions(model, enc);
+  post({ type: 'why', seq, panel, at, tokens, data });
+}
+
+async function patch({ seq, text, corrupt, what, target, contrast }) {
+  const clean = encodeShown(text), bad = encodeShown(corrupt);
+  if (clean.ids.length !== bad.ids.length) {
+    throw new Error(`the two prompts must have the same number of tokens to be patched position by position: ${clean.ids.length} and ${bad.ids.length}`);
+  }
+  let t = tokenFrom(model, target);
+  if (t == null) {  // the clean prompt's top prediction
+    const logits = model.run(clean.ids, { attentions: false, logits: [clean.ids.length - 1] }).logits;
+    t = logits.indexOf(Math.max(...logits));
+  }
+  patching = new AbortController();
+  try {
+    const result = await model.patch(clean.ids, bad.ids, {
+      target: t, contrast: tokenFrom(model, contrast), what, signal: patching.signal,
+      onProgress: ({ done, total, recovered }) => post({ type: 'patchProgress', seq, done, total, recovered: recovered.slice() }),
+    });
+    post({ type: 'patched', seq, ...result, targetLabel: label(t), tokens: tokensOf(text, '', clean) });
+  } finally {
+    patching = null;
+  }
+}
+
 async function handle(message) {
   modelNumber = message.modelNumber ?? 0;
   try {
@@ -150,6 +196,10 @@ async function handle(message) {
       post({ type: 'roles', heads });
     } else if (message.type === 'generate') {
       await generate(message);
+    } else if (message.type === 'why') {
+      why(message);
+    } else if (message.type === 'patch') {
+      await patch(message);
     }
   } catch (error) {
     post({ type: 'error', for: message.type, seq: message.seq, message: String(error?.message ?? error) });
@@ -158,5 +208,6 @@ async function handle(message) {
 
 self.onmessage = ({ data }) => {
   if (data.type === 'stop') { stopRequested = true; return; }
+  if (data.type === 'cancelPatch') { patching?.abort(); return; }
   busy = busy.then(() => handle(data));
 };

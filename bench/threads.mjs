@@ -14,6 +14,7 @@ const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1]) || 1;
 const quick = args.includes('--quick');
 const gpt2Only = args.includes('--gpt2-only');
+const whyOnly = args.includes('--why-only');  // just the "Why this prediction" timings
 const GPT2_DIR = 'build/gpt2-small-random', GPT2_LENGTHS = quick ? [16, 64, 256] : [16, 32, 64, 256];
 if (!existsSync(`${GPT2_DIR}/model.safetensors`)) execFileSync(process.execPath, ['scripts/make-random-checkpoint.mjs', GPT2_DIR], { stdio: 'inherit' });
 const SHAPES = [[6, 64, 4], [16, 256, 8], [64, 512, 8], [128, 768, 12], [512, 512, 8], [1024, 512, 8], [2048, 256, 8], [4096, 256, 8]]
@@ -43,13 +44,13 @@ async function openPage(ortThreads) {
   return page;
 }
 
-let results = [], gpt2 = [], info, decode = {};
+let results = [], gpt2 = [], info, decode = {}, why = {};
 try {
   const pages = { 1: await openPage(1), 2: await openPage(2) };
   info = await pages[1].evaluate(() => window.info());
   if (!info.threadedBuild || info.threads < 2) throw new Error(`the page did not get the threaded build: ${JSON.stringify(info)}`);
   const threads = info.threads;
-  for (const [n, d, h] of gpt2Only ? [] : SHAPES) {
+  for (const [n, d, h] of gpt2Only || whyOnly ? [] : SHAPES) {
     for (const withWeights of [false, true]) {
       if (withWeights && n >= 4096) continue;  // 8 × 4096² weights: over our budget, refused
       const row = { n, d, h, causal: false, weights: withWeights };
@@ -67,7 +68,7 @@ try {
         `ORT 2 threads ops ${f(row.ortOps2)} fused ${f(row.ortFused2)} (ours ${f(row.oursN_b)})`);
     }
   }
-  for (const n of GPT2_LENGTHS) {
+  for (const n of whyOnly ? [] : GPT2_LENGTHS) {
     const a = await pages[1].evaluate((s) => window.measureGpt2(s), { n, ourThreads: [1, threads], seconds });
     const b = await pages[2].evaluate((s) => window.measureGpt2(s), { n, ourThreads: [threads], seconds });
     const row = { n, ours1: a.ours1, oursN: a[`ours${threads}`], ortAttn1: a.ortAttn, oursN_b: b[`ours${threads}`], ortAttn2: b.ortAttn };
@@ -75,9 +76,15 @@ try {
     console.log(`GPT-2 small, ${n} tokens: ours 1 thread ${row.ours1.toFixed(1)} ms | ours ${threads} ${row.oursN.toFixed(1)} ms | ` +
       `ORT gpt2s-attn 1 thread ${row.ortAttn1.toFixed(1)} ms | ORT 2 threads ${row.ortAttn2.toFixed(1)} ms (ours ${row.oursN_b.toFixed(1)} ms)`);
   }
+  why = await pages[1].evaluate((s) => window.measureWhy(s), { ourThreads: [1, threads] });
+  for (const [t, r] of Object.entries(why))
+    console.log(`GPT-2 small, ${t} thread(s): one run with every attention (32 tokens) ${r.run.toFixed(0)} ms, lens ${r.lens.toFixed(0)} ms, attribution ${r.attribution.toFixed(0)} ms; patching 144 heads (16 tokens) ${r.patch.toFixed(0)} ms, first result at ${r.firstResult.toFixed(0)} ms`);
+  if (whyOnly) throw Object.assign(new Error('done'), { done: true });
   decode = await pages[1].evaluate((s) => window.measureDecode(s), { ourThreads: [1, threads] });
   for (const [t, r] of Object.entries(decode))
     console.log(`GPT-2 small decoding, ${t} thread(s): generate() ${r.generate.toFixed(2)} ms a token, the bare run loop ${r.bare.toFixed(2)} ms`);
+} catch (error) {
+  if (!error.done) throw error;
 } finally {
   await browser.close();
   server.kill();
@@ -85,8 +92,8 @@ try {
 
 const machine = { cpu: os.cpus()[0]?.model, cores: os.cpus().length, browser: info?.userAgent, browserCores: info?.cores,
   threads: info?.threads, date: new Date().toISOString(), secondsPerCase: seconds };
-const resultsFile = `threads-results${gpt2Only ? '-gpt2' : ''}.json`;
-writeFileSync(new URL(`./${resultsFile}`, import.meta.url), JSON.stringify({ machine, results, gpt2, decode }, null, 1));
+const resultsFile = `threads-results${whyOnly ? '-why' : gpt2Only ? '-gpt2' : ''}.json`;
+writeFileSync(new URL(`./${resultsFile}`, import.meta.url), JSON.stringify({ machine, results, gpt2, decode, why }, null, 1));
 
 const x = (a, b) => (a && b ? `${(b / a).toFixed(2)}×` : '—');
 const T = info.threads;

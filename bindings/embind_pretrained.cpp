@@ -138,16 +138,19 @@ class PretrainedCore {
   // ---- interpretability (src/interpret/): inputs in view("ids"), view("types"), view("logitRows")
   // (the lens's positions), view("targets"), view("corruptIds"), view("headEnabled") ----
   void targets(int count) { targets_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
-  std::string logitLens(int n, int top_k, bool token_types) {
+  // The lens, and with position ≥ 0 the attribution there from the same run (attribution()).
+  std::string logitLens(int n, int top_k, bool token_types, int position, int target, int contrast) {
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
     model_->memory_limit = heap_available();
+    const mh::AttributionAsk ask{position, target, contrast};
     return mh::logit_lens(*model_, lens_, ids_.data(), n, token_types ? types_.data() : nullptr, logit_rows_.data(),
-                          static_cast<int>(logit_rows_.size()), top_k, targets_.data(), static_cast<int>(targets_.size()));
+                          static_cast<int>(logit_rows_.size()), top_k, targets_.data(), static_cast<int>(targets_.size()),
+                          position >= 0 ? &ask : nullptr, &attribution_);
   }
   std::string attribute(int n, int position, int target, int contrast, bool head_switches) {
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
     model_->memory_limit = heap_available();
-    return mh::direct_logit_attribution(*model_, attribution_, ids_.data(), n, position, target, contrast,
+    return mh::direct_logit_attribution(*model_, attribution_, ids_.data(), n, {position, target, contrast},
                                         head_switches ? enabled_.data() : nullptr);
   }
   val attribution() const {

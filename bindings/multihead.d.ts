@@ -417,6 +417,8 @@ export interface LogitLensOptions {
   /** Token ids whose probability and rank every stream reports. */
   targets?: number[];
   tokenTypeIds?: Int32Array | number[];
+  /** The attribution at a position too, from the same forward pass (decoders). */
+  attribute?: { position?: number; target: number; contrast?: number | null };
 }
 export interface LogitLens {
   /** [layers + 1, positions, topK] */
@@ -427,6 +429,8 @@ export interface LogitLens {
   probabilities: Float32Array;
   /** streams × positions × targets; rank 0 is the top token. */
   targets: { ids: Int32Array; probabilities: Float32Array; ranks: Int32Array } | null;
+  /** With options.attribute. */
+  attribution?: LogitAttribution;
 }
 export interface AttributeOptions {
   /** The position whose next-token logits are explained (default: the last). */

@@ -324,11 +324,13 @@ export class PretrainedModel {
    * output) and each position, the model's own final norm and output head (softcapping included)
    * over that stream: the topK next tokens with their probabilities, and each of `targets` with its
    * probability and rank (0 = the top token). An encoder's MLM head reads each layer's output.
+   * attribute: { position, target, contrast } adds the attribute() of that position, from the
+   * same forward pass (decoders).
    * @returns {{ shape: number[], positions: number[], ids: Int32Array, probabilities: Float32Array,
    *   targets: { ids: Int32Array, probabilities: Float32Array, ranks: Int32Array } | null }}
    *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
    */
-  logitLens(ids, { topK = 5, positions, targets = [], tokenTypeIds } = {}) {
+  logitLens(ids, { topK = 5, positions, targets = [], tokenTypeIds, attribute } = {}) {
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('logitLens needs at least one token id');
@@ -344,10 +346,19 @@ export class PretrainedModel {
     core.view('logitRows').set(rows);
     core.targets(targets.length);
     core.view('targets').set(targets);
-    const error = core.logitLens(ids.length, topK, types);
+    // With attribute: { position, target, contrast }, the attribution there comes from the same run.
+    let ask = null;
+    if (attribute !== undefined) {
+      if (!this.config.causal) fail(`direct logit attribution needs a decoder: a ${this.config.architecture} encoder normalises after every layer, so no residual stream reaches its output whole`);
+      const { position = ids.length - 1, target, contrast = null } = attribute ?? {};
+      if (!Number.isInteger(position) || position < 0 || position >= ids.length) fail(`attribute.position must be a token position from 0 to ${ids.length - 1}`);
+      ask = { position, target: this.#tokenId(target, 'attribute.target'), contrast: contrast === null ? -1 : this.#tokenId(contrast, 'attribute.contrast') };
+    }
+    const error = core.logitLens(ids.length, topK, types, ask ? ask.position : -1, ask?.target ?? 0, ask?.contrast ?? -1);
     if (error) fail(error);
     const k = Math.min(topK, this.config.vocabSize);
     return {
+      ...(ask ? { attribution: this.#attribution(core, ask.position, ask.target, ask.contrast === -1 ? null : ask.contrast) } : {}),
       shape: [this.config.layers + 1, rows.length, k],
       positions: [...rows],
       ids: core.view('lensIds').slice(),
@@ -389,6 +400,10 @@ export class PretrainedModel {
     if (disabledHeads.length) switchOffHeads(core.view('headEnabled'), disabledHeads, this.config.layers, this.config.heads);
     const error = core.attribute(ids.length, position, target, contrast ?? -1, disabledHeads.length > 0);
     if (error) fail(error);
+    return this.#attribution(core, position, target, contrast);
+  }
+
+  #attribution(core, position, target, contrast) {
     return {
       position, target, contrast, ...core.attribution(),
       heads: core.view('attributionHeads').slice(), headsShape: [this.config.layers, this.config.heads],

@@ -149,11 +149,13 @@ window.measureWhy = async ({ ourThreads, rounds = 3 }) => {
   const out = {};
   for (const t of ourThreads) {
     await setThreads(t);
-    const r = { run: [], lens: [], attribution: [], patch: [], firstResult: [] };
+    const r = { run: [], lens: [], lensLast: [], attribution: [], lensAndAttribution: [], patch: [], firstResult: [] };
     for (let k = 0; k < rounds; k += 1) {
       r.run.push(time(() => ours.run(ids32, { logits: [31] })));
       r.lens.push(time(() => ours.logitLens(ids32, { topK: 5 })));
+      r.lensLast.push(time(() => ours.logitLens(ids32, { topK: 5, positions: [31] })));
       r.attribution.push(time(() => ours.attribute(ids32, { target: 11 })));
+      r.lensAndAttribution.push(time(() => ours.logitLens(ids32, { topK: 5, positions: [31], attribute: { target: 11 } })));
       const t0 = performance.now();
       let first = 0;
       await ours.patch(clean, corrupt, { target: 11, what: 'heads', onProgress: () => { first ||= performance.now() - t0; } });

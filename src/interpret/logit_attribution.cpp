@@ -35,24 +35,37 @@ void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const
 
 }  // namespace
 
+static std::string attribution_error(const Transformer& model, int n, const AttributionAsk& ask);
+static void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
+                      LogitAttribution& out);
+
 std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
                        const int32_t* positions, int position_count, int top_k, const int32_t* targets,
-                       int target_count) {
+                       int target_count, const AttributionAsk* also, LogitAttribution* attribution) {
   const TransformerConfig& c = model.config();
   out = LogitLens();
+  if (also)
+    if (std::string error = attribution_error(model, n, *also); !error.empty()) return error;
   if (!model.has_lm_head()) return "the logit lens needs a language-model head, which this checkpoint does not have";
   if (position_count < 1) return "the logit lens needs at least one position";
   if (top_k < 1 || top_k > 1000) return "topK must be from 1 to 1000";
   for (int t = 0; t < target_count; ++t)
     if (targets[t] < 0 || targets[t] >= c.vocab)
       return "target " + std::to_string(targets[t]) + " is not in the vocabulary (0 … " + std::to_string(c.vocab - 1) + ")";
+  // The attribution's position gets its logits row after the lens's, and its components captured.
+  std::vector<int32_t> logit_rows(positions, positions + position_count);
+  if (also) logit_rows.push_back(also->position);
   RunRequest r;
   r.token_types = token_types;
   r.hidden_states = true;
-  r.logit_rows = positions;
-  r.logit_row_count = position_count;
+  r.logit_rows = logit_rows.data();
+  r.logit_row_count = static_cast<int>(logit_rows.size());
+  if (also) r.component_position = also->position;
   RunResult run;
   if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  if (also)
+    attribution_from(model, run, run.logits.data() + int64_t{position_count} * c.vocab, also->target, also->contrast,
+                     *attribution);
   const int d = c.d_model, L = c.layers;
   out.streams = L + 1;
   out.positions = position_count;
@@ -62,45 +75,32 @@ std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, i
   out.top_probabilities.assign(out.top_ids.size(), 0.0f);
   out.target_ranks.assign(static_cast<size_t>(out.streams) * position_count * target_count, 0);
   out.target_probabilities.assign(out.target_ranks.size(), 0.0f);
-  // A block of positions at a time through the head: positions × vocab floats is the large part.
-  constexpr int kBlock = 16;
-  std::vector<float> rows(static_cast<size_t>(kBlock) * d), logits(static_cast<size_t>(kBlock) * c.vocab);
-  for (int s = 0; s < L; ++s)
-    for (int p0 = 0; p0 < position_count; p0 += kBlock) {
-      const int count = std::min(kBlock, position_count - p0);
-      for (int i = 0; i < count; ++i) {
-        const float* from = run.hidden_states.data() + (int64_t{s} * n + positions[p0 + i]) * d;
-        std::copy(from, from + d, rows.begin() + int64_t{i} * d);
-      }
-      model.head_of_residual(logits.data(), rows.data(), count);
-      for (int i = 0; i < count; ++i)
-        summarise(out, int64_t{s} * position_count + p0 + i, logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+  // Every (stream, position) row through the head, as few products as the memory allows: one
+  // product reads the whole output matrix (154 MB for GPT-2 small), so the rows go together.
+  const int64_t rows_total = int64_t{L} * position_count;
+  const int block = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({64, rows_total, (int64_t{1} << 24) / c.vocab})));
+  std::vector<float> rows(static_cast<size_t>(block) * d), logits(static_cast<size_t>(block) * c.vocab);
+  for (int64_t first = 0; first < rows_total; first += block) {
+    const int count = static_cast<int>(std::min<int64_t>(block, rows_total - first));
+    for (int i = 0; i < count; ++i) {
+      const int64_t s = (first + i) / position_count, p = (first + i) % position_count;
+      const float* from = run.hidden_states.data() + (s * n + positions[p]) * d;
+      std::copy(from, from + d, rows.begin() + int64_t{i} * d);
     }
+    model.head_of_residual(logits.data(), rows.data(), count);
+    for (int i = 0; i < count; ++i) summarise(out, first + i, logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+  }
   for (int i = 0; i < position_count; ++i)  // the last stream: the model's own logits
     summarise(out, int64_t{L} * position_count + i, run.logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
   return "";
 }
 
-std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
-                                     int position, int target, int contrast, const uint8_t* head_enabled) {
+// The attribution from a run that captured the components at the position (RunRequest::
+// component_position) and its logits row (`logits`, vocab floats).
+static void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
+                      LogitAttribution& out) {
   const TransformerConfig& c = model.config();
   const TransformerWeights& W = model.weights();
-  out = LogitAttribution();
-  if (!c.causal)
-    return "direct logit attribution needs a decoder: a " + c.model_type +
-           " encoder normalises after every layer, so no residual stream reaches its output whole";
-  if (!model.has_lm_head()) return "attribution needs a language-model head, which this checkpoint does not have";
-  if (position < 0 || position >= n) return "the position to attribute must be a token position from 0 to " + std::to_string(n - 1);
-  if (target < 0 || target >= c.vocab || contrast < -1 || contrast >= c.vocab)
-    return "target and contrast must be token ids from 0 to " + std::to_string(c.vocab - 1);
-  RunRequest r;
-  r.component_position = position;
-  r.last_hidden = true;  // every row through the last layer: the position's components are whole
-  r.logit_rows = &position;
-  r.logit_row_count = 1;
-  r.head_enabled = head_enabled;
-  RunResult run;
-  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
   const int d = c.d_model, L = c.layers, H = c.heads;
   const ComponentLayout at{d, H};
   // The final residual is the sum of the parts.
@@ -124,10 +124,11 @@ std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, 
   }
   for (double& x : v) x /= sigma;
   auto dot = [&](int64_t offset) {
-    double s = 0;
-    for (int i = 0; i < d; ++i) s += double(run.components[offset + i]) * v[i];
-    return s;
+    double sum = 0;
+    for (int i = 0; i < d; ++i) sum += double(run.components[offset + i]) * v[i];
+    return sum;
   };
+  out = LogitAttribution();
   out.heads.assign(static_cast<size_t>(L) * H, 0.0);
   out.mlps.assign(static_cast<size_t>(L), 0.0);
   out.layer_biases.assign(static_cast<size_t>(L), 0.0);
@@ -142,7 +143,35 @@ std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, 
               std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);
   for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
   if (const float* b = vector_of(W.output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
-  out.logit_difference = run.logits[target] - (contrast >= 0 ? run.logits[contrast] : 0.0f);
+  out.logit_difference = logits[target] - (contrast >= 0 ? logits[contrast] : 0.0f);
+}
+
+static std::string attribution_error(const Transformer& model, int n, const AttributionAsk& ask) {
+  const TransformerConfig& c = model.config();
+  if (!c.causal)
+    return "direct logit attribution needs a decoder: a " + c.model_type +
+           " encoder normalises after every layer, so no residual stream reaches its output whole";
+  if (!model.has_lm_head()) return "attribution needs a language-model head, which this checkpoint does not have";
+  if (ask.position < 0 || ask.position >= n)
+    return "the position to attribute must be a token position from 0 to " + std::to_string(n - 1);
+  if (ask.target < 0 || ask.target >= c.vocab || ask.contrast < -1 || ask.contrast >= c.vocab)
+    return "target and contrast must be token ids from 0 to " + std::to_string(c.vocab - 1);
+  return "";
+}
+
+std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
+                                     const AttributionAsk& ask, const uint8_t* head_enabled) {
+  out = LogitAttribution();
+  if (std::string error = attribution_error(model, n, ask); !error.empty()) return error;
+  RunRequest r;
+  r.component_position = ask.position;
+  r.last_hidden = true;  // every row through the last layer: the position's components are whole
+  r.logit_rows = &ask.position;
+  r.logit_row_count = 1;
+  r.head_enabled = head_enabled;
+  RunResult run;
+  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  attribution_from(model, run, run.logits.data(), ask.target, ask.contrast, out);
   return "";
 }
 

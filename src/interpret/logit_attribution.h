@@ -21,9 +21,14 @@ struct LogitLens {
   std::vector<int32_t> top_ids, target_ranks;
   std::vector<float> top_probabilities, target_probabilities;
 };
+struct LogitAttribution;
+struct AttributionAsk {
+  int position = 0, target = 0, contrast = -1;  // contrast < 0: logit(target) alone
+};
+// also (optional): the attribution at also->position too, into *attribution, from the same run.
 std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
                        const int32_t* positions, int position_count, int top_k, const int32_t* targets,
-                       int target_count);
+                       int target_count, const AttributionAsk* also = nullptr, LogitAttribution* attribution = nullptr);
 
 // Direct logit attribution at `position`: each part's write into the residual stream
 // (RunResult::components) dotted with the direction the final norm and the output head turn into
@@ -37,6 +42,6 @@ struct LogitAttribution {
   std::vector<double> heads, mlps, layer_biases;  // layers × heads, layers, layers (biases by layer)
 };
 std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
-                                     int position, int target, int contrast, const uint8_t* head_enabled);
+                                     const AttributionAsk& ask, const uint8_t* head_enabled);
 
 }  // namespace mh

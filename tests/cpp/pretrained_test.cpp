@@ -482,7 +482,7 @@ TEST(Pretrained, InterpretabilityInvariants) {
     const std::vector<int32_t> clean = {5, 17, 42, 9, 300, 7, 77, 123, 11, 250};
     const int n = static_cast<int>(clean.size());
     mh::LogitAttribution a;
-    ASSERT_EQ(mh::direct_logit_attribution(*t, a, clean.data(), n, n - 1, 10, 20, nullptr), "");
+    ASSERT_EQ(mh::direct_logit_attribution(*t, a, clean.data(), n, {n - 1, 10, 20}, nullptr), "");
     EXPECT_NEAR(a.total + a.norm_bias, a.logit_difference, 1e-4 * std::max(1.0, std::fabs(a.logit_difference))) << model;
     std::vector<int32_t> corrupt = clean;
     corrupt[3] = 8;
@@ -496,8 +496,13 @@ TEST(Pretrained, InterpretabilityInvariants) {
     EXPECT_NE(patching.patched(*t, mh::ActivationPatching::What::kHeads, 99, 0, d), "");
     mh::LogitLens lens;
     const std::vector<int32_t> positions = {0, n - 1};
-    ASSERT_EQ(mh::logit_lens(*t, lens, clean.data(), n, nullptr, positions.data(), 2, 3, nullptr, 0), "");
+    mh::LogitAttribution b;
+    const mh::AttributionAsk ask{n - 1, 10, 20};
+    ASSERT_EQ(mh::logit_lens(*t, lens, clean.data(), n, nullptr, positions.data(), 2, 3, nullptr, 0, &ask, &b), "");
     EXPECT_EQ(lens.top_ids.size(), size_t(t->config().layers + 1) * 2 * 3);
+    // The same attribution from the lens's run as from a run of its own.
+    EXPECT_NEAR(b.total, a.total, 1e-5 * std::max(1.0, std::fabs(a.total))) << model;
+    EXPECT_NEAR(b.logit_difference, a.logit_difference, 1e-4) << model;
     std::vector<uint8_t> layers(static_cast<size_t>(t->config().layers), 1);
     mh::RunRequest r;
     r.attention_layers = layers.data();

@@ -149,6 +149,13 @@ describe('direct logit attribution', () => {
     const ids = model.tokenize('The cat sat on the mat.').ids;
     const logits = model.run(ids, { logits: [ids.length - 1] }).logits;
     expect(model.attribute(ids).target).toBe(logits.indexOf(Math.max(...logits)));
+    // The lens can bring the attribution of a position from its own forward pass: the same numbers.
+    const both = model.logitLens(ids, { positions: [ids.length - 1], attribute: { target: 7, contrast: 9 } });
+    const alone = model.attribute(ids, { target: 7, contrast: 9 });
+    expect(both.attribution.total).toBeCloseTo(alone.total, 5);
+    alone.heads.forEach((v, i) => expect(both.attribution.heads[i]).toBeCloseTo(v, 5));
+    expect(both.attribution.logitDifference).toBeCloseTo(alone.logitDifference, 4);
+    expect(() => model.logitLens(ids, { attribute: { target: 1e6 } })).toThrow(/attribute.target must be a token id/);
     expect(() => model.attribute(ids, { position: ids.length })).toThrow(/position must be a token position/);
     expect(() => model.attribute(ids, { target: -1 })).toThrow(/target must be a token id/);
     expect(() => model.attribute(ids, { target: 5, contrast: 1e6 })).toThrow(/contrast must be a token id/);

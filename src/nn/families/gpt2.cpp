@@ -1,9 +1,10 @@
 // GPT-2 (model_type "gpt2"): pre-LayerNorm blocks, learned positions, a 4·d GELU MLP, the head
 // tied to the token embedding. Conv1D weights are stored [in][out] already; c_attn holds Q, K and
 // V side by side. Checkpoints saved from GPT2LMHeadModel carry "transformer.", GPT2Model none.
-#include "nn/families/family.h"
+#include "nn/families/gpt2.h"
 
 namespace mh {
+
 namespace {
 
 std::string read_config(ConfigFields& f, TransformerConfig& c) {
@@ -59,7 +60,9 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
+}  // namespace
+
+void gpt2_forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
@@ -82,8 +85,6 @@ void forward(ForwardPass& p) {
   p.finish(x, n);
 }
 
-}  // namespace
-
-extern const Family kGpt2Family = {"gpt2", read_config, {"", "transformer."}, "wte.weight", params, forward};
+extern const Family kGpt2Family = {"gpt2", read_config, {"", "transformer."}, "wte.weight", params, gpt2_forward};
 
 }  // namespace mh

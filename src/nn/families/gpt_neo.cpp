@@ -2,7 +2,7 @@
 // nn.Linear weights, Q/K/V without biases, attention scores that are not divided by √head_dim, and
 // layers that alternate as attention_types says between global attention and a local one that sees
 // only the last window_size tokens. GPTNeoForCausalLM's names carry "transformer.", GPTNeoModel's none.
-#include "nn/families/family.h"
+#include "nn/families/gpt2.h"
 
 namespace mh {
 namespace {
@@ -76,31 +76,9 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
-  const TransformerConfig& c = p.config;
-  const TransformerWeights& W = p.weights;
-  int n = p.n;
-  const int d = c.d_model;
-  float *x = p.x, *h = p.h;
-  if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
-    p.embed_tokens(x);
-    add_table_rows(x, *W.position_embedding, p.first_position, n, d);
-    p.record_hidden(x, n, 0);
-  }
-  for (int l = p.first_layer(); l < c.layers; ++l) {
-    const TransformerWeights::Layer& L = W.layers[l];
-    layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    n = p.attention_block(x, h, n, l);
-    layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
-    p.mlp(x, h, L, n);
-    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
-  }
-  layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
-  p.finish(x, n);
-}
-
 }  // namespace
 
-extern const Family kGptNeoFamily = {"gpt_neo", read_config, {"transformer.", ""}, "wte.weight", params, forward};
+// The forward pass is GPT-2's: the local layers and the unscaled scores are the config's.
+extern const Family kGptNeoFamily = {"gpt_neo", read_config, {"transformer.", ""}, "wte.weight", params, gpt2_forward};
 
 }  // namespace mh

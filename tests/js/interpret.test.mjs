@@ -1,7 +1,7 @@
 // Why a prediction: the logit lens, direct logit attribution, activation patching and token
 // contributions, against independent references: float64 computations in this file from the
 // checkpoints' own weights and transformers' (or the float64 reference's) hidden states and
-// attentions in the fixtures, and invariants that hold exactly (the attribution sums to the logit
+// attentions in the fixtures, a float64 GPT-2 for patching, and invariants that hold exactly (the attribution sums to the logit
 // difference; patching the one differing token restores the clean run; rows of contributions sum
 // to 1). Bad input is an Error, and the model keeps working.
 import { describe, expect, it } from 'vitest';
@@ -57,6 +57,61 @@ function headLogits(end, h) {
     out[v] = s;
   }
   return Array.from(out);
+}
+
+// GPT-2 in float64, from the fixture's weights (transformers' modeling_gpt2: pre-LayerNorm blocks,
+// Conv1D weights [in][out], gelu_new, a tied head), with the activations patching replaces: each
+// layer's heads' outputs before c_proj, its MLP's output, and the residual entering it.
+function gpt2Float64() {
+  const w = weightsOf('gpt2'), cfg = fixtureConfig('gpt2');
+  const d = cfg.n_embd, H = cfg.n_head, L = cfg.n_layer, dk = d / H, eps = cfg.layer_norm_epsilon ?? 1e-5, V = cfg.vocab_size;
+  const get = (name) => f64(w.get(name));
+  const wte = get('wte.weight'), wpe = get('wpe.weight'), lnf = [get('ln_f.weight'), get('ln_f.bias')];
+  const layers = Array.from({ length: L }, (_, l) => Object.fromEntries(['ln_1.weight', 'ln_1.bias', 'attn.c_attn.weight', 'attn.c_attn.bias',
+    'attn.c_proj.weight', 'attn.c_proj.bias', 'ln_2.weight', 'ln_2.bias', 'mlp.c_fc.weight', 'mlp.c_fc.bias', 'mlp.c_proj.weight',
+    'mlp.c_proj.bias'].map((k) => [k, get(`h.${l}.${k}`)])));
+  const ln = (x, g, b) => {
+    const m = x.reduce((a, v) => a + v, 0) / x.length, s = Math.sqrt(x.reduce((a, v) => a + (v - m) ** 2, 0) / x.length + eps);
+    return x.map((v, i) => ((v - m) / s) * g[i] + b[i]);
+  };
+  const linear = (x, W, b, inn, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[i * out + o], b[o]));
+  const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+  function forward(ids, patch = {}) {
+    const n = ids.length;
+    let x = ids.map((id, t) => Array.from({ length: d }, (_, i) => wte[id * d + i] + wpe[t * d + i]));
+    const heads = [], mlps = [], residuals = [];
+    layers.forEach((P, l) => {
+      if (patch.residual?.layer === l) x[patch.residual.position] = [...patch.residual.from];
+      residuals.push(x.map((row) => [...row]));
+      const qkv = x.map((row) => linear(ln(row, P['ln_1.weight'], P['ln_1.bias']), P['attn.c_attn.weight'], P['attn.c_attn.bias'], d, 3 * d));
+      let concat = Array.from({ length: n }, () => new Array(d).fill(0));
+      for (let h = 0; h < H; h += 1)
+        for (let i = 0; i < n; i += 1) {
+          const scores = Array.from({ length: i + 1 }, (_, j) => {
+            let s = 0;
+            for (let e = 0; e < dk; e += 1) s += qkv[i][h * dk + e] * qkv[j][d + h * dk + e];
+            return s / Math.sqrt(dk);
+          });
+          const probabilities = softmax(scores);
+          for (let e = 0; e < dk; e += 1) concat[i][h * dk + e] = probabilities.reduce((a, p, j) => a + p * qkv[j][2 * d + h * dk + e], 0);
+        }
+      if (patch.head?.layer === l) {
+        const { head, from } = patch.head;
+        concat = concat.map((row, i) => row.map((v, e) => (e >= head * dk && e < (head + 1) * dk ? from[i][e] : v)));
+      }
+      heads.push(concat.map((row) => [...row]));
+      x = x.map((row, i) => linear(concat[i], P['attn.c_proj.weight'], P['attn.c_proj.bias'], d, d).map((v, e) => row[e] + v));
+      let mlp = x.map((row) => linear(linear(ln(row, P['ln_2.weight'], P['ln_2.bias']), P['mlp.c_fc.weight'], P['mlp.c_fc.bias'], d, 4 * d).map(gelu),
+        P['mlp.c_proj.weight'], P['mlp.c_proj.bias'], 4 * d, d));
+      if (patch.mlp?.layer === l) mlp = patch.mlp.from.map((row) => [...row]);
+      mlps.push(mlp.map((row) => [...row]));
+      x = x.map((row, i) => row.map((v, e) => v + mlp[i][e]));
+    });
+    const h = ln(x[n - 1], ...lnf);
+    const logits = Array.from({ length: V }, (_, v) => h.reduce((a, hi, i) => a + hi * wte[v * d + i], 0));
+    return { logits, heads, mlps, residuals };
+  }
+  return { forward, L, H };
 }
 
 describe('the logit lens against the fixtures\' own hidden states, through a float64 final norm and head', () => {
@@ -168,7 +223,7 @@ describe('direct logit attribution', () => {
 });
 
 describe('activation patching', () => {
-  for (const fixture of ['gpt2', 'gpt_neox', 'gemma3']) {
+  for (const fixture of CAUSAL) {
     it(`${fixture}: restoring the one different token restores the clean run; nothing else at that layer moves it`, async () => {
       const model = await loadPretrained(join(FIXTURES, fixture));
       const clean = Array.from(model.tokenize('When Mary and John went to the store, John gave a drink to').ids);
@@ -203,6 +258,38 @@ describe('activation patching', () => {
       model.dispose();
     });
   }
+
+  it('GPT-2: every head, MLP and residual position patched, against a float64 GPT-2 written here', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ref = gpt2Float64();
+    const clean = Array.from(model.tokenize('When Mr. Darcy and Elizabeth went to the house, Darcy gave a letter to').ids);
+    const corrupt = Array.from(model.tokenize('When Mr. Darcy and Elizabeth went to the house, Elizabeth gave a letter to').ids);
+    expect(corrupt.length).toBe(clean.length);
+    const n = clean.length, L = ref.L, H = ref.H;
+    const last = ref.forward(clean).logits;
+    const order = last.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]);
+    const [target, contrast] = [order[0][1], order[1][1]];
+    const diff = (logits) => logits[target] - logits[contrast];
+    const cleanRun = ref.forward(clean), corruptRun = ref.forward(corrupt);
+    const [c, k] = [diff(cleanRun.logits), diff(corruptRun.logits)];
+    const recovered = (patched) => (diff(patched.logits) - k) / (c - k);
+    const check = (got, want, what) => want.forEach((v, i) => expect(Math.abs(got.recovered[i] - v), `${what} ${i}`).toBeLessThan(2e-3 * Math.max(1, Math.abs(v))));
+    const heads = await model.patch(clean, corrupt, { target, contrast, what: 'heads' });
+    expect(heads.clean).toBeCloseTo(c, 3);
+    expect(heads.corrupt).toBeCloseTo(k, 3);
+    check(heads, Array.from({ length: L * H }, (_, i) => {
+      const l = Math.floor(i / H), h = i % H;
+      return recovered(ref.forward(corrupt, { head: { layer: l, head: h, from: cleanRun.heads[l] } }));
+    }), 'head');
+    const mlps = await model.patch(clean, corrupt, { target, contrast, what: 'mlps' });
+    check(mlps, Array.from({ length: L }, (_, l) => recovered(ref.forward(corrupt, { mlp: { layer: l, from: cleanRun.mlps[l] } }))), 'mlp');
+    const residual = await model.patch(clean, corrupt, { target, contrast, what: 'residual' });
+    check(residual, Array.from({ length: L * n }, (_, i) => {
+      const l = Math.floor(i / n), p = i % n;
+      return recovered(ref.forward(corrupt, { residual: { layer: l, position: p, from: cleanRun.residuals[l][p] } }));
+    }), 'residual');
+    model.dispose();
+  });
 
   it('bad input: lengths, targets, the same prompts, an encoder, a cancel mid-way; the model keeps working', async () => {
     const model = await loadPretrained(join(FIXTURES, 'gpt2'));

@@ -375,6 +375,12 @@ test('RoBERTa: predictions at <mask>, and the hint names its mask token', async 
   await ready(page);
   await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).toContainText('<mask>');
   await expect(page.locator('.mv-predict, section h3').filter({ hasText: 'fills in' })).not.toContainText('type <mask>');
+  // The lens of an encoder reads the masked position through its MLM head, after each layer;
+  // attribution and patching need a decoder.
+  await page.getByRole('button', { name: 'Logit lens' }).click();
+  await expect(page.locator('#whyGrid button')).toHaveCount(3);
+  await expect(page.getByRole('button', { name: 'Head attribution' })).toBeDisabled();
+  await expect(page.getByRole('button', { name: 'Patching' })).toBeDisabled();
 });
 
 test('Gemma 3: the page names its local layers, and their heads are banded as the reference\'s are', async ({ page }) => {

@@ -233,7 +233,8 @@ export class WhyView {
       }),
     }));
     this.#grid(positions, data.positions.map((p) => tokens[p].text), rows);
-    this.ui.summary.textContent = `Top next token at each position (columns) after each layer (rows), coloured by its probability; the last row is the model's own prediction.${data.target ? ` Click a cell for its top 5 and the rank of ${JSON.stringify(data.target.label)}.` : ' Click a cell for its top 5.'}`;
+    const shown = data.positions.length < tokens.length ? ` The last ${data.positions.length} positions up to the one shown (click a token to move it).` : '';
+    this.ui.summary.textContent = `Top next token at each position (columns) after each layer (rows), coloured by its probability; the last row is the model's own prediction.${shown}${data.target ? ` Click a cell for its top 5 and the rank of ${JSON.stringify(data.target.label)}.` : ' Click a cell for its top 5.'}`;
     this.ui.detail.replaceChildren();
   }
 

@@ -11,7 +11,7 @@
 //   { type: 'cancelPatch' }                              cancels a patching between two runs
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
-import { attribution, contributions, lens, tokenFrom } from './why-compute.mjs';
+import { attribution, contributions, lens, maskPositions, tokenFrom } from './why-compute.mjs';
 
 let model = null;
 let stopRequested = false;
@@ -85,7 +85,7 @@ async function view({ seq, text, pair, pos, off, rollout }) {
   const enc = { ids: cut(full.ids), tokenTypeIds: cut(full.tokenTypeIds), tokens: cut(full.tokens), offsets: cut(full.offsets), special: cut(full.special) };
   // Logits only for the rows shown: after token `at` (causal), or at each [MASK] (BERT; else `at`).
   const at = pos < 0 || pos >= n ? n - 1 : pos;
-  const masks = model.config.causal ? [] : enc.tokens.map((t, i) => (/mask/i.test(t) && !enc.special[i] ? i : -1)).filter((i) => i >= 0);
+  const masks = maskPositions(model, enc);
   const rows = masks.length ? masks : [at];
   // While the user types at the end, only the tokens after the unchanged start are computed
   // (reusePrefix: causal models; the earlier rows of every head cannot change).

@@ -114,6 +114,106 @@ function gpt2Float64() {
   return { forward, L, H };
 }
 
+// The Llama family in float64 (transformers' modeling_llama / qwen2 / qwen3: RMSNorm, rotate-half
+// rotary positions, grouped key/value heads, SwiGLU; Qwen2's q/k/v biases, Qwen3's per-head q/k
+// norms), from the fixture's weights, with the same patchable activations as gpt2Float64.
+function llamaFloat64(fixture) {
+  const w = weightsOf(fixture), cfg = fixtureConfig(fixture);
+  const d = cfg.hidden_size, H = cfg.num_attention_heads, Hkv = cfg.num_key_value_heads, L = cfg.num_hidden_layers;
+  const dk = cfg.head_dim ?? d / H, ff = cfg.intermediate_size, eps = cfg.rms_norm_eps, V = cfg.vocab_size;
+  const theta = cfg.rope_theta ?? cfg.rope_parameters?.rope_theta ?? 10000;
+  const get = (name) => (w.has(name) ? f64(w.get(name)) : null);
+  const embed = get('model.embed_tokens.weight'), head = get('lm_head.weight') ?? embed, norm = get('model.norm.weight');
+  const rms = (x, g) => { const s = Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length + eps); return x.map((v, i) => (v / s) * g[i]); };
+  // nn.Linear: W is [out][in].
+  const linear = (x, W, b, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[o * x.length + i], b ? b[o] : 0));
+  const rope = (v, t) => {
+    const half = dk / 2, out = [...v];
+    for (let i = 0; i < half; i += 1) {
+      const angle = t / theta ** ((2 * i) / dk), c = Math.cos(angle), s = Math.sin(angle);
+      out[i] = v[i] * c - v[i + half] * s;
+      out[i + half] = v[i + half] * c + v[i] * s;
+    }
+    return out;
+  };
+  const layers = Array.from({ length: L }, (_, l) => {
+    const p = `model.layers.${l}.`;
+    return Object.fromEntries(['input_layernorm.weight', 'self_attn.q_proj.weight', 'self_attn.k_proj.weight', 'self_attn.v_proj.weight',
+      'self_attn.o_proj.weight', 'self_attn.q_proj.bias', 'self_attn.k_proj.bias', 'self_attn.v_proj.bias', 'self_attn.q_norm.weight',
+      'self_attn.k_norm.weight', 'post_attention_layernorm.weight', 'mlp.gate_proj.weight', 'mlp.up_proj.weight', 'mlp.down_proj.weight']
+      .map((k) => [k, get(p + k)]));
+  });
+  function forward(ids, patch = {}) {
+    const n = ids.length;
+    let x = ids.map((id) => Array.from(embed.subarray(id * d, (id + 1) * d)));
+    const heads = [], mlps = [], residuals = [];
+    layers.forEach((P, l) => {
+      if (patch.residual?.layer === l) x[patch.residual.position] = [...patch.residual.from];
+      residuals.push(x.map((row) => [...row]));
+      const h = x.map((row) => rms(row, P['input_layernorm.weight']));
+      const split = (row, W, b, count, normW, t) => Array.from({ length: count }, (_, g) => {
+        let v = linear(row, W, b, count * dk).slice(g * dk, (g + 1) * dk);
+        if (normW) v = rms(v, normW);
+        return t === null ? v : rope(v, t);
+      });
+      const q = h.map((row, t) => split(row, P['self_attn.q_proj.weight'], P['self_attn.q_proj.bias'], H, P['self_attn.q_norm.weight'], t));
+      const k = h.map((row, t) => split(row, P['self_attn.k_proj.weight'], P['self_attn.k_proj.bias'], Hkv, P['self_attn.k_norm.weight'], t));
+      const v = h.map((row) => split(row, P['self_attn.v_proj.weight'], P['self_attn.v_proj.bias'], Hkv, null, null));
+      let concat = Array.from({ length: n }, () => new Array(H * dk).fill(0));
+      for (let hh = 0; hh < H; hh += 1) {
+        const g = Math.floor(hh / (H / Hkv));
+        for (let i = 0; i < n; i += 1) {
+          const scores = Array.from({ length: i + 1 }, (_, j) => q[i][hh].reduce((a, qe, e) => a + qe * k[j][g][e], 0) / Math.sqrt(dk));
+          const probabilities = softmax(scores);
+          for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, j) => a + p * v[j][g][e], 0);
+        }
+      }
+      if (patch.head?.layer === l) {
+        const { head: ph, from } = patch.head;
+        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
+      }
+      heads.push(concat.map((row) => [...row]));
+      x = x.map((row, i) => linear(concat[i], P['self_attn.o_proj.weight'], null, d).map((val, e) => row[e] + val));
+      let mlp = x.map((row) => {
+        const hn = rms(row, P['post_attention_layernorm.weight']);
+        const gate = linear(hn, P['mlp.gate_proj.weight'], null, ff), up = linear(hn, P['mlp.up_proj.weight'], null, ff);
+        return linear(gate.map((gv, i) => (gv / (1 + Math.exp(-gv))) * up[i]), P['mlp.down_proj.weight'], null, d);
+      });
+      if (patch.mlp?.layer === l) mlp = patch.mlp.from.map((row) => [...row]);
+      mlps.push(mlp.map((row) => [...row]));
+      x = x.map((row, i) => row.map((val, e) => val + mlp[i][e]));
+    });
+    const hLast = rms(x[n - 1], norm);
+    const logits = Array.from({ length: V }, (_, t) => hLast.reduce((a, hi, i) => a + hi * head[t * d + i], 0));
+    return { logits, heads, mlps, residuals };
+  }
+  return { forward, L, H };
+}
+
+// Every head, MLP and residual position patched by the engine against a float64 model's patching.
+async function patchingAgainst(fixture, ref, cleanText, corruptText) {
+  const model = await loadPretrained(join(FIXTURES, fixture));
+  const clean = Array.from(model.tokenize(cleanText).ids), corrupt = Array.from(model.tokenize(corruptText).ids);
+  expect(corrupt.length).toBe(clean.length);
+  const n = clean.length, L = ref.L, H = ref.H;
+  const cleanRun = ref.forward(clean), corruptRun = ref.forward(corrupt);
+  const order = cleanRun.logits.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]);
+  const [target, contrast] = [order[0][1], order[1][1]];
+  const diff = (logits) => logits[target] - logits[contrast];
+  const [c, k] = [diff(cleanRun.logits), diff(corruptRun.logits)];
+  const recovered = (patched) => (diff(patched.logits) - k) / (c - k);
+  const check = (got, want, what) => want.forEach((v, i) => expect(Math.abs(got.recovered[i] - v), `${fixture} ${what} ${i}`).toBeLessThan(2e-3 * Math.max(1, Math.abs(v))));
+  const heads = await model.patch(clean, corrupt, { target, contrast, what: 'heads' });
+  expect(heads.clean).toBeCloseTo(c, 2);
+  expect(heads.corrupt).toBeCloseTo(k, 2);
+  check(heads, Array.from({ length: L * H }, (_, i) => recovered(ref.forward(corrupt, { head: { layer: Math.floor(i / H), head: i % H, from: cleanRun.heads[Math.floor(i / H)] } }))), 'head');
+  const mlps = await model.patch(clean, corrupt, { target, contrast, what: 'mlps' });
+  check(mlps, Array.from({ length: L }, (_, l) => recovered(ref.forward(corrupt, { mlp: { layer: l, from: cleanRun.mlps[l] } }))), 'mlp');
+  const residual = await model.patch(clean, corrupt, { target, contrast, what: 'residual' });
+  check(residual, Array.from({ length: L * n }, (_, i) => recovered(ref.forward(corrupt, { residual: { layer: Math.floor(i / n), position: i % n, from: cleanRun.residuals[Math.floor(i / n)][i % n] } }))), 'residual');
+  model.dispose();
+}
+
 describe('the logit lens against the fixtures\' own hidden states, through a float64 final norm and head', () => {
   for (const fixture of CAUSAL) {
     it(`${fixture}: every stream at every position; the last stream is the model's output`, async () => {
@@ -259,37 +359,17 @@ describe('activation patching', () => {
     });
   }
 
+  const IOI = ['When Mr. Darcy and Elizabeth went to the house, Darcy gave a letter to',
+    'When Mr. Darcy and Elizabeth went to the house, Elizabeth gave a letter to'];
   it('GPT-2: every head, MLP and residual position patched, against a float64 GPT-2 written here', async () => {
-    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
-    const ref = gpt2Float64();
-    const clean = Array.from(model.tokenize('When Mr. Darcy and Elizabeth went to the house, Darcy gave a letter to').ids);
-    const corrupt = Array.from(model.tokenize('When Mr. Darcy and Elizabeth went to the house, Elizabeth gave a letter to').ids);
-    expect(corrupt.length).toBe(clean.length);
-    const n = clean.length, L = ref.L, H = ref.H;
-    const last = ref.forward(clean).logits;
-    const order = last.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]);
-    const [target, contrast] = [order[0][1], order[1][1]];
-    const diff = (logits) => logits[target] - logits[contrast];
-    const cleanRun = ref.forward(clean), corruptRun = ref.forward(corrupt);
-    const [c, k] = [diff(cleanRun.logits), diff(corruptRun.logits)];
-    const recovered = (patched) => (diff(patched.logits) - k) / (c - k);
-    const check = (got, want, what) => want.forEach((v, i) => expect(Math.abs(got.recovered[i] - v), `${what} ${i}`).toBeLessThan(2e-3 * Math.max(1, Math.abs(v))));
-    const heads = await model.patch(clean, corrupt, { target, contrast, what: 'heads' });
-    expect(heads.clean).toBeCloseTo(c, 3);
-    expect(heads.corrupt).toBeCloseTo(k, 3);
-    check(heads, Array.from({ length: L * H }, (_, i) => {
-      const l = Math.floor(i / H), h = i % H;
-      return recovered(ref.forward(corrupt, { head: { layer: l, head: h, from: cleanRun.heads[l] } }));
-    }), 'head');
-    const mlps = await model.patch(clean, corrupt, { target, contrast, what: 'mlps' });
-    check(mlps, Array.from({ length: L }, (_, l) => recovered(ref.forward(corrupt, { mlp: { layer: l, from: cleanRun.mlps[l] } }))), 'mlp');
-    const residual = await model.patch(clean, corrupt, { target, contrast, what: 'residual' });
-    check(residual, Array.from({ length: L * n }, (_, i) => {
-      const l = Math.floor(i / n), p = i % n;
-      return recovered(ref.forward(corrupt, { residual: { layer: l, position: p, from: cleanRun.residuals[l][p] } }));
-    }), 'residual');
-    model.dispose();
+    await patchingAgainst('gpt2', gpt2Float64(), ...IOI);
   });
+  // Pairs each fixture's tokenizer makes the same length: one word changed.
+  for (const [fixture, word] of [['llama', 'man'], ['qwen2', 'dog'], ['qwen3', 'dog']]) {
+    it(`${fixture}: every head, MLP and residual position patched, against a float64 Llama-family model written here`, async () => {
+      await patchingAgainst(fixture, llamaFloat64(fixture), `The cat sat on the mat and the ${word} sat on the`, 'The cat sat on the mat and the cat sat on the');
+    });
+  }
 
   it('bad input: lengths, targets, the same prompts, an encoder, a cancel mid-way; the model keeps working', async () => {
     const model = await loadPretrained(join(FIXTURES, 'gpt2'));

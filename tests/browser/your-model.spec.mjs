@@ -320,6 +320,11 @@ test('why this prediction: lens, attribution, patching, contributions, by keyboa
   await page.keyboard.press('Enter');
   await expect(page.locator('#whyDetail li')).toHaveCount(5);
   expect(page.url()).toContain('why=lens');
+  // Edits faster than the worker answers: the grid ends on the last text.
+  for (const extra of [' the', ' the letter', '']) await page.locator('#mvText').fill(text + extra);
+  await ready(page);
+  await expect(cells).toHaveCount(3 * Math.min(n, 24));
+  await expect(page.locator('#whyGrid .why-head').nth(Math.min(n, 24) - 1)).toHaveText(' to');
   // Attribution: layers × (heads + MLP); the parts and the norm's bias sum to the logit.
   await page.getByRole('button', { name: 'Head attribution' }).click();
   await expect(page.locator('#whySummary')).toContainText('they sum to');

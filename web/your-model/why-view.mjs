@@ -118,6 +118,12 @@ export class WhyView {
     this.#show();
   }
 
+  /** A model is being loaded: answers still on their way are for the one it replaces. */
+  reset() {
+    this.inFlight = this.pendingRequest = false;
+    this.#patchDone();
+  }
+
   /** The page's model and text changed (config null: no model). */
   setContext({ config, text, pair, pos }) {
     this.config = config;
@@ -162,13 +168,23 @@ export class WhyView {
       this.ui.summary.textContent = 'Head attribution needs a decoder: an encoder normalises after every layer, so no residual stream reaches its output whole.';
       return;
     }
+    // One request at a time: while the text changes faster than the worker answers, only the
+    // newest is sent when the answer comes (as the heatmaps' requests are).
+    if (this.inFlight) { this.pendingRequest = true; return; }
+    this.inFlight = true;
     this.post({ type: 'why', seq: ++this.seq, panel: why, ...this.text, target, contrast: why === 'lens' ? '' : contrast });
+  }
+
+  #answered() {
+    this.inFlight = false;
+    if (this.pendingRequest) { this.pendingRequest = false; this.request(); }
   }
 
   /** A reply from the worker; true when it was this view's. */
   message(data) {
     if (data.type === 'why') {
-      if (data.seq !== this.seq || data.panel !== this.state.why) return true;
+      this.#answered();
+      if (data.seq !== this.seq || data.panel !== this.state.why || this.inFlight) return true;
       this.data = data;
       if (data.panel === 'lens') this.#drawLens(data);
       else if (data.panel === 'attribution') this.#drawAttribution(data);
@@ -182,6 +198,7 @@ export class WhyView {
       return true;
     }
     if (data.type === 'error' && (data.for === 'why' || data.for === 'patch')) {
+      if (data.for === 'why') this.#answered();
       this.ui.summary.textContent = data.message.replace(/^multihead: /, '');
       this.ui.grid.replaceChildren();
       if (data.for === 'patch') this.#patchDone();

@@ -170,6 +170,7 @@ export class ModelView {
   open(files, label, weightType) {
     this.label = label;
     this.modelNumber += 1;
+    this.why.reset();
     this.config = null;
     this.roles = null;
     this.shown = null;

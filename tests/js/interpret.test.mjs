@@ -190,6 +190,179 @@ function llamaFloat64(fixture) {
   return { forward, L, H };
 }
 
+// GPT-Neo and GPT-NeoX in float64 (transformers' modeling_gpt_neo / modeling_gpt_neox): nn.Linear
+// weights; GPT-Neo's unscaled scores and local layers (a causal window of window_size), GELU-new,
+// learned positions, a tied head; GPT-NeoX's query_key_value fused per head, rotary positions on
+// the first rotary_pct of each head (rotate half), exact GELU, the parallel residual
+// x + attn(ln1 x) + mlp(ln2 x), an untied embed_out. The same patchable activations as above.
+function neoFloat64(fixture) {
+  const w = weightsOf(fixture), cfg = fixtureConfig(fixture), neox = fixture === 'gpt_neox';
+  const d = cfg.hidden_size, H = neox ? cfg.num_attention_heads : cfg.num_heads, L = neox ? cfg.num_hidden_layers : cfg.num_layers;
+  const dk = d / H, ff = cfg.intermediate_size ?? 4 * d, V = cfg.vocab_size, eps = neox ? cfg.layer_norm_eps : cfg.layer_norm_epsilon;
+  const get = (name) => f64(w.get(name));
+  const at = neox ? (k) => `gpt_neox.${k}` : (k) => `transformer.${k}`;
+  const embed = get(at(neox ? 'embed_in.weight' : 'wte.weight')), positions = neox ? null : get(at('wpe.weight'));
+  const head = neox ? get('embed_out.weight') : embed;
+  const final = neox ? [get(at('final_layer_norm.weight')), get(at('final_layer_norm.bias'))] : [get(at('ln_f.weight')), get(at('ln_f.bias'))];
+  const local = neox ? [] : cfg.attention_types.flatMap(([kinds, times]) => Array.from({ length: times }, () => kinds).flat()).map((k) => k === 'local');
+  const rotary = neox ? Math.floor(dk * cfg.rotary_pct) : 0, base = cfg.rotary_emb_base ?? 10000;
+  const ln = (x, g, b) => {
+    const m = x.reduce((a, v) => a + v, 0) / x.length, s = Math.sqrt(x.reduce((a, v) => a + (v - m) ** 2, 0) / x.length + eps);
+    return x.map((v, i) => ((v - m) / s) * g[i] + b[i]);
+  };
+  const linear = (x, W, b, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[o * x.length + i], b ? b[o] : 0));
+  // erf to ~1e-7 (Abramowitz & Stegun 7.1.26), enough against the 2e-3 the test asks.
+  const erf = (x) => {
+    const t = 1 / (1 + 0.3275911 * Math.abs(x));
+    const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+    return x >= 0 ? y : -y;
+  };
+  const gelu = neox ? (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)) : (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+  const rope = (v, t) => {
+    const half = rotary / 2, out = [...v];
+    for (let i = 0; i < half; i += 1) {
+      const angle = t / base ** ((2 * i) / rotary), c = Math.cos(angle), s = Math.sin(angle);
+      out[i] = v[i] * c - v[i + half] * s;
+      out[i + half] = v[i + half] * c + v[i] * s;
+    }
+    return out;
+  };
+  const layers = Array.from({ length: L }, (_, l) => {
+    const p = neox ? `gpt_neox.layers.${l}.` : `transformer.h.${l}.`;
+    const names = neox
+      ? ['input_layernorm.weight', 'input_layernorm.bias', 'post_attention_layernorm.weight', 'post_attention_layernorm.bias', 'attention.query_key_value.weight',
+        'attention.query_key_value.bias', 'attention.dense.weight', 'attention.dense.bias', 'mlp.dense_h_to_4h.weight', 'mlp.dense_h_to_4h.bias',
+        'mlp.dense_4h_to_h.weight', 'mlp.dense_4h_to_h.bias']
+      : ['ln_1.weight', 'ln_1.bias', 'ln_2.weight', 'ln_2.bias', 'attn.attention.q_proj.weight', 'attn.attention.k_proj.weight',
+        'attn.attention.v_proj.weight', 'attn.attention.out_proj.weight', 'attn.attention.out_proj.bias', 'mlp.c_fc.weight', 'mlp.c_fc.bias',
+        'mlp.c_proj.weight', 'mlp.c_proj.bias'];
+    return Object.fromEntries(names.map((k) => [k, get(p + k)]));
+  });
+  function forward(ids, patch = {}) {
+    const n = ids.length;
+    let x = ids.map((id, t) => Array.from({ length: d }, (_, i) => embed[id * d + i] + (positions ? positions[t * d + i] : 0)));
+    const heads = [], mlps = [], residuals = [];
+    layers.forEach((P, l) => {
+      if (patch.residual?.layer === l) x[patch.residual.position] = [...patch.residual.from];
+      residuals.push(x.map((row) => [...row]));
+      const h1 = x.map((row) => (neox ? ln(row, P['input_layernorm.weight'], P['input_layernorm.bias']) : ln(row, P['ln_1.weight'], P['ln_1.bias'])));
+      // q, k, v: n × heads × dk.
+      let q, k, v;
+      if (neox) {
+        const qkv = h1.map((row) => linear(row, P['attention.query_key_value.weight'], P['attention.query_key_value.bias'], 3 * d));
+        const part = (row, hh, which) => row.slice(hh * 3 * dk + which * dk, hh * 3 * dk + (which + 1) * dk);
+        q = qkv.map((row, t) => Array.from({ length: H }, (_, hh) => rope(part(row, hh, 0), t)));
+        k = qkv.map((row, t) => Array.from({ length: H }, (_, hh) => rope(part(row, hh, 1), t)));
+        v = qkv.map((row) => Array.from({ length: H }, (_, hh) => part(row, hh, 2)));
+      } else {
+        const split = (row) => Array.from({ length: H }, (_, hh) => row.slice(hh * dk, (hh + 1) * dk));
+        q = h1.map((row) => split(linear(row, P['attn.attention.q_proj.weight'], null, d)));
+        k = h1.map((row) => split(linear(row, P['attn.attention.k_proj.weight'], null, d)));
+        v = h1.map((row) => split(linear(row, P['attn.attention.v_proj.weight'], null, d)));
+      }
+      const scale = neox ? 1 / Math.sqrt(dk) : 1, window = local[l] ? cfg.window_size : Infinity;
+      let concat = Array.from({ length: n }, () => new Array(d).fill(0));
+      for (let hh = 0; hh < H; hh += 1)
+        for (let i = 0; i < n; i += 1) {
+          const keys = Array.from({ length: i + 1 }, (_, j) => j).filter((j) => i - j < window);
+          const probabilities = softmax(keys.map((j) => q[i][hh].reduce((a, qe, e) => a + qe * k[j][hh][e], 0) * scale));
+          for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, idx) => a + p * v[keys[idx]][hh][e], 0);
+        }
+      if (patch.head?.layer === l) {
+        const { head: ph, from } = patch.head;
+        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
+      }
+      heads.push(concat.map((row) => [...row]));
+      const attention = concat.map((row) => (neox ? linear(row, P['attention.dense.weight'], P['attention.dense.bias'], d)
+        : linear(row, P['attn.attention.out_proj.weight'], P['attn.attention.out_proj.bias'], d)));
+      // GPT-NeoX's MLP reads x as it entered the layer; GPT-Neo's, x after the attention.
+      const mlpInput = neox ? x.map((row) => ln(row, P['post_attention_layernorm.weight'], P['post_attention_layernorm.bias']))
+        : x.map((row, i) => ln(row.map((val, e) => val + attention[i][e]), P['ln_2.weight'], P['ln_2.bias']));
+      let mlp = mlpInput.map((row) => (neox
+        ? linear(linear(row, P['mlp.dense_h_to_4h.weight'], P['mlp.dense_h_to_4h.bias'], ff).map(gelu), P['mlp.dense_4h_to_h.weight'], P['mlp.dense_4h_to_h.bias'], d)
+        : linear(linear(row, P['mlp.c_fc.weight'], P['mlp.c_fc.bias'], ff).map(gelu), P['mlp.c_proj.weight'], P['mlp.c_proj.bias'], d)));
+      if (patch.mlp?.layer === l) mlp = patch.mlp.from.map((row) => [...row]);
+      mlps.push(mlp.map((row) => [...row]));
+      x = x.map((row, i) => row.map((val, e) => val + attention[i][e] + mlp[i][e]));
+    });
+    const hLast = ln(x[n - 1], ...final);
+    const logits = Array.from({ length: V }, (_, t) => hLast.reduce((a, hi, i) => a + hi * head[t * d + i], 0));
+    return { logits, heads, mlps, residuals };
+  }
+  return { forward, L, H };
+}
+
+// Gemma 3 in float64 (transformers' modeling_gemma3): the embedding × √d, RMSNorm × (1 + w) before
+// and after the attention and the MLP, per-head q/k norms, scores × query_pre_attn_scalar^-½,
+// sliding layers (layer_types) with their own rotary base, GeGLU with tanh GELU, a tied head.
+function gemmaFloat64() {
+  const w = weightsOf('gemma3'), cfg = fixtureConfig('gemma3');
+  const d = cfg.hidden_size, H = cfg.num_attention_heads, Hkv = cfg.num_key_value_heads, L = cfg.num_hidden_layers;
+  const dk = cfg.head_dim, ff = cfg.intermediate_size, eps = cfg.rms_norm_eps, V = cfg.vocab_size;
+  const get = (name) => f64(w.get(name));
+  const embed = get('model.embed_tokens.weight'), norm = get('model.norm.weight');
+  const rms = (x, g) => { const s = Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length + eps); return x.map((v, i) => (v / s) * (1 + g[i])); };
+  const linear = (x, W, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[o * x.length + i], 0));
+  const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+  const rope = (v, t, theta) => {
+    const half = dk / 2, out = [...v];
+    for (let i = 0; i < half; i += 1) {
+      const angle = t / theta ** ((2 * i) / dk), c = Math.cos(angle), s = Math.sin(angle);
+      out[i] = v[i] * c - v[i + half] * s;
+      out[i + half] = v[i + half] * c + v[i] * s;
+    }
+    return out;
+  };
+  const layers = Array.from({ length: L }, (_, l) => Object.fromEntries(['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm',
+    'post_feedforward_layernorm', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'self_attn.q_norm',
+    'self_attn.k_norm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'].map((k) => [k, get(`model.layers.${l}.${k}.weight`)])));
+  function forward(ids, patch = {}) {
+    const n = ids.length;
+    let x = ids.map((id) => Array.from(embed.subarray(id * d, (id + 1) * d), (v) => v * Math.sqrt(d)));
+    const heads = [], mlps = [], residuals = [];
+    layers.forEach((P, l) => {
+      const sliding = cfg.layer_types[l] === 'sliding_attention', theta = sliding ? cfg.rope_local_base_freq : cfg.rope_theta;
+      if (patch.residual?.layer === l) x[patch.residual.position] = [...patch.residual.from];
+      residuals.push(x.map((row) => [...row]));
+      const h = x.map((row) => rms(row, P.input_layernorm));
+      const split = (row, W, count, normW, t) => Array.from({ length: count }, (_, g) => {
+        const v = linear(row, W, count * dk).slice(g * dk, (g + 1) * dk);
+        return normW ? rope(rms(v, normW), t, theta) : v;
+      });
+      const q = h.map((row, t) => split(row, P['self_attn.q_proj'], H, P['self_attn.q_norm'], t));
+      const k = h.map((row, t) => split(row, P['self_attn.k_proj'], Hkv, P['self_attn.k_norm'], t));
+      const v = h.map((row) => split(row, P['self_attn.v_proj'], Hkv, null, 0));
+      let concat = Array.from({ length: n }, () => new Array(H * dk).fill(0));
+      for (let hh = 0; hh < H; hh += 1) {
+        const g = Math.floor(hh / (H / Hkv));
+        for (let i = 0; i < n; i += 1) {
+          const keys = Array.from({ length: i + 1 }, (_, j) => j).filter((j) => !sliding || i - j < cfg.sliding_window);
+          const probabilities = softmax(keys.map((j) => q[i][hh].reduce((a, qe, e) => a + qe * k[j][g][e], 0) / Math.sqrt(cfg.query_pre_attn_scalar)));
+          for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, idx) => a + p * v[keys[idx]][g][e], 0);
+        }
+      }
+      if (patch.head?.layer === l) {
+        const { head: ph, from } = patch.head;
+        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
+      }
+      heads.push(concat.map((row) => [...row]));
+      x = x.map((row, i) => rms(linear(concat[i], P['self_attn.o_proj'], d), P.post_attention_layernorm).map((val, e) => row[e] + val));
+      let mlp = x.map((row) => {
+        const hn = rms(row, P.pre_feedforward_layernorm);
+        const gate = linear(hn, P['mlp.gate_proj'], ff), up = linear(hn, P['mlp.up_proj'], ff);
+        return rms(linear(gate.map((gv, i) => gelu(gv) * up[i]), P['mlp.down_proj'], d), P.post_feedforward_layernorm);
+      });
+      if (patch.mlp?.layer === l) mlp = patch.mlp.from.map((row) => [...row]);
+      mlps.push(mlp.map((row) => [...row]));
+      x = x.map((row, i) => row.map((val, e) => val + mlp[i][e]));
+    });
+    const hLast = rms(x[n - 1], norm);
+    const logits = Array.from({ length: V }, (_, t) => hLast.reduce((a, hi, i) => a + hi * embed[t * d + i], 0));
+    return { logits, heads, mlps, residuals };
+  }
+  return { forward, L, H };
+}
+
 // Every head, MLP and residual position patched by the engine against a float64 model's patching.
 async function patchingAgainst(fixture, ref, cleanText, corruptText) {
   const model = await loadPretrained(join(FIXTURES, fixture));
@@ -363,6 +536,13 @@ describe('activation patching', () => {
     'When Mr. Darcy and Elizabeth went to the house, Elizabeth gave a letter to'];
   it('GPT-2: every head, MLP and residual position patched, against a float64 GPT-2 written here', async () => {
     await patchingAgainst('gpt2', gpt2Float64(), ...IOI);
+  });
+  it('gpt_neo and gpt_neox: every head, MLP and residual position patched, against float64 GPT-Neo and GPT-NeoX written here', async () => {
+    // Past the local layer's 8-token window, so that its band matters.
+    for (const fixture of ['gpt_neo', 'gpt_neox']) await patchingAgainst(fixture, neoFloat64(fixture), ...IOI);
+  });
+  it('gemma3: every head, MLP and residual position patched, against a float64 Gemma 3 written here', async () => {
+    await patchingAgainst('gemma3', gemmaFloat64(), 'The cat sat on the mat and the man sat on the', 'The cat sat on the mat and the cat sat on the');
   });
   // Pairs each fixture's tokenizer makes the same length: one word changed.
   for (const [fixture, word] of [['llama', 'man'], ['qwen2', 'dog'], ['qwen3', 'dog']]) {

@@ -202,10 +202,9 @@ export class PretrainedModel {
   // logits: true (every row), false, or a list of rows (only those are computed).
   #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, contributions }) {
     const { layers, heads } = this.config;
-    core.prepare(ids.length);
-    core.view('ids').set(ids);
+    const tokenTypes = this.#inputs(core, ids, tokenTypeIds);
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
-    const ask = { logits: Boolean(logits), logitRows: false, tokenTypes: false, hiddenStates: Boolean(hiddenStates),
+    const ask = { logits: Boolean(logits), logitRows: false, tokenTypes, hiddenStates: Boolean(hiddenStates),
       lastHidden: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), headSwitches: false,
       cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), contributions: Boolean(contributions), firstHead: 0, heads: 0 };
     if (Array.isArray(logits)) {
@@ -215,14 +214,6 @@ export class PretrainedModel {
       core.logitRows(logits.length);
       core.view('logitRows').set(logits);
       ask.logitRows = true;
-    }
-    if (tokenTypeIds !== undefined && tokenTypeIds !== null) {
-      if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
-        fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
-      }
-      if (Array.from(tokenTypeIds).some((t) => !Number.isInteger(t))) fail('tokenTypeIds must be integers');
-      core.view('types').set(tokenTypeIds);
-      ask.tokenTypes = true;
     }
     if (disabledHeads?.length) {
       switchOffHeads(core.view('headEnabled'), disabledHeads, layers, heads);
@@ -307,6 +298,7 @@ export class PretrainedModel {
     if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
       fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
     }
+    if (Array.from(tokenTypeIds).some((t) => !Number.isInteger(t))) fail('tokenTypeIds must be integers');
     core.view('types').set(tokenTypeIds);
     return true;
   }

@@ -33,11 +33,71 @@ void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const
   }
 }
 
-}  // namespace
+// The attribution from a run that captured the components at the position (RunRequest::
+// component_position) and its logits row (`logits`, vocab floats).
+void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
+                      LogitAttribution& out) {
+  const TransformerConfig& c = model.config();
+  const TransformerWeights& W = model.weights();
+  const int d = c.d_model, L = c.layers, H = c.heads;
+  const ComponentLayout at{d, H};
+  // The final residual is the sum of the parts.
+  std::vector<double> residual(static_cast<size_t>(d), 0.0);
+  for (size_t i = 0; i < run.components.size(); ++i) residual[i % d] += run.components[i];
+  // The direction: γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
+  std::vector<double> w(static_cast<size_t>(d)), v(static_cast<size_t>(d));
+  for (int i = 0; i < d; ++i) w[i] = W.output->at(i, target) - (contrast >= 0 ? W.output->at(i, contrast) : 0.0);
+  const float* gamma = vector_of(W.final_norm_w);
+  const float* beta = vector_of(W.final_norm_b);
+  for (int i = 0; i < d; ++i) v[i] = (gamma ? gamma[i] : 1.0) * w[i];
+  double mean = 0, square = 0;
+  for (int i = 0; i < d; ++i) mean += residual[i];
+  mean /= d;
+  const bool centred = beta != nullptr;  // LayerNorm (with its bias) rather than RMSNorm
+  for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
+  const double sigma = std::sqrt(square / d + c.norm_eps);
+  if (centred) {
+    const double v_mean = std::accumulate(v.begin(), v.end(), 0.0) / d;
+    for (double& x : v) x -= v_mean;
+  }
+  for (double& x : v) x /= sigma;
+  auto dot = [&](int64_t offset) {
+    double sum = 0;
+    for (int i = 0; i < d; ++i) sum += double(run.components[offset + i]) * v[i];
+    return sum;
+  };
+  out = LogitAttribution();
+  out.heads.assign(static_cast<size_t>(L) * H, 0.0);
+  out.mlps.assign(static_cast<size_t>(L), 0.0);
+  out.layer_biases.assign(static_cast<size_t>(L), 0.0);
+  out.embeddings = dot(at.embeddings());
+  for (int l = 0; l < L; ++l) {
+    for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(at.head(l, h));
+    out.mlps[l] = dot(at.mlp(l));
+    out.layer_biases[l] = dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
+    out.biases += out.layer_biases[l];
+  }
+  out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
+              std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);
+  for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
+  if (const float* b = vector_of(W.output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
+  out.logit_difference = logits[target] - (contrast >= 0 ? logits[contrast] : 0.0f);
+}
 
-static std::string attribution_error(const Transformer& model, int n, const AttributionAsk& ask);
-static void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
-                      LogitAttribution& out);
+std::string attribution_error(const Transformer& model, int n, const AttributionAsk& ask) {
+  const TransformerConfig& c = model.config();
+  if (!c.causal)
+    return "direct logit attribution needs a decoder: a " + c.model_type +
+           " encoder normalises after every layer, so no residual stream reaches its output whole";
+  if (!model.has_lm_head()) return "attribution needs a language-model head, which this checkpoint does not have";
+  if (ask.position < 0 || ask.position >= n)
+    return "the position to attribute must be a token position from 0 to " + std::to_string(n - 1);
+  if (ask.target < 0 || ask.target >= c.vocab || ask.contrast < -1 || ask.contrast >= c.vocab)
+    return "target and contrast must be token ids from 0 to " + std::to_string(c.vocab - 1);
+  return "";
+}
+
+}  // namespace
 
 std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
                        const int32_t* positions, int position_count, int top_k, const int32_t* targets,
@@ -92,70 +152,6 @@ std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, i
   }
   for (int i = 0; i < position_count; ++i)  // the last stream: the model's own logits
     summarise(out, int64_t{L} * position_count + i, run.logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
-  return "";
-}
-
-// The attribution from a run that captured the components at the position (RunRequest::
-// component_position) and its logits row (`logits`, vocab floats).
-static void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
-                      LogitAttribution& out) {
-  const TransformerConfig& c = model.config();
-  const TransformerWeights& W = model.weights();
-  const int d = c.d_model, L = c.layers, H = c.heads;
-  const ComponentLayout at{d, H};
-  // The final residual is the sum of the parts.
-  std::vector<double> residual(static_cast<size_t>(d), 0.0);
-  for (size_t i = 0; i < run.components.size(); ++i) residual[i % d] += run.components[i];
-  // The direction: γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
-  std::vector<double> w(static_cast<size_t>(d)), v(static_cast<size_t>(d));
-  for (int i = 0; i < d; ++i) w[i] = W.output->at(i, target) - (contrast >= 0 ? W.output->at(i, contrast) : 0.0);
-  const float* gamma = vector_of(W.final_norm_w);
-  const float* beta = vector_of(W.final_norm_b);
-  for (int i = 0; i < d; ++i) v[i] = (gamma ? gamma[i] : 1.0) * w[i];
-  double mean = 0, square = 0;
-  for (int i = 0; i < d; ++i) mean += residual[i];
-  mean /= d;
-  const bool centred = beta != nullptr;  // LayerNorm (with its bias) rather than RMSNorm
-  for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
-  const double sigma = std::sqrt(square / d + c.norm_eps);
-  if (centred) {
-    const double v_mean = std::accumulate(v.begin(), v.end(), 0.0) / d;
-    for (double& x : v) x -= v_mean;
-  }
-  for (double& x : v) x /= sigma;
-  auto dot = [&](int64_t offset) {
-    double sum = 0;
-    for (int i = 0; i < d; ++i) sum += double(run.components[offset + i]) * v[i];
-    return sum;
-  };
-  out = LogitAttribution();
-  out.heads.assign(static_cast<size_t>(L) * H, 0.0);
-  out.mlps.assign(static_cast<size_t>(L), 0.0);
-  out.layer_biases.assign(static_cast<size_t>(L), 0.0);
-  out.embeddings = dot(at.embeddings());
-  for (int l = 0; l < L; ++l) {
-    for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(at.head(l, h));
-    out.mlps[l] = dot(at.mlp(l));
-    out.layer_biases[l] = dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
-    out.biases += out.layer_biases[l];
-  }
-  out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
-              std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);
-  for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
-  if (const float* b = vector_of(W.output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
-  out.logit_difference = logits[target] - (contrast >= 0 ? logits[contrast] : 0.0f);
-}
-
-static std::string attribution_error(const Transformer& model, int n, const AttributionAsk& ask) {
-  const TransformerConfig& c = model.config();
-  if (!c.causal)
-    return "direct logit attribution needs a decoder: a " + c.model_type +
-           " encoder normalises after every layer, so no residual stream reaches its output whole";
-  if (!model.has_lm_head()) return "attribution needs a language-model head, which this checkpoint does not have";
-  if (ask.position < 0 || ask.position >= n)
-    return "the position to attribute must be a token position from 0 to " + std::to_string(n - 1);
-  if (ask.target < 0 || ask.target >= c.vocab || ask.contrast < -1 || ask.contrast >= c.vocab)
-    return "target and contrast must be token ids from 0 to " + std::to_string(c.vocab - 1);
   return "";
 }
 

@@ -49,6 +49,26 @@ function softmax(logits) {
   return e.map((v) => v / sum);
 }
 
+// Rotary positions in the rotate-half layout: dims i and i + dims/2 of v (i < dims/2) turned by
+// position t / theta^(2i/dims); the rest of v as it is.
+function rotateHalf(v, t, theta, dims) {
+  const half = dims / 2, out = [...v];
+  for (let i = 0; i < half; i += 1) {
+    const angle = t / theta ** ((2 * i) / dims), c = Math.cos(angle), s = Math.sin(angle);
+    out[i] = v[i] * c - v[i + half] * s;
+    out[i + half] = v[i + half] * c + v[i] * s;
+  }
+  return out;
+}
+
+// A layer's heads' outputs (n × heads·dk) with the patched head's taken from patch.head.from,
+// when the patch is for this layer.
+function patchedHeads(concat, patch, layer, dk) {
+  if (patch.head?.layer !== layer) return concat;
+  const { head, from } = patch.head;
+  return concat.map((row, i) => row.map((v, e) => (e >= head * dk && e < (head + 1) * dk ? from[i][e] : v)));
+}
+
 function headLogits(end, h) {
   const out = new Float64Array(end.vocab);
   for (let v = 0; v < end.vocab; v += 1) {
@@ -95,10 +115,7 @@ function gpt2Float64() {
           const probabilities = softmax(scores);
           for (let e = 0; e < dk; e += 1) concat[i][h * dk + e] = probabilities.reduce((a, p, j) => a + p * qkv[j][2 * d + h * dk + e], 0);
         }
-      if (patch.head?.layer === l) {
-        const { head, from } = patch.head;
-        concat = concat.map((row, i) => row.map((v, e) => (e >= head * dk && e < (head + 1) * dk ? from[i][e] : v)));
-      }
+      concat = patchedHeads(concat, patch, l, dk);
       heads.push(concat.map((row) => [...row]));
       x = x.map((row, i) => linear(concat[i], P['attn.c_proj.weight'], P['attn.c_proj.bias'], d, d).map((v, e) => row[e] + v));
       let mlp = x.map((row) => linear(linear(ln(row, P['ln_2.weight'], P['ln_2.bias']), P['mlp.c_fc.weight'], P['mlp.c_fc.bias'], d, 4 * d).map(gelu),
@@ -127,15 +144,7 @@ function llamaFloat64(fixture) {
   const rms = (x, g) => { const s = Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length + eps); return x.map((v, i) => (v / s) * g[i]); };
   // nn.Linear: W is [out][in].
   const linear = (x, W, b, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[o * x.length + i], b ? b[o] : 0));
-  const rope = (v, t) => {
-    const half = dk / 2, out = [...v];
-    for (let i = 0; i < half; i += 1) {
-      const angle = t / theta ** ((2 * i) / dk), c = Math.cos(angle), s = Math.sin(angle);
-      out[i] = v[i] * c - v[i + half] * s;
-      out[i + half] = v[i + half] * c + v[i] * s;
-    }
-    return out;
-  };
+  const rope = (v, t) => rotateHalf(v, t, theta, dk);
   const layers = Array.from({ length: L }, (_, l) => {
     const p = `model.layers.${l}.`;
     return Object.fromEntries(['input_layernorm.weight', 'self_attn.q_proj.weight', 'self_attn.k_proj.weight', 'self_attn.v_proj.weight',
@@ -168,10 +177,7 @@ function llamaFloat64(fixture) {
           for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, j) => a + p * v[j][g][e], 0);
         }
       }
-      if (patch.head?.layer === l) {
-        const { head: ph, from } = patch.head;
-        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
-      }
+      concat = patchedHeads(concat, patch, l, dk);
       heads.push(concat.map((row) => [...row]));
       x = x.map((row, i) => linear(concat[i], P['self_attn.o_proj.weight'], null, d).map((val, e) => row[e] + val));
       let mlp = x.map((row) => {
@@ -218,15 +224,7 @@ function neoFloat64(fixture) {
     return x >= 0 ? y : -y;
   };
   const gelu = neox ? (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)) : (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
-  const rope = (v, t) => {
-    const half = rotary / 2, out = [...v];
-    for (let i = 0; i < half; i += 1) {
-      const angle = t / base ** ((2 * i) / rotary), c = Math.cos(angle), s = Math.sin(angle);
-      out[i] = v[i] * c - v[i + half] * s;
-      out[i + half] = v[i + half] * c + v[i] * s;
-    }
-    return out;
-  };
+  const rope = (v, t) => rotateHalf(v, t, base, rotary);
   const layers = Array.from({ length: L }, (_, l) => {
     const p = neox ? `gpt_neox.layers.${l}.` : `transformer.h.${l}.`;
     const names = neox
@@ -268,10 +266,7 @@ function neoFloat64(fixture) {
           const probabilities = softmax(keys.map((j) => q[i][hh].reduce((a, qe, e) => a + qe * k[j][hh][e], 0) * scale));
           for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, idx) => a + p * v[keys[idx]][hh][e], 0);
         }
-      if (patch.head?.layer === l) {
-        const { head: ph, from } = patch.head;
-        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
-      }
+      concat = patchedHeads(concat, patch, l, dk);
       heads.push(concat.map((row) => [...row]));
       const attention = concat.map((row) => (neox ? linear(row, P['attention.dense.weight'], P['attention.dense.bias'], d)
         : linear(row, P['attn.attention.out_proj.weight'], P['attn.attention.out_proj.bias'], d)));
@@ -304,15 +299,7 @@ function gemmaFloat64() {
   const rms = (x, g) => { const s = Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length + eps); return x.map((v, i) => (v / s) * (1 + g[i])); };
   const linear = (x, W, out) => Array.from({ length: out }, (_, o) => x.reduce((a, xi, i) => a + xi * W[o * x.length + i], 0));
   const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
-  const rope = (v, t, theta) => {
-    const half = dk / 2, out = [...v];
-    for (let i = 0; i < half; i += 1) {
-      const angle = t / theta ** ((2 * i) / dk), c = Math.cos(angle), s = Math.sin(angle);
-      out[i] = v[i] * c - v[i + half] * s;
-      out[i + half] = v[i + half] * c + v[i] * s;
-    }
-    return out;
-  };
+  const rope = (v, t, theta) => rotateHalf(v, t, theta, dk);
   const layers = Array.from({ length: L }, (_, l) => Object.fromEntries(['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm',
     'post_feedforward_layernorm', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'self_attn.q_norm',
     'self_attn.k_norm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'].map((k) => [k, get(`model.layers.${l}.${k}.weight`)])));
@@ -341,10 +328,7 @@ function gemmaFloat64() {
           for (let e = 0; e < dk; e += 1) concat[i][hh * dk + e] = probabilities.reduce((a, p, idx) => a + p * v[keys[idx]][g][e], 0);
         }
       }
-      if (patch.head?.layer === l) {
-        const { head: ph, from } = patch.head;
-        concat = concat.map((row, i) => row.map((val, e) => (e >= ph * dk && e < (ph + 1) * dk ? from[i][e] : val)));
-      }
+      concat = patchedHeads(concat, patch, l, dk);
       heads.push(concat.map((row) => [...row]));
       x = x.map((row, i) => rms(linear(concat[i], P['self_attn.o_proj'], d), P.post_attention_layernorm).map((val, e) => row[e] + val));
       let mlp = x.map((row) => {

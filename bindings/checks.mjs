@@ -76,13 +76,13 @@ export function checkTokenIds(ids, vocabSize) {
 }
 
 /** Sets enabled[layer · heads + head] = 0 for each [layer, head] pair of disabledHeads. */
-export function switchOffHeads(enabled, disabledHeads, layers, heads) {
+export function switchOffHeads(enabled, disabledHeads, layers, heads, value = 0) {
   if (!Array.isArray(disabledHeads)) fail(`disabledHeads must be an array of [layer, head] pairs, got ${describe(disabledHeads)}`);
   for (const pair of disabledHeads) {
     const [layer, head] = Array.isArray(pair) ? pair : [];
     if (!Number.isInteger(layer) || !Number.isInteger(head) || layer < 0 || layer >= layers || head < 0 || head >= heads) {
       fail(`disabledHeads entries must be [layer, head] with layer 0 … ${layers - 1} and head 0 … ${heads - 1}, got ${JSON.stringify(pair)}`);
     }
-    enabled[layer * heads + head] = 0;
+    enabled[layer * heads + head] = value;
   }
 }

@@ -379,10 +379,9 @@ export interface LoadProgress {
 }
 
 export interface PretrainedConfig {
-  /**
-   * config.json's model_type: 'gpt2' | 'gpt_neo' | 'gpt_neox' | 'llama' | 'mistral' | 'qwen2' |
-   * 'qwen3' | 'gemma3_text' | 'bert' | 'distilbert' | 'roberta'.
-   */
+  /** config.json's model_type: one of supportedModelTypes(). */
+  readonly modelType: string;
+  /** @deprecated 0.2's name for modelType (not listed by Object.keys); use modelType. */
   readonly architecture: string;
   readonly layers: number;
   readonly heads: number;
@@ -510,6 +509,28 @@ export interface PretrainedRunOptions {
    * the key/value cache and their attention rows from that run, so the results equal a full run's.
    * Needs logits as a list of rows (or false), and no hidden states. Bidirectional models run in full. */
   reusePrefix?: boolean;
+  /** Activations to return by TransformerLens's names or patterns ('blocks.*.hook_resid_post'; '*'
+   * stands for a run without a dot): model.hookNames() lists them. */
+  capture?: string[];
+  /** Activations to change before the run goes on from them, by name or pattern: a function that
+   * changes activation.data in place, or the data form (no callback: workers, pages). The attention's
+   * q, k, v, scores and pattern can be captured, not changed. */
+  intervene?: Record<string, ((activation: Activation) => void) | InterventionData>;
+}
+
+/** A named activation: data row-major in shape ([n, d], [n, heads, dHead] or [heads, n, n]). */
+export interface Activation {
+  name?: string;
+  data: Float32Array;
+  shape: number[];
+}
+
+/** Writes values at the given positions (default all) and, for [n, heads, dHead] activations,
+ * heads (default all): values holds positions × heads × dHead (or positions × the row). */
+export interface InterventionData {
+  positions?: number[];
+  heads?: number[];
+  values: Float32Array | number[];
 }
 
 export interface PretrainedRun {
@@ -531,6 +552,10 @@ export interface PretrainedRun {
   rollout?: Float32Array;
   /** With reusePrefix: how many leading tokens were taken from the previous run, not computed. */
   reusedTokens?: number;
+  /** With contributions (model.contributions): layers × n × n. */
+  contributions?: Float32Array;
+  /** With capture: each captured activation by name. */
+  activations?: Record<string, { data: Float32Array; shape: number[] }>;
 }
 
 export interface GenerateOptions {
@@ -572,13 +597,35 @@ export declare function loadTokenizer(files: {
   tokenizerConfig?: object; modelType?: string;
 }): Tokenizer | null;
 
+/** The runs of one model that share a key/value cache, prefix reuse and scratch (model.createContext()). */
+export declare class ModelContext {
+  private constructor();
+  readonly config: PretrainedConfig;
+  readonly tokenizer: Tokenizer | null;
+  run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
+  /** Generates in this context's cache: runs of this context between its steps restart it. */
+  generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
+  logitLens(ids: Int32Array | number[], options?: LogitLensOptions): LogitLens;
+  attribute(ids: Int32Array | number[], options?: AttributeOptions): LogitAttribution;
+  patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
+  contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] }): { contributions: Float32Array; shape: number[] };
+  /** Frees this context's memory; the model stays. */
+  dispose(): void;
+}
+
 export declare class PretrainedModel {
   private constructor();
   readonly config: PretrainedConfig;
   /** Null when the checkpoint brought no tokenizer files. */
   readonly tokenizer: Tokenizer | null;
+  /** Whether dispose() has run. */
+  readonly disposed: boolean;
   tokenize(text: string, textPair?: string): Encoding;
   decode(ids: ArrayLike<number>): string;
+  /** Another line of runs over the same weights (run() and the rest use a default one). */
+  createContext(): ModelContext;
+  /** Every activation name a run hands its hooks, in the order visited (docs/hooks.md). */
+  hookNames(): string[];
   run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
   generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
   /**
@@ -592,11 +639,15 @@ export declare class PretrainedModel {
   patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
   /** Token contributions after each attention block and its residual (Kobayashi et al. 2021): layers × n × n. */
   contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] }): { contributions: Float32Array; shape: number[] };
+  /** Frees the model and every context of it. */
   dispose(): void;
 }
 
+/** Every config.json model_type loadPretrained reads (the core's family table). */
+export declare function supportedModelTypes(): Promise<string[]>;
+
 /**
- * Loads a Hugging Face checkpoint (model_type gpt2, bert, llama, qwen2 or mistral; safetensors
+ * Loads a Hugging Face checkpoint (a model_type of supportedModelTypes(); safetensors
  * weights in F32, F16 or BF16, sharded or not) and its tokenizer. Rejects with an Error that says
  * what is wrong: missing files, an unsupported architecture, a corrupt or truncated file, a model
  * too large for this memory (bytes needed and available).

@@ -10,6 +10,7 @@ export { MAX_TOKENS } from './checks.mjs';
 export { createMultiHeadAttention, MultiHeadAttention } from './attention-layer.mjs';
 export { loadLanguageModel, LanguageModel } from './language-model.mjs';
 export { createTrainer, Trainer, TOY_TASKS } from './trainer.mjs';
-export { loadPretrained, PretrainedModel } from './pretrained.mjs';
+export { loadPretrained, PretrainedModel, supportedModelTypes } from './pretrained.mjs';
+export { ModelContext } from './model-context.mjs';
 export { hubUrl, isHubId, listCheckpointFiles, resolveSource } from './hub.mjs';
 export { Tokenizer, loadTokenizer } from './tokenizers/tokenizer.mjs';

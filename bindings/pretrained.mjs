@@ -2,8 +2,9 @@
 // Reading config.json, checking the safetensors headers, the forward pass and sampling are C++;
 // this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
 // tokenizer (bindings/tokenizers/) and copies results out.
-import { checkTokenIds, describe, fail, switchOffHeads } from './checks.mjs';
-import { nextTurn } from './environment.mjs';
+import { fail } from './checks.mjs';
+import { withOldNames } from './deprecated.mjs';
+import { ModelContext } from './model-context.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
 import { release, track } from './registry.mjs';
 import { loadMultihead } from './runtime.mjs';
@@ -30,7 +31,7 @@ async function weightFiles(source) {
 /**
  * Loads a Hugging Face checkpoint: config.json, model.safetensors (or its shards and their
  * index), and the tokenizer files when present (tokenizer.json; or vocab.json + merges.txt; or
- * vocab.txt). Supported: model_type gpt2, bert, llama, qwen2, mistral; weights F32, F16, BF16.
+ * vocab.txt). Supported: the model types supportedModelTypes() lists; weights F32, F16, BF16.
  *
  * @param {string | URL | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
  *   a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), a folder path (Node), a base URL whose files are
@@ -110,7 +111,7 @@ export async function loadPretrained(source, { onProgress, signal, weightType, r
     if (finishError) fail(finishError);
     const tokenizer = await readTokenizer(files, model.modelType());
     const config = JSON.parse(configText);
-    return new PretrainedModel(model, tokenizer, config);
+    return new PretrainedModel(model, tokenizer, config, core.ContextCore);
   } catch (error) {
     model.delete();  // everything the loader allocated goes with it
     throw error;
@@ -134,21 +135,29 @@ async function readTokenizer(files, modelType) {
 
 export class PretrainedModel {
   #core;
+  #makeContext;
   #eos;
-  #patching = false;
+  #default = null;
+  #contexts = new Set();
+  #hookIds = null;
 
   /** @private Use loadPretrained(). */
-  constructor(core, tokenizer, hfConfig) {
+  constructor(core, tokenizer, hfConfig, ContextCore) {
     this.#core = core;
+    this.#makeContext = () => new ContextCore(core);
     const shape = core.config();
     Object.freeze(shape.slidingLayers);
-    this.config = Object.freeze({
-      architecture: core.modelType(),
+    const modelType = core.modelType();
+    const config = {
+      modelType,
       ...shape,
       parameterCount: core.parameterCount(),
       weightBytes: core.weightBytes(),
       weightType: core.matrixType(),
-    });
+    };
+    // 0.2's name for modelType (in transformers "architecture" is a class such as GPT2LMHeadModel).
+    withOldNames(config, { architecture: 'modelType' });
+    this.config = Object.freeze(config);
     /** The tokenizer, or null when the checkpoint brought no tokenizer files (run() then takes ids). */
     this.tokenizer = tokenizer;
     const eos = hfConfig?.eos_token_id;
@@ -156,9 +165,49 @@ export class PretrainedModel {
     track(this, core);
   }
 
+  /** Whether dispose() has run. */
+  get disposed() { return this.#core === null; }
+
   #live() {
     if (!this.#core) fail('this model was disposed; load it again with loadPretrained()');
     return this.#core;
+  }
+
+  /**
+   * A new run context over this model's weights: its own key/value caches, prefix reuse and
+   * scratch, with the same methods as the model (run, generate, logitLens, attribute, patch,
+   * contributions). model.run() and the rest use a default context; contexts never share state,
+   * so runs in one do not disturb another. dispose() it when done (the model's dispose() does too).
+   * @returns {ModelContext}
+   */
+  createContext() {
+    this.#live();
+    const context = new ModelContext(this, this.#makeContext(), this.#eos, (c) => this.#contexts.delete(c));
+    this.#contexts.add(context);
+    return context;
+  }
+
+  #context() {
+    this.#live();
+    if (!this.#default) this.#default = this.createContext();
+    return this.#default;
+  }
+
+  /**
+   * The names of every activation a run hands its hooks (TransformerLens's names:
+   * 'hook_embed', 'blocks.0.attn.hook_z', …, 'ln_final.hook_normalized'), in the order a run
+   * visits them: what run()'s capture and intervene take. docs/hooks.md has the table.
+   * @returns {string[]}
+   */
+  hookNames() {
+    return [...this.hookIds().keys()];
+  }
+
+  /** @private name → the core's hook id. */
+  hookIds() {
+    const core = this.#live();
+    if (!this.#hookIds) this.#hookIds = new Map(core.hookNames().map(([id, name]) => [name, id]));
+    return this.#hookIds;
   }
 
   /**
@@ -178,355 +227,56 @@ export class PretrainedModel {
     return this.tokenizer.decode(Array.from(ids));
   }
 
-  #checkIds(ids) {
-    checkTokenIds(ids, this.config.vocabSize);
-  }
-
-  // Which heads of which layers: { layers: number[], heads: number[] } → flags and a head range.
-  #selection(attentions) {
-    const { layers, heads } = this.config;
-    const all = (count) => Array.from({ length: count }, (_, i) => i);
-    if (attentions === false || attentions === null) return { layers: [], heads: [] };
-    if (attentions === true || attentions === undefined) return { layers: all(layers), heads: all(heads) };
-    if (typeof attentions !== 'object') fail('attentions must be true, false, or { layers, heads }');
-    const pick = (list, count, what) => {
-      if (list === undefined) return all(count);
-      if (!Array.isArray(list) || list.some((x) => !Number.isInteger(x) || x < 0 || x >= count)) {
-        fail(`attentions.${what} must be a list of ${what} from 0 to ${count - 1}`);
-      }
-      return [...new Set(list)].sort((a, b) => a - b);
-    };
-    return { layers: pick(attentions.layers, layers, 'layers'), heads: pick(attentions.heads, heads, 'heads') };
-  }
-
-  // logits: true (every row), false, or a list of rows (only those are computed).
-  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, contributions }) {
-    const { layers, heads } = this.config;
-    const tokenTypes = this.#inputs(core, ids, tokenTypeIds);
-    // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
-    const ask = { logits: Boolean(logits), logitRows: false, tokenTypes, hiddenStates: Boolean(hiddenStates),
-      lastHidden: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), headSwitches: false,
-      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), contributions: Boolean(contributions), firstHead: 0, heads: 0 };
-    if (Array.isArray(logits)) {
-      if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
-        fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
-      }
-      core.logitRows(logits.length);
-      core.view('logitRows').set(logits);
-      ask.logitRows = true;
-    }
-    if (disabledHeads?.length) {
-      switchOffHeads(core.view('headEnabled'), disabledHeads, layers, heads);
-      ask.headSwitches = true;
-    }
-    const layerFlags = core.view('attentionLayers');
-    for (const l of selection.layers) layerFlags[l] = 1;
-    const firstHead = selection.heads.length ? selection.heads[0] : 0;
-    const headSpan = selection.heads.length ? selection.heads[selection.heads.length - 1] - firstHead + 1 : 0;
-    ask.firstHead = firstHead;
-    ask.heads = headSpan;
-    const error = core.run(ids.length, ask);
-    if (error) fail(error);
-    const n = ids.length, nk = core.resultKeys();
-    // The core returns a contiguous range of heads; keep only the ones asked for.
-    let attentions = core.view('attentions').slice();
-    if (headSpan !== selection.heads.length) {
-      const rows = n * nk, picked = new Float32Array(selection.layers.length * selection.heads.length * rows);
-      selection.layers.forEach((_, li) => selection.heads.forEach((h, hi) => {
-        const from = (li * headSpan + (h - firstHead)) * rows;
-        picked.set(attentions.subarray(from, from + rows), (li * selection.heads.length + hi) * rows);
-      }));
-      attentions = picked;
-    }
-    const out = {
-      n,
-      logits: logits && this.config.hasLmHead ? core.view('logits').slice() : null,
-      logitRows: Array.isArray(logits) ? [...logits] : null,
-      attentions,
-      attentionShape: [selection.layers.length, selection.heads.length, n, nk],
-      attentionLayers: selection.layers,
-      attentionHeads: selection.heads,
-    };
-    if (reusePrefix) out.reusedTokens = core.reusedTokens();
-    if (lastHiddenState) out.lastHiddenState = core.view('lastHidden').slice();
-    if (hiddenStates) out.hiddenStates = core.view('hiddenStates').slice();
-    if (valueNorms) out.valueNorms = core.view('valueNorms').slice();
-    if (contributions) out.contributions = core.view('contributions').slice();
-    if (rollout) {
-      const rolloutError = core.rollout();
-      if (rolloutError) fail(rolloutError);
-      out.rollout = core.view('rollout').slice();
-    }
-    return out;
-  }
+  /** ModelContext.run in the default context. */
+  run(ids, options) { return this.#context().run(ids, options); }
+  /** ModelContext.logitLens in the default context. */
+  logitLens(ids, options) { return this.#context().logitLens(ids, options); }
+  /** ModelContext.attribute in the default context. */
+  attribute(ids, options) { return this.#context().attribute(ids, options); }
+  /** ModelContext.contributions in the default context. */
+  contributions(ids, options) { return this.#context().contributions(ids, options); }
 
   /**
-   * Runs the model over token ids (1 … config.maxPositions of them).
-   * @returns {{ n: number, logits: Float32Array | null, attentions: Float32Array, attentionShape: number[],
-   *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array }}
-   *   logits n × vocab, or rows × vocab for logits: [rows] (null without an LM head); attentions layers × heads × n × n (the selected ones);
-   *   lastHiddenState n × dModel; hiddenStates (layers + 1) × n × dModel, as transformers'
-   *   hidden_states; valueNorms layers × heads × n: ‖v_j W_O^h‖ (value-weighted attention);
-   *   rollout n × n: attention rollout across layers (Abnar & Zuidema 2020; heads averaged, residual ½).
-   *   reusePrefix (causal models): for a text run again after an edit, as a page does while the user
-   *   types: the tokens this run shares from the start with the previous reusePrefix run (same
-   *   attentions and disabledHeads) are not computed again; their keys and values come from the key/value cache and
-   *   their attention rows from that run (a causal row depends only on the tokens up to it), so the
-   *   results are those of a full run. reusedTokens says how many were taken. Bidirectional models
-   *   run in full; generate() in between starts it over.
+   * ModelContext.patch in a context of its own, so that the default context's runs go on while it
+   * does (a page keeps answering the user's typing).
    */
-  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true, rollout = false, reusePrefix = false } = {}) {
-    const core = this.#live();
-    this.#checkIds(ids);
-    if (ids.length === 0) fail('run needs at least one token id');
-    if (rollout && attentions !== true) fail('rollout needs every head of every layer: leave attentions at true');
-    if (reusePrefix && (lastHiddenState || hiddenStates)) {
-      fail('reusePrefix does not recompute the shared tokens, so it cannot return their hidden states: leave lastHiddenState and hiddenStates off');
-    }
-    if (reusePrefix && logits === true && this.config.causal && this.config.hasLmHead) {
-      fail('reusePrefix needs the rows logits are asked for (logits: [rows] or false): logits for every row would recompute every token');
-    }
-    return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
-      hiddenStates, valueNorms, disabledHeads, rollout, reusePrefix });
-  }
-
-  // Fills the core's ids (and token types, if given) for n = ids.length tokens.
-  #inputs(core, ids, tokenTypeIds) {
-    core.prepare(ids.length);
-    core.view('ids').set(ids);
-    if (tokenTypeIds === undefined || tokenTypeIds === null) return false;
-    if (!(tokenTypeIds instanceof Int32Array || Array.isArray(tokenTypeIds)) || tokenTypeIds.length !== ids.length) {
-      fail(`tokenTypeIds must have one entry per token id (${ids.length}), got ${tokenTypeIds?.length ?? typeof tokenTypeIds}`);
-    }
-    if (Array.from(tokenTypeIds).some((t) => !Number.isInteger(t))) fail('tokenTypeIds must be integers');
-    core.view('types').set(tokenTypeIds);
-    return true;
-  }
-
-  #tokenId(id, what) {
-    if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabSize) {
-      fail(`${what} must be a token id from 0 to ${this.config.vocabSize - 1}, got ${describe(id)}`);
-    }
-    return id;
-  }
-
-  /**
-   * The logit lens: what each residual stream would predict if the model stopped there. For each
-   * of layers + 1 streams (0 = the embeddings, then after each layer; the last is the model's own
-   * output) and each position, the model's own final norm and output head (softcapping included)
-   * over that stream: the topK next tokens with their probabilities, and each of `targets` with its
-   * probability and rank (0 = the top token). An encoder's MLM head reads each layer's output.
-   * attribute: { position, target, contrast } adds the attribute() of that position, from the
-   * same forward pass (decoders).
-   * @returns {{ shape: number[], positions: number[], ids: Int32Array, probabilities: Float32Array,
-   *   targets: { ids: Int32Array, probabilities: Float32Array, ranks: Int32Array } | null }}
-   *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
-   */
-  logitLens(ids, { topK = 5, positions, targets = [], tokenTypeIds, attribute } = {}) {
-    const core = this.#live();
-    this.#checkIds(ids);
-    if (ids.length === 0) fail('logitLens needs at least one token id');
-    if (!Number.isInteger(topK) || topK < 1 || topK > 1000) fail(`topK must be a whole number from 1 to 1000, got ${describe(topK)}`);
-    const rows = positions === undefined ? Array.from(ids, (_, i) => i) : positions;
-    if (!Array.isArray(rows) || rows.length === 0 || rows.some((p) => !Number.isInteger(p) || p < 0 || p >= ids.length)) {
-      fail(`positions must be a non-empty list of token positions from 0 to ${ids.length - 1}`);
-    }
-    if (!Array.isArray(targets)) fail('targets must be a list of token ids');
-    targets.forEach((t) => this.#tokenId(t, 'each target'));
-    const types = this.#inputs(core, ids, tokenTypeIds);
-    core.logitRows(rows.length);
-    core.view('logitRows').set(rows);
-    core.targets(targets.length);
-    core.view('targets').set(targets);
-    // With attribute: { position, target, contrast }, the attribution there comes from the same run.
-    let ask = null;
-    if (attribute !== undefined) {
-      if (!this.config.causal) fail(`direct logit attribution needs a decoder: a ${this.config.architecture} encoder normalises after every layer, so no residual stream reaches its output whole`);
-      const { position = ids.length - 1, target, contrast = null } = attribute ?? {};
-      if (!Number.isInteger(position) || position < 0 || position >= ids.length) fail(`attribute.position must be a token position from 0 to ${ids.length - 1}`);
-      ask = { position, target: this.#tokenId(target, 'attribute.target'), contrast: contrast === null ? -1 : this.#tokenId(contrast, 'attribute.contrast') };
-    }
-    const error = core.logitLens(ids.length, topK, types, ask ? ask.position : -1, ask?.target ?? 0, ask?.contrast ?? -1);
-    if (error) fail(error);
-    const k = Math.min(topK, this.config.vocabSize);
-    return {
-      ...(ask ? { attribution: this.#attribution(core, ask.position, ask.target, ask.contrast === -1 ? null : ask.contrast) } : {}),
-      shape: [this.config.layers + 1, rows.length, k],
-      positions: [...rows],
-      ids: core.view('lensIds').slice(),
-      probabilities: core.view('lensProbabilities').slice(),
-      targets: targets.length ? {
-        ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
-        ranks: core.view('lensTargetRanks').slice(),
-      } : null,
-    };
-  }
-
-  /**
-   * Direct logit attribution at `position` (default: the last): how much the embeddings, each
-   * layer × head, each MLP and the biases write into the residual stream in the direction of
-   * logit(target) − logit(contrast) (no contrast: logit(target)), through the final norm frozen
-   * at this residual (centred for LayerNorm, ÷ σ or rms, × its weight). The parts sum to the logit
-   * difference before softcapping less normBias (the final norm's bias and the output bias).
-   * target defaults to the model's top prediction there. Decoders only.
-   * @returns {{ position: number, target: number, contrast: number | null, embeddings: number,
-   *   heads: Float64Array, headsShape: number[], mlps: Float64Array, biases: number,
-   *   biasesByLayer: Float64Array, total: number, normBias: number, logitDifference: number }}
-   *   biases: every layer's attention output and MLP biases (biasesByLayer: each layer's).
-   */
-  attribute(ids, { position = ids?.length - 1, target, contrast = null, disabledHeads = [] } = {}) {
-    const core = this.#live();
-    this.#checkIds(ids);
-    if (ids.length === 0) fail('attribute needs at least one token id');
-    if (!this.config.causal) fail(`direct logit attribution needs a decoder: a ${this.config.architecture} encoder normalises after every layer, so no residual stream reaches its output whole`);
-    if (!Number.isInteger(position) || position < 0 || position >= ids.length) {
-      fail(`position must be a token position from 0 to ${ids.length - 1}, got ${describe(position)}`);
-    }
-    if (target === undefined) {
-      const logits = this.run(ids, { attentions: false, logits: [position] }).logits;
-      target = logits.indexOf(Math.max(...logits));
-    }
-    this.#tokenId(target, 'target');
-    if (contrast !== null) this.#tokenId(contrast, 'contrast');
-    this.#inputs(core, ids);
-    if (disabledHeads.length) switchOffHeads(core.view('headEnabled'), disabledHeads, this.config.layers, this.config.heads);
-    const error = core.attribute(ids.length, position, target, contrast ?? -1, disabledHeads.length > 0);
-    if (error) fail(error);
-    return this.#attribution(core, position, target, contrast);
-  }
-
-  #attribution(core, position, target, contrast) {
-    return {
-      position, target, contrast, ...core.attribution(),
-      heads: core.view('attributionHeads').slice(), headsShape: [this.config.layers, this.config.heads],
-      mlps: core.view('attributionMlps').slice(), biasesByLayer: core.view('attributionLayerBiases').slice(),
-    };
-  }
-
-  /**
-   * Activation patching: runs `corruptIds` with one activation taken from a run of `cleanIds` (the
-   * same length) and reports how much of the logit difference logit(target) − logit(contrast) at
-   * the last position comes back: (patched − corrupt) / (clean − corrupt). what: 'heads' (a head's
-   * output before W_O at every position: layers × heads), 'residual' (the residual entering a
-   * layer at one position: layers × positions) or 'mlps' (an MLP's output at every position:
-   * layers). Each patched run recomputes only from the patched layer on. onProgress({ done, total,
-   * recovered }) after each step (recovered so far: NaN where not yet patched); signal cancels
-   * (the model still works). Decoders only.
-   * @returns {Promise<{ what: string, shape: number[], recovered: Float32Array, clean: number, corrupt: number }>}
-   */
-  async patch(cleanIds, corruptIds, { target, contrast = null, what = 'heads', onProgress, signal } = {}) {
-    const core = this.#live();
-    this.#checkIds(cleanIds);
-    this.#checkIds(corruptIds);
-    const n = cleanIds.length;
-    if (n === 0) fail('patch needs at least one token id');
-    if (corruptIds.length !== n) {
-      fail(`the clean and corrupted prompts must have the same number of tokens to patch position by position: ${n} and ${corruptIds.length}`);
-    }
-    if (!this.config.causal) fail(`activation patching needs a decoder; a ${this.config.architecture} encoder is not one`);
-    const kinds = { heads: 0, residual: 1, mlps: 2 };
-    if (!(what in kinds)) fail(`what must be 'heads', 'residual' or 'mlps', got ${describe(what)}`);
-    this.#tokenId(target, 'target');
-    if (contrast !== null) this.#tokenId(contrast, 'contrast');
-    if (this.#patching) fail('a patch() is already running on this model: wait for it or cancel it');
-    this.#patching = true;
+  async patch(cleanIds, corruptIds, options) {
+    const context = this.createContext();
     try {
-      this.#inputs(core, cleanIds);
-      core.view('corruptIds').set(corruptIds);
-      let error = core.patchPrepare(n, target, contrast ?? -1);
-      if (error) fail(error);
-      const { clean, corrupt } = core.patchDifferences();
-      if (!(Math.abs(clean - corrupt) > 1e-6 * Math.max(1, Math.abs(clean)))) {
-        fail(`the two prompts give the same logit difference (${clean.toFixed(4)}): there is nothing to recover; change the corrupted prompt`);
-      }
-      const { layers, heads } = this.config;
-      const width = what === 'heads' ? heads : what === 'residual' ? n : 1;
-      const shape = what === 'mlps' ? [layers] : [layers, width];
-      const recovered = new Float32Array(layers * width).fill(NaN);
-      let last = performance.now();
-      for (let i = 0; i < recovered.length; i += 1) {
-        if (signal?.aborted) throw Object.assign(new Error('multihead: patching was cancelled'), { name: 'AbortError' });
-        const layer = Math.floor(i / width), index = i % width;
-        const patched = core.patch(kinds[what], layer, index);
-        if (Number.isNaN(patched)) fail(core.error());
-        recovered[i] = (patched - corrupt) / (clean - corrupt);
-        if (i === 0 || performance.now() - last > 30 || i + 1 === recovered.length) {  // let a page draw what is done
-          onProgress?.({ done: i + 1, total: recovered.length, recovered });
-          await nextTurn();
-          last = performance.now();
-        }
-      }
-      return { what, shape, recovered, clean, corrupt };
+      return await context.patch(cleanIds, corruptIds, options);
     } finally {
-      this.#patching = false;
+      context.dispose();
     }
   }
 
   /**
-   * Token contributions (Kobayashi et al. 2021, attention and residual): for each layer, how much
-   * each token's row contributes to each position's row after the attention block and its
-   * residual connection: ‖Σ_h A_h[i, j] v_j W_O^h + [i = j] x_i‖, normalised over j.
-   * @returns {{ contributions: Float32Array, shape: number[] }} layers × n × n
+   * ModelContext.generate in a context of its own: the generator owns its key/value cache, so runs
+   * of the model (or another generator) between its steps change none of its tokens.
    */
-  contributions(ids, { tokenTypeIds } = {}) {
-    const core = this.#live();
-    this.#checkIds(ids);
-    if (ids.length === 0) fail('contributions needs at least one token id');
-    const out = this.#run(core, ids, { tokenTypeIds, logits: false, selection: this.#selection(true), contributions: true });
-    return { contributions: out.contributions, shape: [this.config.layers, ids.length, ids.length] };
-  }
-
-  /**
-   * Generates tokens after `ids` with a key/value cache, one at a time: greedy when temperature is
-   * 0 (the default), else sampled (top-k when topK > 0) from a seeded generator. Each step yields
-   * the token and the attention row of the query that produced it, layers × heads × n (n = the
-   * tokens before it). Stops after maxNewTokens, at the model's end-of-text token, or on signal.
-   * @returns {AsyncGenerator<{ id: number, text: string | null, position: number, attentions: Float32Array, attentionShape: number[] }>}
-   */
-  async* generate(ids, { maxNewTokens = 20, temperature = 0, topK = 0, seed = 0, signal, stopAtEos = true } = {}) {
-    const core = this.#live();
-    if (!this.config.causal || !this.config.hasLmHead) fail(`generate needs a causal language model; this ${this.config.architecture} checkpoint is not one`);
-    this.#checkIds(ids);
-    if (ids.length === 0) fail('generate needs at least one token id to start from');
-    if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) fail(`maxNewTokens must be a whole number ≥ 1, got ${maxNewTokens}`);
-    if (!(Number.isFinite(temperature) && temperature >= 0)) fail(`temperature must be ≥ 0, got ${temperature}`);
-    if (!Number.isInteger(topK) || topK < 0) fail(`topK must be a whole number ≥ 0, got ${topK}`);
-    const room = Math.min(this.config.maxPositions, 16384);
-    if (ids.length >= room) fail(`the prompt has ${ids.length} tokens; this model reads at most ${room}`);
-    const steps = Math.min(maxNewTokens, room - ids.length);
-    core.resetCache(ids.length + steps);
-    core.seed(seed);
-    const selection = this.#selection(true);
-    const all = Array.from(ids);
-    let input = Array.from(ids), previousText = this.tokenizer ? this.tokenizer.decode(all) : '';
-    for (let step = 0; step < steps; step += 1) {
-      if (signal?.aborted) return;
-      const result = this.#run(core, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true });
-      const [L, H, n, nk] = result.attentionShape;
-      // The last query's row of every head.
-      const rows = new Float32Array(L * H * nk);
-      for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
-      const id = core.sample(temperature, topK);
-      all.push(id);
-      let text = null;
-      if (this.tokenizer) {
-        const now = this.tokenizer.decode(all);
-        text = now.startsWith(previousText) ? now.slice(previousText.length) : now;
-        previousText = now;
-      }
-      yield { id, text, position: all.length - 1, attentions: rows, attentionShape: [L, H, nk] };
-      if (stopAtEos && this.#eos.has(id)) return;
-      input = [id];
-      // Let a page draw (and a worker hear "stop") between tokens, without a timer's wait.
-      await nextTurn();
+  async* generate(ids, options) {
+    const context = this.createContext();
+    try {
+      yield* context.generate(ids, options);
+    } finally {
+      context.dispose();
     }
   }
 
-  /** Frees the model's wasm memory now. */
+  /** Frees the model's wasm memory now, with every context of it. */
   dispose() {
     if (!this.#core) return;
+    for (const context of [...this.#contexts]) context.dispose();
+    this.#default = null;
     release(this, this.#core);
     this.#core = null;
   }
 }
 
+/**
+ * Every config.json model_type loadPretrained reads, from the core's family table.
+ * @returns {Promise<string[]>}
+ */
+export async function supportedModelTypes() {
+  const core = await loadMultihead();
+  return core.PretrainedCore.supportedModelTypes();
+}

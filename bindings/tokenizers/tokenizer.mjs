@@ -304,7 +304,11 @@ export function loadTokenizer(files) {
   if (typeof files.vocabJson === 'string' && typeof files.mergesTxt === 'string') {
     const vocab = parse(files.vocabJson, 'vocab.json');
     const merges = files.mergesTxt.split(/\r?\n/).filter((line, i) => line && !(i === 0 && line.startsWith('#version')));
-    const pattern = files.modelType === 'qwen2' ? QWEN2_PATTERN : null;
+    // Qwen's split pattern for Qwen's tokenizer class (Qwen2, Qwen2.5 and Qwen3 all use Qwen2Tokenizer);
+    // by model type only where tokenizer_config.json names no class.
+    const tokenizerClass = typeof config.tokenizer_class === 'string' ? config.tokenizer_class : '';
+    const qwen = tokenizerClass ? /^Qwen2Tokenizer/.test(tokenizerClass) : /^qwen/.test(files.modelType ?? '');
+    const pattern = qwen ? QWEN2_PATTERN : null;
     return new Tokenizer({
       model: { type: 'BPE', vocab, merges },
       pre_tokenizer: pattern

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "nn/families/family.h"
+
 namespace mh {
 
 namespace {
@@ -53,7 +55,7 @@ void attribution_from(const Transformer& model, const RunResult& run, const floa
   double mean = 0, square = 0;
   for (int i = 0; i < d; ++i) mean += residual[i];
   mean /= d;
-  const bool centred = beta != nullptr;  // LayerNorm (with its bias) rather than RMSNorm
+  const bool centred = c.family->norm == Norm::kLayerNorm;  // LayerNorm centres; RMSNorm does not
   for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
   const double sigma = std::sqrt(square / d + c.norm_eps);
   if (centred) {
@@ -99,9 +101,11 @@ std::string attribution_error(const Transformer& model, int n, const Attribution
 
 }  // namespace
 
-std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
+std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
                        const int32_t* positions, int position_count, int top_k, const int32_t* targets,
-                       int target_count, const AttributionAsk* also, LogitAttribution* attribution) {
+                       int target_count, const AttributionAsk* also, LogitAttribution* attribution,
+                       double memory_budget) {
+  const Transformer& model = context.model();
   const TransformerConfig& c = model.config();
   out = LogitLens();
   if (also)
@@ -122,7 +126,7 @@ std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, i
   r.logit_row_count = static_cast<int>(logit_rows.size());
   if (also) r.component_position = also->position;
   RunResult run;
-  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  if (std::string error = context.run(run, ids, n, r, memory_budget); !error.empty()) return error;
   if (also)
     attribution_from(model, run, run.logits.data() + int64_t{position_count} * c.vocab, also->target, also->contrast,
                      *attribution);
@@ -155,18 +159,19 @@ std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, i
   return "";
 }
 
-std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
-                                     const AttributionAsk& ask, const uint8_t* head_enabled) {
+std::string direct_logit_attribution(RunContext& context, LogitAttribution& out, const int32_t* ids, int n,
+                                     const AttributionAsk& ask, const uint8_t* disabled_heads, double memory_budget) {
+  const Transformer& model = context.model();
   out = LogitAttribution();
   if (std::string error = attribution_error(model, n, ask); !error.empty()) return error;
   RunRequest r;
   r.component_position = ask.position;
-  r.last_hidden = true;  // every row through the last layer: the position's components are whole
+  r.last_hidden_state = true;  // every row through the last layer: the position's components are whole
   r.logit_rows = &ask.position;
   r.logit_row_count = 1;
-  r.head_enabled = head_enabled;
+  r.disabled_heads = disabled_heads;
   RunResult run;
-  if (std::string error = model.run(run, ids, n, r); !error.empty()) return error;
+  if (std::string error = context.run(run, ids, n, r, memory_budget); !error.empty()) return error;
   attribution_from(model, run, run.logits.data(), ask.target, ask.contrast, out);
   return "";
 }

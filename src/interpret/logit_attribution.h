@@ -26,14 +26,15 @@ struct AttributionAsk {
   int position = 0, target = 0, contrast = -1;  // contrast < 0: logit(target) alone
 };
 // also (optional): the attribution at also->position too, into *attribution, from the same run.
-std::string logit_lens(Transformer& model, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
+std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, int n, const int32_t* token_types,
                        const int32_t* positions, int position_count, int top_k, const int32_t* targets,
-                       int target_count, const AttributionAsk* also = nullptr, LogitAttribution* attribution = nullptr);
+                       int target_count, const AttributionAsk* also = nullptr, LogitAttribution* attribution = nullptr,
+                       double memory_budget = RunContext::kNoMemoryBudget);
 
 // Direct logit attribution at `position`: each part's write into the residual stream
 // (RunResult::components) dotted with the direction the final norm and the output head turn into
 // logit(target) − logit(contrast) (contrast < 0: logit(target) alone). The final norm is frozen at
-// this residual: centred (LayerNorm) or not (RMSNorm), divided by the whole residual's σ or rms,
+// this residual: centred (LayerNorm) or not (RMSNorm, as Family::norm says), divided by the whole residual's σ or rms,
 // times its weight. The parts sum to the logit difference before softcapping, less the norm's bias
 // and the output bias terms (norm_bias). Decoders only: an encoder's post-LayerNorm blocks leave no
 // residual stream that the output reads whole.
@@ -41,7 +42,8 @@ struct LogitAttribution {
   double embeddings = 0, biases = 0, total = 0, norm_bias = 0, logit_difference = 0;
   std::vector<double> heads, mlps, layer_biases;  // layers × heads, layers, layers (biases by layer)
 };
-std::string direct_logit_attribution(Transformer& model, LogitAttribution& out, const int32_t* ids, int n,
-                                     const AttributionAsk& ask, const uint8_t* head_enabled);
+std::string direct_logit_attribution(RunContext& context, LogitAttribution& out, const int32_t* ids, int n,
+                                     const AttributionAsk& ask, const uint8_t* disabled_heads,
+                                     double memory_budget = RunContext::kNoMemoryBudget);
 
 }  // namespace mh

@@ -37,6 +37,11 @@ void layer_norm(float* out, const float* x, const float* gamma, const float* bet
   layernorm_forward(out, nullptr, nullptr, x, gamma, beta, n, d, eps);
 }
 
+void apply_norm(Norm kind, float* out, const float* x, const Tensor* w, const Tensor* b, int n, int d, float eps) {
+  if (kind == Norm::kLayerNorm) layer_norm(out, x, w ? w->f32() : nullptr, b ? b->f32() : nullptr, n, d, eps);
+  else rms_norm(out, x, w ? w->f32() : nullptr, n, d, eps);
+}
+
 void rms_norm(float* out, const float* x, const float* weight, int n, int d, float eps) {
   Eigen::Map<const Eigen::ArrayXf> w(weight, d);
   for (int t = 0; t < n; ++t) {

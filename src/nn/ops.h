@@ -23,6 +23,10 @@ void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d);
 void layer_norm(float* out, const float* x, const float* gamma, const float* beta, int n, int d, float eps);
 // out (n × d) = x / sqrt(mean(x²) + eps) · weight, per row (Llama's RMSNorm; may alias x).
 void rms_norm(float* out, const float* x, const float* weight, int n, int d, float eps);
+// Which of the two a family's norms are (nn/families/family.h: Family::norm).
+enum class Norm { kLayerNorm, kRmsNorm };
+// out (n × d) = the norm of x with weight w and bias b (a LayerNorm's; null for none).
+void apply_norm(Norm kind, float* out, const float* x, const Tensor* w, const Tensor* b, int n, int d, float eps);
 
 // out (n × d_out) = in (n × d_in) · w (d_in × d_out, [in][out]) + bias (d_out; null for none), by
 // gemm (core/gemm.h): a 2-byte w is widened a panel at a time, and the product is split over the

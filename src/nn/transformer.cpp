@@ -51,8 +51,10 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
 }  // namespace
 
 Transformer::Transformer(TransformerConfig config, std::map<std::string, Tensor> tensors)
-    : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {
-  caches_.resize(static_cast<size_t>(config_.layers));
+    : config_(std::move(config)), tensors_(std::move(tensors)), weights_(bind_weights(config_, tensors_)) {}
+
+RunContext::RunContext(const Transformer& model) : model_(model) {
+  caches_.resize(static_cast<size_t>(model.config().layers));
 }
 
 int64_t Transformer::parameter_count() const {
@@ -67,25 +69,24 @@ int64_t Transformer::weight_bytes() const {
   return bytes;
 }
 
-void Transformer::reset_cache(int tokens) {
+void RunContext::reset_cache(int tokens) {
   prefix_.valid = false;
-  const int d_kv = config_.kv_heads * config_.head_dim;
+  const int d_kv = config().kv_heads * config().head_dim;
   for (KvCache& cache : caches_) cache.reset(tokens, d_kv);
 }
 
-double Transformer::run_bytes(int n, int n_total, const RunRequest& r) const {
-  const TransformerConfig& c = config_;
+double RunContext::run_bytes(int n, int n_total, const RunRequest& r) const {
+  const TransformerConfig& c = config();
   const double f = 4, d = c.d_model, heads = c.heads, d_q = double(c.heads) * c.head_dim;
   double bytes = f * n * (4 * d + 2 * c.d_ff + 2 * d_q);  // activations and the attention workspace
   bytes += f * std::min(n, kQueryBlock) * double(n_total) * 2;  // a block of scores, packed keys
   bytes += f * d * d_q;  // W_O with heads switched off
-  if (r.logits && has_lm_head()) bytes += f * (r.logit_rows ? r.logit_row_count : n) * (double(c.vocab) + d);
+  if (r.logits && model_.has_lm_head()) bytes += f * (r.logit_rows ? r.logit_row_count : n) * (double(c.vocab) + d);
   int layers_asked = 0;
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
   if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
-  if (r.head_outputs) bytes += f * c.layers * double(n) * d_q;
-  if (r.mlp_outputs) bytes += f * c.layers * double(n) * d;
+  if (r.hooks) bytes += f * (2.0 * heads * n * n_total + n * (d_q + d + c.d_ff));  // the hooks' scratch
   if (r.value_norms) {
     bytes += f * c.layers * heads * n_total;
     // The heads' factors of W_O, kept once made; while one is made, its rows of W_O widened to
@@ -116,11 +117,8 @@ std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest
   if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
     return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
   if (r.component_position >= n) return "the position to attribute is past the last token (" + std::to_string(n - 1) + ")";
-  if ((r.patch || r.resume_residual) && !c.causal)
+  if (r.resume_residual && !c.causal)
     return "activation patching needs a causal decoder; a " + c.model_type + " encoder renormalises every layer's output";
-  if (r.patch && (r.patch->layer < 0 || r.patch->layer >= c.layers || !r.patch->values ||
-                  (r.patch->kind == ActivationPatch::Kind::kHead && (r.patch->head < 0 || r.patch->head >= c.heads))))
-    return "the patched layer or head does not exist";
   if (r.resume_residual && (r.first_layer < 0 || r.first_layer >= c.layers)) return "the layer to start at does not exist";
   if (r.contributions) {
     bool every = r.attention_layers && r.first_head == 0 && r.heads == c.heads && !r.use_cache;
@@ -130,8 +128,8 @@ std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest
   return "";
 }
 
-std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
-  const TransformerConfig& c = config_;
+std::string RunContext::run(RunResult& out, const int32_t* ids, int n, const RunRequest& r, double memory_budget) {
+  const TransformerConfig& c = config();
   out = RunResult();
   const int cached = r.use_cache ? cached_tokens() : 0;
   if (n < 1) return "run needs at least one token id";
@@ -143,11 +141,11 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
   if (r.use_cache && (!c.causal || cached + n > caches_[0].capacity))
     return !c.causal ? "only causal (decoder) models can decode with a key/value cache"
                      : "the key/value cache has room for " + std::to_string(caches_[0].capacity) + " tokens";
-  if (std::string error = input_error(ids, n, r); !error.empty()) return error;
+  if (std::string error = model_.input_error(ids, n, r); !error.empty()) return error;
   const double need = run_bytes(n, cached + n, r);
-  if (need > memory_limit)
+  if (need > memory_budget)
     return "this run needs " + std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB of memory but " +
-           std::to_string(static_cast<long long>(memory_limit / (1 << 20))) +
+           std::to_string(static_cast<long long>(memory_budget / (1 << 20))) +
            " MiB are free: pass fewer tokens or ask for fewer attention weights";
   out.n = n;
   out.n_k = cached + n;
@@ -157,13 +155,11 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
   if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * int64_t{n} * c.d_model);
   if (r.component_position >= 0) out.components.assign(ComponentLayout{c.d_model, c.heads}.size(c.layers), 0.0f);
-  if (r.head_outputs) out.head_outputs.assign(int64_t{c.layers} * n * c.heads * c.head_dim, 0.0f);
-  if (r.mlp_outputs) out.mlp_outputs.assign(int64_t{c.layers} * n * c.d_model, 0.0f);
   if (r.contributions) out.contributions.assign(int64_t{c.layers} * n * n, 0.0f);
   overflow_ = false;
   ForwardPass pass(*this, out, ids, n, r);
   c.family->forward(pass);
-  if (overflow_ || first_non_finite(out.last_hidden.data(), static_cast<int64_t>(out.last_hidden.size())) >= 0) {
+  if (overflow_ || first_non_finite(out.last_hidden_state.data(), static_cast<int64_t>(out.last_hidden_state.size())) >= 0) {
     if (r.use_cache) reset_cache(caches_[0].capacity);
     out = RunResult();
     return "the model's activations overflowed float32 (a corrupt or mis-scaled checkpoint?)";
@@ -173,8 +169,8 @@ std::string Transformer::run(RunResult& out, const int32_t* ids, int n, const Ru
 
 namespace {
 // A request's switched-off heads as one flag per layer and head (all on when it has none).
-std::vector<uint8_t> enabled_flags(const RunRequest& r, int count) {
-  return r.head_enabled ? std::vector<uint8_t>(r.head_enabled, r.head_enabled + count) : std::vector<uint8_t>(count, 1);
+std::vector<uint8_t> disabled_flags(const RunRequest& r, int count) {
+  return r.disabled_heads ? std::vector<uint8_t>(r.disabled_heads, r.disabled_heads + count) : std::vector<uint8_t>(count, 0);
 }
 std::vector<uint8_t> layer_flags(const RunRequest& r, int layers) {
   return r.attention_layers ? std::vector<uint8_t>(r.attention_layers, r.attention_layers + layers)
@@ -182,30 +178,32 @@ std::vector<uint8_t> layer_flags(const RunRequest& r, int layers) {
 }
 }  // namespace
 
-int Transformer::reusable_prefix(const int32_t* ids, int n, const RunRequest& r) const {
-  const TransformerConfig& c = config_;
+int RunContext::reusable_prefix(const int32_t* ids, int n, const RunRequest& r) const {
+  const TransformerConfig& c = config();
   // Value norms may differ: they are computed over every key, from the cached values.
   if (!prefix_.valid || prefix_.first_head != r.first_head || prefix_.heads != r.heads ||
       prefix_.attention_layers != layer_flags(r, c.layers) ||
-      prefix_.head_enabled != enabled_flags(r, c.layers * c.heads))
+      prefix_.disabled_heads != disabled_flags(r, c.layers * c.heads))
     return 0;
   // At least the last token is computed (a run needs one), and every row logits are asked for.
   int shared = 0;
   const int most = std::min<int>(n - 1, static_cast<int>(prefix_.ids.size()));
   while (shared < most && ids[shared] == prefix_.ids[shared]) ++shared;
-  if (r.logits && has_lm_head()) {
+  if (r.logits && model_.has_lm_head()) {
     if (!r.logit_rows) return 0;
     for (int i = 0; i < r.logit_row_count; ++i) shared = std::min(shared, r.logit_rows[i]);
   }
   return shared;
 }
 
-std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r) {
-  const TransformerConfig& c = config_;
+std::string RunContext::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r,
+                                           double memory_budget) {
+  const TransformerConfig& c = config();
   const int max_tokens = std::min(c.max_positions, kMaxTokens);
-  if (!c.causal || r.use_cache || r.hidden_states || r.last_hidden || n < 1 || n > max_tokens) return run(out, ids, n, r);
+  if (!c.causal || r.use_cache || r.hidden_states || r.last_hidden_state || r.hooks || n < 1 || n > max_tokens)
+    return run(out, ids, n, r, memory_budget);
   // Checked here, over all n tokens: the run below sees only those after the shared ones.
-  if (std::string error = input_error(ids, n, r); !error.empty()) {
+  if (std::string error = model_.input_error(ids, n, r); !error.empty()) {
     out = RunResult();
     return error;
   }
@@ -215,9 +213,9 @@ std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, 
     const int capacity = std::min(max_tokens, std::max(2 * n, 64));
     const int d_kv = c.kv_heads * c.head_dim;
     const double cache_bytes = 8.0 * c.layers * capacity * d_kv;
-    if (run_bytes(n, n, r) + cache_bytes > memory_limit) {
+    if (run_bytes(n, n, r) + cache_bytes > memory_budget) {
       reset_cache(0);  // frees the caches; the run says what is wrong, or runs without them
-      return run(out, ids, n, r);
+      return run(out, ids, n, r, memory_budget);
     }
     for (KvCache& cache : caches_) {
       KvCache larger;
@@ -239,7 +237,7 @@ std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, 
     rest.logit_rows = rows.data();
   }
   RunResult tail;
-  const std::string error = run(tail, ids + reused, n - reused, rest);
+  const std::string error = run(tail, ids + reused, n - reused, rest, memory_budget);
   if (!error.empty()) {
     out = RunResult();
     return error;
@@ -250,7 +248,7 @@ std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, 
   out.n = out.n_k = n;
   out.reused = reused;
   out.logits = std::move(tail.logits);
-  out.last_hidden = std::move(tail.last_hidden);
+  out.last_hidden_state = std::move(tail.last_hidden_state);
   out.value_norms = std::move(tail.value_norms);
   const size_t blocks = tail.attentions.size() / (static_cast<size_t>(n - reused) * n);
   out.attentions.assign(blocks * n * n, 0.0f);
@@ -266,23 +264,23 @@ std::string Transformer::run_reusing_prefix(RunResult& out, const int32_t* ids, 
   }
   // Kept for the next run, unless the copy would not fit in memory (then the next run is a full one).
   const double kept_bytes = 4.0 * out.attentions.size();
-  prefix_.valid = run_bytes(n, n, r) + 2 * kept_bytes < memory_limit;
+  prefix_.valid = run_bytes(n, n, r) + 2 * kept_bytes < memory_budget;
   if (!prefix_.valid) {
     std::vector<float>().swap(prefix_.attentions);
     return "";
   }
   prefix_.ids.assign(ids, ids + n);
   prefix_.attention_layers = layer_flags(r, c.layers);
-  prefix_.head_enabled = enabled_flags(r, c.layers * c.heads);
+  prefix_.disabled_heads = disabled_flags(r, c.layers * c.heads);
   prefix_.first_head = r.first_head;
   prefix_.heads = r.heads;
   prefix_.attentions = out.attentions;
   return "";
 }
 
-bool Transformer::attention(float* y, const float* x, int n, int layer, const RunRequest& r, RunResult& out) {
-  const TransformerConfig& c = config_;
-  const TransformerWeights::Layer& w = weights_.layers[layer];
+bool RunContext::attention(float* y, const float* x, int n, int layer, const RunRequest& r, RunResult& out) {
+  const TransformerConfig& c = config();
+  const TransformerWeights::Layer& w = model_.weights().layers[layer];
   Config mha;
   mha.d_model = c.d_model;
   mha.num_heads = c.heads;
@@ -306,7 +304,11 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
                    w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type, w.wq->panels,
                    w.wq->known_finite && w.wk->known_finite && w.wv->known_finite && w.wo->known_finite};
   const int d_k = c.head_dim;
-  const uint8_t* enabled = r.head_enabled ? r.head_enabled + static_cast<int64_t>(layer) * c.heads : nullptr;
+  // The ablation's flags are heads switched on.
+  std::vector<uint8_t> on;
+  if (r.disabled_heads)
+    for (int h = 0; h < c.heads; ++h) on.push_back(!r.disabled_heads[static_cast<int64_t>(layer) * c.heads + h]);
+  const uint8_t* enabled = on.empty() ? nullptr : on.data();
   if (any_head_off(enabled, c.heads)) {
     ablate_heads(wo_ablated_, *w.wo, c.heads, d_k, enabled);
     view.wo = reinterpret_cast<const float*>(wo_ablated_.data());
@@ -324,8 +326,17 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
     sel = {r.first_head, r.heads, 0, n};
     weights_out = out.attentions.data() + static_cast<int64_t>(index) * r.heads * n * n_k;
   }
+  // A hook on the pattern takes every head's (the request's selection is copied from it after).
+  const bool pattern_hooked = r.hooks && r.hooks->wants(Hook::kPattern, layer);
+  if (pattern_hooked) hook_pattern_.resize(static_cast<size_t>(c.heads) * n * n_k);
   KvCache* cache = r.use_cache ? &caches_[layer] : nullptr;
-  const bool ok = multihead_attention_forward(y, weights_out, sel, x, x, n, n, mha, view, mask, ws_, cache);
+  const bool ok = multihead_attention_forward(y, pattern_hooked ? hook_pattern_.data() : weights_out,
+                                              pattern_hooked ? AttentionSelection::all(c.heads, n) : sel, x, x, n, n,
+                                              mha, view, mask, ws_, cache);
+  if (pattern_hooked && weights_out)
+    std::copy(hook_pattern_.begin() + int64_t{sel.first_head} * n * n_k,
+              hook_pattern_.begin() + int64_t{sel.first_head + sel.heads} * n * n_k, weights_out);
+  if (r.hooks) attention_hooks(layer, n, mha, mask, cache, pattern_hooked ? hook_pattern_.data() : nullptr, r);
   if (r.value_norms) {
     // ‖v_j W_O^h‖: how much key j can move the output through head h (Kobayashi et al. 2020), as
     // ‖v_j F_h‖ with head h's d_k × d_k factor of W_O^h (norm_preserving_factor). Every keystroke
@@ -337,7 +348,7 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
       for (int l = 0; l < c.layers; ++l)
         for (int h = 0; h < c.heads; ++h)
           norm_preserving_factor(value_norm_factors_.data() + (int64_t{l} * c.heads + h) * factor_size,
-                                 *weights_.layers[l].wo, int64_t{h} * d_k, d_k);
+                                 *model_.weights().layers[l].wo, int64_t{h} * d_k, d_k);
     }
     const float* values = cache ? cache->v.data() : ws_.v.data();
     moved_.resize(static_cast<size_t>(n_k) * d_k);
@@ -356,14 +367,20 @@ bool Transformer::attention(float* y, const float* x, int n, int layer, const Ru
   return ok;
 }
 
-bool Transformer::keeps_head_rows_only(int n, const RunRequest& r) const {
+bool RunContext::keeps_head_rows_only(int n, const RunRequest& r) const {
   // A list longer than n (rows asked twice) would not fit in x: then every row is carried.
-  return !r.last_hidden && !r.hidden_states && !(r.logits && r.logit_rows && r.logit_row_count > n);
+  if (r.last_hidden_state || r.hidden_states || (r.logits && r.logit_rows && r.logit_row_count > n)) return false;
+  // Hooks past the last layer's attention see every row.
+  const int last = config().layers - 1;
+  for (Hook late : {Hook::kLn2, Hook::kMlpPre, Hook::kMlpPreLinear, Hook::kMlpPost, Hook::kMlpOut, Hook::kResidPost,
+                    Hook::kNormalizedResidPost})
+    if (r.hooks && r.hooks->wants(late, last)) return false;
+  return !(r.hooks && r.hooks->wants(Hook::kLnFinal, -1));
 }
 
-int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r, float* also) {
+int RunContext::rows_after_last_attention(float* x, int n, const RunRequest& r, float* also) {
   if (!keeps_head_rows_only(n, r)) return n;
-  if (!r.logits || !weights_.output) return 0;
+  if (!r.logits || !model_.weights().output) return 0;
   if (!r.logit_rows) return n;
   // Through a copy: the list may repeat or run backwards.
   for (float* buffer : {x, also}) {
@@ -374,16 +391,17 @@ int Transformer::rows_after_last_attention(float* x, int n, const RunRequest& r,
   return r.logit_row_count;
 }
 
-void Transformer::gather_logit_rows(const float* x, const RunRequest& r) {
-  const int d = config_.d_model;
+void RunContext::gather_logit_rows(const float* x, const RunRequest& r) {
+  const int d = config().d_model;
   head_rows_.resize(static_cast<size_t>(r.logit_row_count) * d);
   for (int i = 0; i < r.logit_row_count; ++i)
     std::copy(x + static_cast<int64_t>(r.logit_rows[i]) * d, x + static_cast<int64_t>(r.logit_rows[i] + 1) * d,
               head_rows_.begin() + static_cast<int64_t>(i) * d);
 }
 
-void Transformer::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
-  if (!r.logits || !weights_.output) return;
+void RunContext::output_head(RunResult& out, const float* x, int n, const RunRequest& r) {
+  const TransformerWeights& W = model_.weights();
+  if (!r.logits || !W.output) return;
   const float* from = x;
   int rows = n;
   // The rows asked for, so the product runs over them only; rows_after_last_attention may have
@@ -393,22 +411,18 @@ void Transformer::output_head(RunResult& out, const float* x, int n, const RunRe
     from = head_rows_.data();
     rows = r.logit_row_count;
   }
-  out.logits.resize(static_cast<size_t>(rows) * config_.vocab);
-  matmul(out.logits.data(), from, *weights_.output, weights_.output_bias ? weights_.output_bias->f32() : nullptr,
-         rows);
-  if (const float cap = config_.logit_softcap; cap > 0)
+  out.logits.resize(static_cast<size_t>(rows) * config().vocab);
+  matmul(out.logits.data(), from, *W.output, W.output_bias ? W.output_bias->f32() : nullptr, rows);
+  if (const float cap = config().logit_softcap; cap > 0)
     for (float& v : out.logits) v = cap * std::tanh(v / cap);
 }
 
-void Transformer::head_of_residual(float* logits, const float* x, int rows) {
+void Transformer::head_of_residual(float* logits, const float* x, int rows) const {
   const TransformerConfig& c = config_;
   const TransformerWeights& W = weights_;
   const int d = c.d_model;
   std::vector<float> h(x, x + int64_t{rows} * d);
-  if (W.final_norm_w) {
-    if (W.final_norm_b) layer_norm(h.data(), h.data(), W.final_norm_w->f32(), W.final_norm_b->f32(), rows, d, c.norm_eps);
-    else rms_norm(h.data(), h.data(), W.final_norm_w->f32(), rows, d, c.norm_eps);
-  }
+  if (W.final_norm_w) apply_norm(c.family->norm, h.data(), h.data(), W.final_norm_w, W.final_norm_b, rows, d, c.norm_eps);
   if (W.head_dense_w) {
     std::vector<float> t(h.size());
     matmul(t.data(), h.data(), *W.head_dense_w, f32(W.head_dense_b), rows);
@@ -420,56 +434,152 @@ void Transformer::head_of_residual(float* logits, const float* x, int rows) {
     for (int64_t i = 0; i < int64_t{rows} * c.vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
 }
 
-void Transformer::embed_tokens(float* x, const int32_t* ids, int n) {
-  if (weights_.embedding_transposed) {
-    embedding_columns(x, ids, *weights_.token_embedding, n, config_.d_model);
-  } else {
-    embedding_rows(x, ids, *weights_.token_embedding, n, config_.d_model, false);
-  }
+void RunContext::record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& r) {
+  if (!r.hidden_states) return;
+  const int64_t size = static_cast<int64_t>(n) * config().d_model;
+  std::copy(x, x + size, out.hidden_states.begin() + index * size);
 }
 
-void Transformer::record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& r) {
-  if (!r.hidden_states) return;
-  const int64_t size = static_cast<int64_t>(n) * config_.d_model;
-  std::copy(x, x + size, out.hidden_states.begin() + index * size);
+// ---- the attention's inner hooks ----
+
+void RunContext::attention_hooks(int layer, int n, const Config& mha, const MaskSpec& mask, const KvCache* cache,
+                                 const float* pattern, const RunRequest& r) {
+  const TransformerConfig& c = config();
+  const int H = c.heads, Hkv = c.kv_heads, dk = c.head_dim, dq = H * dk, dkv = Hkv * dk;
+  const bool rotary = mha.rope_dims > 0;
+  HookVisitor& hooks = *r.hooks;
+  // Copies, so that a visitor cannot change what the rest of the block reads.
+  auto hand = [&](Hook hook, const float* data, int64_t count, std::vector<int> shape) {
+    if (!hooks.wants(hook, layer)) return;
+    hook_scratch_.assign(data, data + count);
+    hooks.visit(hook, layer, hook_scratch_.data(), shape);
+  };
+  hand(rotary ? Hook::kRotQ : Hook::kQ, ws_.q.data(), int64_t{n} * dq, {n, H, dk});
+  hand(rotary ? Hook::kRotK : Hook::kK, ws_.k.data(), int64_t{n} * dkv, {n, Hkv, dk});
+  hand(Hook::kV, ws_.v.data(), int64_t{n} * dkv, {n, Hkv, dk});
+  const int n_k = cache ? cache->length : n;
+  if (hooks.wants(Hook::kAttnScores, layer)) {
+    // scale · q·kᵀ with −inf where the mask blocks, as the core computes each block of them.
+    const float* keys = cache ? cache->k.data() : ws_.k.data();
+    hook_scratch_.resize(static_cast<size_t>(H) * n * n_k);
+    for (int h = 0; h < H; ++h) {
+      float* scores = hook_scratch_.data() + int64_t{h} * n * n_k;
+      const int g = h / (H / Hkv);
+      attention_scores_forward(scores, ws_.q.data() + h * dk, dq, keys + g * dk, dkv, n, n_k, dk, mha.scale);
+      mask_forward(scores, 0, n, n_k, mask);
+    }
+    hooks.visit(Hook::kAttnScores, layer, hook_scratch_.data(), {H, n, n_k});
+  }
+  if (pattern) {
+    hook_scratch_.assign(pattern, pattern + int64_t{H} * n * n_k);
+    hooks.visit(Hook::kPattern, layer, hook_scratch_.data(), {H, n, n_k});
+  }
 }
 
 // ---- what a family's forward pass is given ----
 
-ForwardPass::ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request)
-    : config(model.config_), weights(model.weights_), ids(ids), n(n), first_position(out.n_k - n),
-      model_(model), out_(out), request_(request) {
+ForwardPass::ForwardPass(RunContext& context, RunResult& out, const int32_t* ids, int n, const RunRequest& request)
+    : config(context.config()), weights(context.model().weights()), ids(ids), n(n), first_position(out.n_k - n),
+      context_(context), out_(out), request_(request) {
   const int64_t nd = int64_t{n} * config.d_model;
-  model.x_.resize(nd); model.h_.resize(nd); model.a_.resize(nd); model.up_.resize(int64_t{n} * config.d_ff);
-  if (config.parallel_residual) model.g_.resize(nd);  // only a parallel block needs a third stream
-  x = model.x_.data(), h = model.h_.data(), g = model.g_.data(), a_ = model.a_.data(), up_ = model.up_.data();
+  RunContext& c = context;
+  c.x_.resize(nd); c.h_.resize(nd); c.a_.resize(nd); c.up_.resize(int64_t{n} * config.d_ff);
+  if (config.parallel_residual) c.g_.resize(nd);  // only a parallel block needs a third stream
+  x = c.x_.data(), h = c.h_.data(), g = c.g_.data(), a_ = c.a_.data(), up_ = c.up_.data();
 }
 
-void ForwardPass::embed_tokens(float* x) { model_.embed_tokens(x, ids, n); }
+void ForwardPass::hook(Hook hook, int layer, float* data, int n, int cols, int heads) {
+  if (!wants(hook, layer)) return;
+  request_.hooks->visit(hook, layer, data, heads ? std::vector<int>{n, heads, cols} : std::vector<int>{n, cols});
+}
+
+void ForwardPass::embed_tokens(float* x, float scale) {
+  if (weights.embedding_transposed) embedding_columns(x, ids, *weights.token_embedding, n, config.d_model);
+  else embedding_rows(x, ids, *weights.token_embedding, n, config.d_model, false);
+  if (scale != 1.0f)
+    for (int64_t i = 0; i < int64_t{n} * config.d_model; ++i) x[i] *= scale;
+  hook(Hook::kEmbed, -1, x, n, config.d_model);
+}
+
+void ForwardPass::add_embedding(Hook hook_at, float* x, const Tensor& table, const int32_t* rows, int first_row) {
+  const int d = config.d_model;
+  if (!wants(hook_at, -1)) {
+    if (rows) embedding_rows(x, rows, table, n, d, true);
+    else add_table_rows(x, table, first_row, n, d);
+    return;
+  }
+  std::vector<float>& own = context_.hook_rows_;
+  own.assign(static_cast<size_t>(n) * d, 0.0f);
+  if (rows) embedding_rows(own.data(), rows, table, n, d, false);
+  else add_table_rows(own.data(), table, first_row, n, d);
+  hook(hook_at, -1, own.data(), n, d);
+  add_in_place(x, own.data(), int64_t{n} * d);
+}
+
+void ForwardPass::norm(Hook hook_at, int layer, float* out, const float* in, int n) {
+  const Tensor *w = nullptr, *b = nullptr;
+  Norm kind = config.family->norm;
+  switch (hook_at) {
+    case Hook::kLn1: w = weights.layers[layer].norm1_w, b = weights.layers[layer].norm1_b; break;
+    case Hook::kLn2:
+    case Hook::kNormalizedResidPost: w = weights.layers[layer].norm2_w, b = weights.layers[layer].norm2_b; break;
+    case Hook::kLnFinal: w = weights.final_norm_w, b = weights.final_norm_b; break;
+    case Hook::kEmbedNormalized: w = weights.embedding_norm_w, b = weights.embedding_norm_b, kind = Norm::kLayerNorm; break;
+    default: return;
+  }
+  apply_norm(kind, out, in, w, b, n, config.d_model, config.norm_eps);
+  hook(hook_at, layer, out, n, config.d_model);
+}
+
+void ForwardPass::intervene_z(int layer, int n) {
+  const int dq = config.heads * config.head_dim;
+  float* z = context_.ws_.concat.data();  // n × dq: each head's output before W_O
+  std::vector<float>& before = context_.hook_scratch_;
+  before.assign(z, z + int64_t{n} * dq);
+  hook(Hook::kZ, layer, z, n, config.head_dim, config.heads);
+  // a_ += (z' − z) · W_O: the output as if the heads had produced z'.
+  for (int64_t i = 0; i < int64_t{n} * dq; ++i) before[i] = z[i] - before[i];
+  context_.moved_.resize(static_cast<size_t>(n) * config.d_model);
+  matmul(context_.moved_.data(), before.data(), *weights.layers[layer].wo, nullptr, n);
+  add_in_place(a_, context_.moved_.data(), int64_t{n} * config.d_model);
+}
 
 int ForwardPass::attention_block(float* x, const float* input, int n, int layer, float* also) {
-  model_.overflow_ |= !model_.attention(a_, input, n, layer, request_, out_);
+  context_.overflow_ |= !context_.attention(a_, input, n, layer, request_, out_);
+  if (const int mode = wants(Hook::kZ, layer)) {
+    if (mode & HookVisitor::kWrite) intervene_z(layer, n);
+    else hook(Hook::kZ, layer, context_.ws_.concat.data(), n, config.head_dim, config.heads);
+  }
   capture_attention(layer, n);
   if (request_.contributions) contributions(x, layer, n);
   if (const Tensor* norm = weights.layers[layer].post_attention_norm)
     rms_norm(a_, a_, norm->f32(), n, config.d_model, config.norm_eps);
+  hook(Hook::kAttnOut, layer, a_, n, config.d_model);
   add_in_place(x, a_, int64_t{n} * config.d_model);
-  return layer + 1 == config.layers ? model_.rows_after_last_attention(x, n, request_, also) : n;
+  if (!config.parallel_residual) hook(Hook::kResidMid, layer, x, n, config.d_model);
+  return layer + 1 == config.layers ? context_.rows_after_last_attention(x, n, request_, also) : n;
 }
 
 void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
+  const int layer = static_cast<int>(&L - weights.layers.data());
   matmul(up_, input, *L.w_up, f32(L.b_up), n);
+  hook(Hook::kMlpPre, layer, up_, n, config.d_ff);
   activate(config.activation, up_, int64_t{n} * config.d_ff);
+  hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
-  capture_mlp(static_cast<int>(&L - weights.layers.data()), n, false);
+  hook(Hook::kMlpOut, layer, a_, n, config.d_model);
+  capture_mlp(layer, n, false);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
 void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
-  model_.gate_.resize(int64_t{this->n} * config.d_ff);  // only the gated families need it
-  float* gate = model_.gate_.data();
+  const int layer = static_cast<int>(&L - weights.layers.data());
+  context_.gate_.resize(int64_t{this->n} * config.d_ff);  // only the gated families need it
+  float* gate = context_.gate_.data();
   matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
   matmul(up_, input, *L.w_up, f32(L.b_up), n);
+  hook(Hook::kMlpPre, layer, gate, n, config.d_ff);
+  hook(Hook::kMlpPreLinear, layer, up_, n, config.d_ff);
   const int64_t count = int64_t{n} * config.d_ff;
   if (config.activation == Activation::kSilu) {
     silu_times(up_, gate, up_, count);
@@ -477,14 +587,21 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
     activate(config.activation, gate, count);
     for (int64_t i = 0; i < count; ++i) up_[i] *= gate[i];
   }
+  hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
   if (L.post_mlp_norm) rms_norm(a_, a_, L.post_mlp_norm->f32(), n, config.d_model, config.norm_eps);
-  capture_mlp(static_cast<int>(&L - weights.layers.data()), n, L.post_mlp_norm != nullptr);
+  hook(Hook::kMlpOut, layer, a_, n, config.d_model);
+  capture_mlp(layer, n, L.post_mlp_norm != nullptr);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
+void ForwardPass::end_layer(int layer, float* x, int n) {
+  hook(Hook::kResidPost, layer, x, n, config.d_model);
+  if (layer + 1 < config.layers) record_hidden(x, n, layer + 1);
+}
+
 void ForwardPass::record_hidden(const float* x, int n, int index) {
-  model_.record_hidden(out_, x, n, index, request_);
+  context_.record_hidden(out_, x, n, index, request_);
   const int p = request_.component_position;
   if (index == 0 && p >= 0 && p < n)
     std::copy(x + int64_t{p} * config.d_model, x + int64_t{p + 1} * config.d_model, out_.components.begin());
@@ -498,24 +615,11 @@ bool ForwardPass::resume(float* x) {
 
 void ForwardPass::capture_attention(int layer, int n) {
   const RunRequest& r = request_;
-  const int d = config.d_model, H = config.heads, dk = config.head_dim, dq = H * dk;
-  const TransformerWeights::Layer& L = weights.layers[layer];
-  const float* concat = model_.ws_.concat.data();  // n × dq: each head's output before W_O
-  if (r.head_outputs)
-    std::copy(concat, concat + int64_t{n} * dq, out_.head_outputs.begin() + int64_t{layer} * n * dq);
-  if (r.patch && r.patch->kind == ActivationPatch::Kind::kHead && r.patch->layer == layer) {
-    // a_ += (patched − own output of the head) · W_O's rows of that head: the output as if the
-    // head had produced the patched values.
-    std::vector<float> delta(static_cast<size_t>(n) * dq, 0.0f), moved(static_cast<size_t>(n) * d);
-    const int h = r.patch->head;
-    for (int t = 0; t < n; ++t)
-      for (int i = 0; i < dk; ++i)
-        delta[int64_t{t} * dq + h * dk + i] = r.patch->values[int64_t{t} * dk + i] - concat[int64_t{t} * dq + h * dk + i];
-    matmul(moved.data(), delta.data(), *L.wo, nullptr, n);
-    add_in_place(a_, moved.data(), int64_t{n} * d);
-  }
   const int p = r.component_position;
   if (p < 0 || p >= n) return;
+  const int d = config.d_model, H = config.heads, dk = config.head_dim, dq = H * dk;
+  const TransformerWeights::Layer& L = weights.layers[layer];
+  const float* concat = context_.ws_.concat.data();  // n × dq: each head's output before W_O
   // Each head's write at row p: its slice of the concatenated outputs through its rows of W_O.
   // A post-attention norm scales the whole output row by w / rms(row): each share by the same.
   std::vector<float> scale(static_cast<size_t>(d), 1.0f);
@@ -526,11 +630,11 @@ void ForwardPass::capture_attention(int layer, int n) {
     for (int i = 0; i < d; ++i) scale[i] = L.post_attention_norm->f32()[i] * inv;
   }
   const ComponentLayout at{d, H};
-  const uint8_t* enabled = r.head_enabled ? r.head_enabled + int64_t{layer} * H : nullptr;
+  const uint8_t* disabled = r.disabled_heads ? r.disabled_heads + int64_t{layer} * H : nullptr;
   std::vector<float> u(static_cast<size_t>(dq), 0.0f);
   for (int h = 0; h < H; ++h) {
     float* write = out_.components.data() + at.head(layer, h);
-    if (enabled && !enabled[h]) continue;
+    if (disabled && disabled[h]) continue;
     std::copy(concat + int64_t{p} * dq + h * dk, concat + int64_t{p} * dq + (h + 1) * dk, u.begin() + h * dk);
     matmul(write, u.data(), *L.wo, nullptr, 1);
     std::fill(u.begin() + h * dk, u.begin() + (h + 1) * dk, 0.0f);
@@ -555,18 +659,14 @@ void ForwardPass::contributions(const float* residual, int layer, int n) {
     }
   }
   const float* attentions = out_.attentions.data() + int64_t{layer} * c.heads * n * n;
-  token_contributions(out_.contributions.data() + int64_t{layer} * n * n, attentions, model_.ws_.v.data(),
+  token_contributions(out_.contributions.data() + int64_t{layer} * n * n, attentions, context_.ws_.v.data(),
                       c.kv_heads * c.head_dim, *L.wo, residual, scale.empty() ? nullptr : scale.data(), n, c.heads,
                       c.kv_heads, c.head_dim, d);
 }
 
 void ForwardPass::capture_mlp(int layer, int n, bool normed) {
-  const RunRequest& r = request_;
   const int d = config.d_model;
-  if (r.patch && r.patch->kind == ActivationPatch::Kind::kMlp && r.patch->layer == layer)
-    std::copy(r.patch->values, r.patch->values + int64_t{n} * d, a_);
-  if (r.mlp_outputs) std::copy(a_, a_ + int64_t{n} * d, out_.mlp_outputs.begin() + int64_t{layer} * n * d);
-  const int p = r.component_position;
+  const int p = request_.component_position;
   if (p < 0 || p >= n) return;
   const ComponentLayout at{d, config.heads};
   const float* bias = normed ? nullptr : f32(weights.layers[layer].b_down);
@@ -577,16 +677,44 @@ void ForwardPass::capture_mlp(int layer, int n, bool normed) {
   }
 }
 
-void ForwardPass::keep_last_hidden(const float* x, int n) { out_.last_hidden.assign(x, x + int64_t{n} * config.d_model); }
+void ForwardPass::keep_last_hidden(const float* x, int n) {
+  out_.last_hidden_state.assign(x, x + int64_t{n} * config.d_model);
+}
 
 bool ForwardPass::wants_logits() const { return request_.logits && weights.output; }
 
-void ForwardPass::output_head(const float* x, int n) { model_.output_head(out_, x, n, request_); }
+void ForwardPass::output_head(const float* x, int n) { context_.output_head(out_, x, n, request_); }
 
 void ForwardPass::finish(const float* x, int n) {
   record_hidden(x, n, config.layers);
   keep_last_hidden(x, n);
   output_head(x, n);
+}
+
+// ---- the names a model's runs hand their hooks ----
+
+namespace {
+// Reads every hook and keeps the names, in the order visited.
+class NameRecorder : public HookVisitor {
+ public:
+  std::vector<std::pair<int, std::string>> names;
+  int wants(Hook, int) const override { return kRead; }
+  void visit(Hook hook, int layer, float*, const std::vector<int>&) override {
+    names.emplace_back(hook_id(hook, layer), hook_name(hook, layer));
+  }
+};
+}  // namespace
+
+const std::vector<std::pair<int, std::string>>& RunContext::hook_names() {
+  if (!hook_names_.empty()) return hook_names_;
+  NameRecorder recorder;
+  RunRequest r;
+  r.hooks = &recorder;
+  r.logits = false;
+  const int32_t id = 0;
+  RunResult out;
+  if (run(out, &id, 1, r).empty()) hook_names_ = std::move(recorder.names);
+  return hook_names_;
 }
 
 int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state) {

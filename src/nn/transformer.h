@@ -1,7 +1,8 @@
 // A pretrained transformer from a Hugging Face checkpoint. config.json's model_type picks its
 // family (nn/families/: one file each, naming its config keys, its tensors and its forward pass);
-// this file has what every family shares: checking a run, an attention block, the key/value cache,
-// the output head, sampling. Every attention layer runs through multihead_attention_forward.
+// this file has what every family shares: the model (read-only weights), the run context that runs
+// it (caches, scratch), checking a run, an attention block, the output head, sampling. Every
+// attention layer runs through multihead_attention_forward.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "nn/hooks.h"
 #include "nn/tensor.h"
 
 namespace mh {
@@ -83,35 +85,26 @@ struct RunRequest {
   const uint8_t* attention_layers = nullptr; // layers flags: which layers' attention to return
   int first_head = 0, heads = 0;             // and which heads of them (heads = 0: none)
   bool hidden_states = false;                // (layers + 1) × n × d, as transformers' hidden_states
-  // The final hidden state of every row (RunResult::last_hidden, n × d). False: past the last
-  // layer's attention only the rows logits are asked for are computed (none without logits), and
-  // last_hidden holds just those, in the order asked. The last MLP is 2/3 of a layer's weights, so
-  // a view that shows attention and one prediction skips most of a layer's work over every other row.
-  bool last_hidden = true;
+  // The final hidden state of every row (RunResult::last_hidden_state, n × d). False: past the
+  // last layer's attention only the rows logits are asked for are computed (none without logits),
+  // and last_hidden_state holds just those, in the order asked. The last MLP is 2/3 of a layer's
+  // weights, so a view that shows attention and one prediction skips most of a layer's work.
+  bool last_hidden_state = true;
   bool value_norms = false;                  // layers × heads × n_k: ‖v_j W_O^h‖
-  const uint8_t* head_enabled = nullptr;     // layers × heads, 0 = switched off (ablation)
+  const uint8_t* disabled_heads = nullptr;   // layers × heads, 1 = switched off (ablation)
   bool use_cache = false;                    // append to the key/value cache (causal models)
-  // ---- for the interpretability methods (interpret/attribution.h, interpret/patching.h) ----
+  // Named activations (nn/hooks.h): read or changed in place by this visitor. Null: none.
+  HookVisitor* hooks = nullptr;
+  // ---- for the interpretability methods (interpret/) ----
   // ≥ 0: RunResult::components holds what each part writes into the residual at this row.
   int component_position = -1;
-  bool head_outputs = false;  // RunResult::head_outputs: layers × n × (heads · head_dim), before W_O
-  bool mlp_outputs = false;   // RunResult::mlp_outputs: layers × n × d, each MLP's write (post-norm, bias included)
   // RunResult::contributions: layers × n × n, token j's share of position i's row after each
   // attention block and its residual (interpret/contributions.h); needs every head of every layer.
   bool contributions = false;
-  const struct ActivationPatch* patch = nullptr;  // one activation replaced (below)
   // Starts at layer first_layer with the residual entering it (n × d; a run's hidden_states[l]):
   // a patched run recomputes only the layers from the patched one on. Decoders only.
   int first_layer = 0;
   const float* resume_residual = nullptr;
-};
-
-// One activation of a run replaced by another run's (activation patching): a head's output before
-// W_O at every position (values n × head_dim), or an MLP's write at every position (n × d).
-struct ActivationPatch {
-  enum class Kind { kHead, kMlp } kind = Kind::kHead;
-  int layer = 0, head = 0;
-  const float* values = nullptr;
 };
 
 // Where RunResult::components keeps each part's d-vector: the embeddings (positions included),
@@ -131,12 +124,15 @@ struct ComponentLayout {
 struct RunResult {
   int n = 0, n_k = 0;  // tokens in this call; tokens attended over (cached + new)
   int reused = 0;      // run_reusing_prefix: leading tokens taken from the previous run, not computed
-  std::vector<float> logits, attentions, hidden_states, last_hidden, value_norms;
-  std::vector<float> components, head_outputs, mlp_outputs, contributions;  // as RunRequest asks
+  std::vector<float> logits, attentions, hidden_states, last_hidden_state, value_norms;
+  std::vector<float> components, contributions;  // as RunRequest asks
 };
 
+class RunContext;
+
 // What a family's forward pass (nn/families/*.cpp) works with: the model's config and weights, the
-// run's ids and request, scratch activations reused across runs, and the steps every family shares.
+// run's ids and request, scratch activations the context reuses across runs, and the steps every
+// family shares. Each step hands its named activations to the request's hooks (nn/hooks.h).
 class ForwardPass {
  public:
   const TransformerConfig& config;
@@ -148,8 +144,17 @@ class ForwardPass {
   // x and two more (h, g).
   float *x, *h, *g;
 
-  // x (n × d) = the token embeddings of ids.
-  void embed_tokens(float* x);
+  // x (n × d) = the token embeddings of ids, times scale (Gemma's √d), then hook_embed.
+  void embed_tokens(float* x, float scale = 1.0f);
+  // x (n × d) += rows of table: consecutive from first_row (rows null) or rows[t] (the hook names
+  // which: hook_pos_embed, hook_token_type_embed).
+  void add_embedding(Hook hook, float* x, const Tensor& table, const int32_t* rows, int first_row);
+  // out (n × d) = the family's norm (Family::norm) of in (may alias out) with the weights the hook
+  // names: kLn1 (norm1), kLn2 and kNormalizedResidPost (norm2), kLnFinal (the final norm),
+  // kEmbedNormalized (the embedding norm); then that hook.
+  void norm(Hook hook, int layer, float* out, const float* in, int n);
+  // A named activation of n rows × cols (or n × heads × cols) handed to the hooks, if they want it.
+  void hook(Hook hook, int layer, float* data, int n, int cols, int heads = 0);
   // x (n × d) += the attention block of `layer` over input (n × d; may be x), through the layer's
   // post_attention_norm (an RMSNorm) where it has one: the layer's attention weights and value
   // norms go where the request asks. After the last layer's, only the rows the rest of the pass
@@ -162,6 +167,11 @@ class ForwardPass {
   // x (n × d) += (act(input · W_gate + b_gate) ⊙ (input · W_up + b_up)) · W_down + b_down, through
   // the layer's post_mlp_norm (an RMSNorm) where it has one: SwiGLU with silu, GeGLU with a GELU.
   void gated_mlp(float* x, const float* input, const TransformerWeights::Layer& layer, int n);
+  // hook_resid_pre of layer over x (n × d).
+  void begin_layer(int layer, float* x, int n) { hook(Hook::kResidPre, layer, x, n, config.d_model); }
+  // hook_resid_post of layer over x (n × d), and x recorded as the next hidden state (not after the
+  // last layer: transformers' last hidden state is after the final norm).
+  void end_layer(int layer, float* x, int n);
   // hidden_states[index] = x (n × d), where the request asks for hidden states (index 0: the
   // embeddings, which RunResult::components also takes).
   void record_hidden(const float* x, int n, int index);
@@ -169,7 +179,7 @@ class ForwardPass {
   // entering it, and true (the family then skips its embedding); false for a run from the start.
   bool resume(float* x);
   int first_layer() const { return request_.resume_residual ? request_.first_layer : 0; }
-  // The final hidden state (RunResult::last_hidden) = x (n × d).
+  // The final hidden state (RunResult::last_hidden_state) = x (n × d).
   void keep_last_hidden(const float* x, int n);
   // A decoder's end, after its final norm over x (n × d): the last hidden state recorded and
   // kept, and the output head over it.
@@ -181,18 +191,23 @@ class ForwardPass {
   const RunRequest& request() const { return request_; }
 
  private:
-  friend class Transformer;
-  ForwardPass(Transformer& model, RunResult& out, const int32_t* ids, int n, const RunRequest& request);
-  // The interpretability hooks of a block's output a_ (n × d) before it joins the residual.
-  void capture_attention(int layer, int n);  // components, head outputs; a head patch
-  void capture_mlp(int layer, int n, bool normed);  // components, MLP outputs; an MLP patch
+  friend class RunContext;
+  ForwardPass(RunContext& context, RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  int wants(Hook hook, int layer) const { return request_.hooks ? request_.hooks->wants(hook, layer) : 0; }
+  // A block's output a_ (n × d) before it joins the residual: the attribution's components.
+  void capture_attention(int layer, int n);
+  void capture_mlp(int layer, int n, bool normed);
   void contributions(const float* residual, int layer, int n);  // RunResult::contributions of a layer
-  Transformer& model_;
+  // hook_z, where the hooks change it: a_ (n × d) += (z' − z) · W_O, as if the heads had given z'.
+  void intervene_z(int layer, int n);
+  RunContext& context_;
   RunResult& out_;
   const RunRequest& request_;
   float *a_, *up_;  // the blocks' own scratch: n × d_model, n × d_ff
 };
 
+// The model: config, weights and family, read-only once loaded, shared by any number of
+// RunContexts (llama.cpp's llama_model beside its llama_context).
 class Transformer {
  public:
   // Takes the tensors named as the family's params() names them (nn/families/family.h).
@@ -204,41 +219,65 @@ class Transformer {
   WeightType matrix_type() const { return weights_.layers.empty() ? WeightType::kF32 : weights_.layers[0].wq->type; }
   bool has_lm_head() const { return weights_.output != nullptr; }
   const TransformerWeights& weights() const { return weights_; }
-  // logits (rows × vocab) = what the model's end makes of residual rows x (rows × d): its final
-  // norm, an MLM head's transform, the output head, softcapping (the logit lens). Needs an LM head.
-  void head_of_residual(float* logits, const float* x, int rows);
+  // logits (rows × vocab) = what the model's end makes of residual rows x (rows × d): its family's
+  // final norm, an MLM head's transform, the output head, softcapping (the logit lens). Needs an
+  // LM head.
+  void head_of_residual(float* logits, const float* x, int rows) const;
+  // "" or what is wrong with a run's ids, token types, logit rows or heads.
+  std::string input_error(const int32_t* ids, int n, const RunRequest& request) const;
+
+ private:
+  TransformerConfig config_;
+  std::map<std::string, Tensor> tensors_;
+  TransformerWeights weights_;
+};
+
+// One line of runs over a model: its key/value caches, what prefix reuse kept, scratch. A model
+// can have several (a page types in one while a patching run goes on in another); one context is
+// used by one caller at a time.
+class RunContext {
+ public:
+  explicit RunContext(const Transformer& model);
+  const Transformer& model() const { return model_; }
+  const TransformerConfig& config() const { return model_.config(); }
 
   // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.
   double run_bytes(int n, int n_total, const RunRequest& request) const;
-  // "" and results, or what is wrong (ids out of range, too many tokens, over the memory budget,
+  // "" and results, or what is wrong (ids out of range, too many tokens, over memory_budget bytes,
   // a float32 overflow). Checked before anything is allocated.
-  std::string run(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  std::string run(RunResult& out, const int32_t* ids, int n, const RunRequest& request,
+                  double memory_budget = kNoMemoryBudget);
 
   // run(), for a text that is edited and run again (a page updating as the user types), reusing
   // the previous run_reusing_prefix's keys and values for the tokens the two share from the
   // start: only the tokens after them are computed. In a causal model a row depends on the tokens
   // up to it only, so the shared rows' attentions are the previous run's and the results equal a
-  // full run's (out.reused says how many rows were taken). Bidirectional models, and requests for
-  // every row's hidden states, run in full. Uses the key/value cache (reset_cache() or a run
-  // with use_cache in between starts it over).
-  std::string run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& request);
+  // full run's (out.reused says how many rows were taken). Bidirectional models, requests for
+  // every row's hidden states and runs with hooks run in full. Uses the key/value cache
+  // (reset_cache() or a run with use_cache in between starts it over).
+  std::string run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& request,
+                                 double memory_budget = kNoMemoryBudget);
 
   // The key/value cache for decoding: reset() empties it and reserves room for `tokens`.
   void reset_cache(int tokens);
   int cached_tokens() const { return caches_.empty() ? 0 : caches_[0].length; }
 
-  // Runs asking for more bytes than this are refused (the wasm layer sets what the heap has left).
-  double memory_limit = 4.0 * 1024 * 1024 * 1024;
+  // The names of every activation a run of this model hands its hooks, in the order a run visits
+  // them, with their hook_id()s (from a one-token run, made the first time it is asked).
+  const std::vector<std::pair<int, std::string>>& hook_names();
+
+  static constexpr double kNoMemoryBudget = 4.0 * 1024 * 1024 * 1024;
 
  private:
   friend class ForwardPass;
   // One attention block: x (n × d) → y (n × d), with the layer's attention and value norms
   // written into out where the request asks. Returns false on a float32 overflow.
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
-  // "" or what is wrong with a run's ids, token types, logit rows or heads.
-  std::string input_error(const int32_t* ids, int n, const RunRequest& request) const;
+  // The attention's inner hooks (q, k, v, scores, pattern) of a layer that has just run.
+  void attention_hooks(int layer, int n, const Config& mha, const MaskSpec& mask, const KvCache* cache,
+                       const float* pattern, const RunRequest& r);
   // Whether a run over n tokens carries only the rows logits are asked for past the last layer's
-  // attention (request.last_hidden and hidden_states off).
+  // attention (request.last_hidden_state, hidden_states and late hooks off).
   bool keeps_head_rows_only(int n, const RunRequest& request) const;
   // After the last layer's attention, x (n × d) is the residual stream: keeps the rows the rest of
   // the pass needs at the front of x, in the order asked, and returns how many.
@@ -249,12 +288,8 @@ class Transformer {
   // rows_after_last_attention kept only those).
   void output_head(RunResult& out, const float* x, int n, const RunRequest& request);
   void record_hidden(RunResult& out, const float* x, int n, int index, const RunRequest& request);
-  // x_ (n × d) = the token embeddings of ids.
-  void embed_tokens(float* x, const int32_t* ids, int n);
 
-  TransformerConfig config_;
-  std::map<std::string, Tensor> tensors_;
-  TransformerWeights weights_;
+  const Transformer& model_;
   std::vector<KvCache> caches_;
   // What run_reusing_prefix kept of its last run, whose tokens the caches hold: the ids, what was
   // asked (a different selection or set of switched-off heads cannot reuse it), and its attentions
@@ -262,7 +297,7 @@ class Transformer {
   struct PrefixRun {
     bool valid = false;
     std::vector<int32_t> ids;
-    std::vector<uint8_t> attention_layers, head_enabled;
+    std::vector<uint8_t> attention_layers, disabled_heads;
     int first_head = 0, heads = 0;
     std::vector<float> attentions;
   } prefix_;
@@ -271,12 +306,14 @@ class Transformer {
   Workspace ws_;
   bool overflow_ = false;
   // Scratch reused across calls: activations, W_O with switched-off heads' rows zeroed (in its
-  // stored type), one head's values moved through its factor of W_O (value norms).
-  std::vector<float> x_, h_, g_, a_, up_, gate_, head_rows_, moved_;
+  // stored type), one head's values moved through its factor of W_O (value norms), what the hooks
+  // read (an embedding table's rows, a layer's pattern or scores, hook_z before a change).
+  std::vector<float> x_, h_, g_, a_, up_, gate_, head_rows_, moved_, hook_rows_, hook_pattern_, hook_scratch_;
   std::vector<uint8_t> wo_ablated_;
   // Value norms: layers × heads factors (d_k × d_k, norm_preserving_factor) of W_O's rows of each
   // head, all made the first time a run asks for value norms (empty until then).
   std::vector<float> value_norm_factors_;
+  std::vector<std::pair<int, std::string>> hook_names_;
 };
 
 // Picks a token from one row of logits: greedy when temperature is 0, else a sample from

@@ -88,6 +88,7 @@ TEST_P(Pretrained, MatchesTransformersOnEveryCase) {
   const std::string model = GetParam();
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load(model, t), "");
+  mh::RunContext ctx(*t);
   const mh::TransformerConfig& c = t->config();
   Expected expected(model);
   int cases = 0;
@@ -103,7 +104,7 @@ TEST_P(Pretrained, MatchesTransformersOnEveryCase) {
     request.heads = c.heads;
     request.hidden_states = true;
     mh::RunResult out;
-    ASSERT_EQ(t->run(out, ids.data(), n, request), "") << key;
+    ASSERT_EQ(ctx.run(out, ids.data(), n, request), "") << key;
     const std::vector<float> attentions = expected.get<float>(key + "attentions");
     ASSERT_EQ(out.attentions.size(), attentions.size());
     EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model << " " << key;
@@ -137,6 +138,7 @@ TEST_P(Pretrained, LoadedAtTwoBytesAWeightStaysCloseToTransformers) {
     std::unique_ptr<mh::Transformer> t, split;
     ASSERT_EQ(load(model, t, 4099, c.storage), "");
     ASSERT_EQ(load(model, split, 3, c.storage), "");  // every element cut across chunks
+    mh::RunContext ctx(*t), split_ctx(*split);
     if (stored_f32) EXPECT_LT(t->weight_bytes(), 0.6 * f32->weight_bytes()) << c.name;
     else EXPECT_EQ(t->weight_bytes(), f32->weight_bytes()) << c.name;
     double worst_attention = 0, worst_logits = 0;
@@ -150,8 +152,8 @@ TEST_P(Pretrained, LoadedAtTwoBytesAWeightStaysCloseToTransformers) {
       request.attention_layers = layers.data();
       request.heads = t->config().heads;
       mh::RunResult out, out_split;
-      ASSERT_EQ(t->run(out, ids.data(), static_cast<int>(ids.size()), request), "");
-      ASSERT_EQ(split->run(out_split, ids.data(), static_cast<int>(ids.size()), request), "");
+      ASSERT_EQ(ctx.run(out, ids.data(), static_cast<int>(ids.size()), request), "");
+      ASSERT_EQ(split_ctx.run(out_split, ids.data(), static_cast<int>(ids.size()), request), "");
       EXPECT_EQ(0, std::memcmp(out.attentions.data(), out_split.attentions.data(), out.attentions.size() * 4)) << key;
       const std::vector<float> attentions = expected.get<float>(key + "attentions");
       worst_attention = std::max(worst_attention, max_diff(out.attentions.data(), attentions.data(), attentions.size()));
@@ -176,6 +178,7 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
   for (const char* model : {"gpt2", "llama", "qwen2", "gpt_neox", "gpt_neo", "qwen3", "gemma3"}) {
     std::unique_ptr<mh::Transformer> t;
     ASSERT_EQ(load(model, t), "");
+    mh::RunContext ctx(*t);
     const int vocab = t->config().vocab, L = t->config().layers, H = t->config().heads;
     // Longer than the sliding windows of gpt_neo's and gemma3's local layers (8 tokens).
     const std::vector<int32_t> ids = {5, 17, 42, 9, 300, 7, 77, 123, 11, 250, 3, 64, 99, 18};
@@ -186,21 +189,21 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
     full.heads = H;
     full.value_norms = true;
     mh::RunResult whole;
-    ASSERT_EQ(t->run(whole, ids.data(), n, full), "");
-    t->reset_cache(16);
+    ASSERT_EQ(ctx.run(whole, ids.data(), n, full), "");
+    ctx.reset_cache(16);
     mh::RunRequest step = full;
     step.use_cache = true;
     const int32_t last_of_prompt = 4, only = 0;
     step.logit_rows = &last_of_prompt;
     step.logit_row_count = 1;
     mh::RunResult prompt;
-    ASSERT_EQ(t->run(prompt, ids.data(), 5, step), "");
+    ASSERT_EQ(ctx.run(prompt, ids.data(), 5, step), "");
     ASSERT_EQ(prompt.logits.size(), size_t(vocab));
     EXPECT_LT(max_diff(prompt.logits.data(), whole.logits.data() + int64_t{4} * vocab, vocab), 1e-4 * max_abs(whole.logits));
     step.logit_rows = &only;
     for (int i = 5; i < n; ++i) {
       mh::RunResult one;
-      ASSERT_EQ(t->run(one, ids.data() + i, 1, step), "");
+      ASSERT_EQ(ctx.run(one, ids.data() + i, 1, step), "");
       ASSERT_EQ(one.n_k, i + 1);
       EXPECT_LT(max_diff(one.logits.data(), whole.logits.data() + int64_t{i} * vocab, vocab), 1e-4 * max_abs(whole.logits))
           << model << " step " << i;
@@ -217,7 +220,7 @@ TEST(Pretrained, CachedStepsEqualTheFullSequence) {
         }
     }
     mh::RunResult over;
-    EXPECT_NE(t->run(over, ids.data(), 9, step), "");  // past the cache's room: an error, not a crash
+    EXPECT_NE(ctx.run(over, ids.data(), 9, step), "");  // past the cache's room: an error, not a crash
   }
 }
 
@@ -227,16 +230,17 @@ TEST(Pretrained, LogitsForChosenRowsAreThoseRows) {
   for (const char* model : {"gpt2", "bert"}) {
     std::unique_ptr<mh::Transformer> t;
     ASSERT_EQ(load(model, t), "");
+    mh::RunContext ctx(*t);
     const int vocab = t->config().vocab;
     const std::vector<int32_t> ids = {2, 17, 42, 9, 300, 7, 3};
     mh::RunRequest all;
     mh::RunResult whole, some;
-    ASSERT_EQ(t->run(whole, ids.data(), 7, all), "");
+    ASSERT_EQ(ctx.run(whole, ids.data(), 7, all), "");
     const std::vector<int32_t> rows = {5, 0, 5};
     mh::RunRequest chosen;
     chosen.logit_rows = rows.data();
     chosen.logit_row_count = 3;
-    ASSERT_EQ(t->run(some, ids.data(), 7, chosen), "");
+    ASSERT_EQ(ctx.run(some, ids.data(), 7, chosen), "");
     ASSERT_EQ(some.logits.size(), size_t(3) * vocab);
     for (int i = 0; i < 3; ++i)
       EXPECT_LT(max_diff(some.logits.data() + int64_t{i} * vocab, whole.logits.data() + int64_t{rows[i]} * vocab, vocab),
@@ -244,7 +248,7 @@ TEST(Pretrained, LogitsForChosenRowsAreThoseRows) {
     const int32_t bad = 7;
     chosen.logit_rows = &bad;
     chosen.logit_row_count = 1;
-    EXPECT_NE(t->run(some, ids.data(), 7, chosen).find("rows are 0 … 6"), std::string::npos);
+    EXPECT_NE(ctx.run(some, ids.data(), 7, chosen).find("rows are 0 … 6"), std::string::npos);
   }
 }
 
@@ -255,6 +259,7 @@ TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
   const std::string model = GetParam();
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load(model, t), "");
+  mh::RunContext ctx(*t);
   const mh::TransformerConfig& c = t->config();
   Expected expected(model);
   const std::vector<int32_t> ids = expected.get<int32_t>("case0.input_ids");
@@ -269,13 +274,13 @@ TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
   every_head.token_types = types.empty() ? nullptr : types.data();
   every_head.attention_layers = layers.data();
   every_head.heads = c.heads;
-  every_head.last_hidden = false;
+  every_head.last_hidden_state = false;
   for (const std::vector<int32_t>& rows : lists) {
     mh::RunRequest r = every_head;
     r.logit_rows = rows.data();
     r.logit_row_count = static_cast<int>(rows.size());
     mh::RunResult out;
-    ASSERT_EQ(t->run(out, ids.data(), n, r), "");
+    ASSERT_EQ(ctx.run(out, ids.data(), n, r), "");
     EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
     ASSERT_EQ(out.logits.size(), rows.size() * c.vocab);
     for (size_t i = 0; i < rows.size(); ++i)
@@ -285,30 +290,31 @@ TEST_P(Pretrained, LogitRowsAloneStillMatchTransformers) {
   mh::RunRequest none = every_head;
   none.logits = false;
   mh::RunResult out;
-  ASSERT_EQ(t->run(out, ids.data(), n, none), "");
+  ASSERT_EQ(ctx.run(out, ids.data(), n, none), "");
   EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
   EXPECT_TRUE(out.logits.empty());
-  EXPECT_TRUE(out.last_hidden.empty());
+  EXPECT_TRUE(out.last_hidden_state.empty());
 }
 
 TEST(Pretrained, SwitchedOffHeadChangesOnlyThroughItsOutput) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("llama", t), "");
+  mh::RunContext ctx(*t);
   const std::vector<int32_t> ids = {1, 50, 60, 70, 80};
   const int L = t->config().layers, H = t->config().heads;
-  std::vector<uint8_t> enabled(static_cast<size_t>(L * H), 1);
+  std::vector<uint8_t> disabled(static_cast<size_t>(L * H), 0);
   mh::RunRequest r;
   mh::RunResult on, off;
-  ASSERT_EQ(t->run(on, ids.data(), 5, r), "");
-  enabled[H + 2] = 0;  // layer 1, head 2: the last layer, so layer 0 is untouched
-  r.head_enabled = enabled.data();
+  ASSERT_EQ(ctx.run(on, ids.data(), 5, r), "");
+  disabled[H + 2] = 1;  // layer 1, head 2: the last layer, so layer 0 is untouched
+  r.disabled_heads = disabled.data();
   r.hidden_states = true;
-  ASSERT_EQ(t->run(off, ids.data(), 5, r), "");
+  ASSERT_EQ(ctx.run(off, ids.data(), 5, r), "");
   EXPECT_GT(max_diff(on.logits.data(), off.logits.data(), on.logits.size()), 1e-3);
   // With every head of the layer off, the layer adds only its MLP: value norms of a head are 0.
-  std::fill(enabled.begin(), enabled.end(), 0);
+  std::fill(disabled.begin(), disabled.end(), 1);
   r.value_norms = true;
-  ASSERT_EQ(t->run(off, ids.data(), 5, r), "");
+  ASSERT_EQ(ctx.run(off, ids.data(), 5, r), "");
   EXPECT_EQ(max_abs(off.value_norms), 0.0);
 }
 
@@ -327,12 +333,13 @@ TEST(Pretrained, ValueNormsAreTheNormsOfProjectedValues) {
   for (mh::MatrixStorage storage : {mh::MatrixStorage::kAsStored, mh::MatrixStorage::kBF16}) {
     std::unique_ptr<mh::Transformer> t;
     ASSERT_EQ(load("gpt2", t, 4099, storage), "");
+    mh::RunContext ctx(*t);
     const auto& c = t->config();
     const int d = c.d_model, H = c.heads, d_k = d / H;
     mh::RunRequest r;
     r.value_norms = true;
     mh::RunResult out;
-    ASSERT_EQ(t->run(out, ids.data(), n, r), "");
+    ASSERT_EQ(ctx.run(out, ids.data(), n, r), "");
     ASSERT_EQ(out.value_norms.size(), size_t(c.layers) * H * n);
     double worst = 0, largest = 0;
     for (int j = 0; j < n; ++j) {
@@ -366,14 +373,15 @@ TEST(Pretrained, ValueNormsAreTheNormsOfProjectedValues) {
 TEST(Pretrained, BadInputIsAnErrorAndTheModelKeepsWorking) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("gpt2", t), "");
+  mh::RunContext ctx(*t);
   mh::RunRequest r;
   mh::RunResult out;
   const std::vector<int32_t> bad = {1, 2, 5000};
-  EXPECT_NE(t->run(out, bad.data(), 3, r).find("not in the vocabulary"), std::string::npos);
+  EXPECT_NE(ctx.run(out, bad.data(), 3, r).find("not in the vocabulary"), std::string::npos);
   std::vector<int32_t> long_input(513, 1);
-  EXPECT_NE(t->run(out, long_input.data(), 513, r).find("at most 512"), std::string::npos);
+  EXPECT_NE(ctx.run(out, long_input.data(), 513, r).find("at most 512"), std::string::npos);
   const std::vector<int32_t> ok = {1, 2, 3};
-  EXPECT_EQ(t->run(out, ok.data(), 3, r), "");
+  EXPECT_EQ(ctx.run(out, ok.data(), 3, r), "");
 }
 
 TEST(Checkpoint, RefusesWhatDoesNotMatch) {
@@ -479,26 +487,27 @@ TEST(Pretrained, InterpretabilityInvariants) {
   for (const char* model : {"gpt2", "gpt_neox", "gemma3"}) {
     std::unique_ptr<mh::Transformer> t;
     ASSERT_EQ(load(model, t), "");
+    mh::RunContext ctx(*t);
     const std::vector<int32_t> clean = {5, 17, 42, 9, 300, 7, 77, 123, 11, 250};
     const int n = static_cast<int>(clean.size());
     mh::LogitAttribution a;
-    ASSERT_EQ(mh::direct_logit_attribution(*t, a, clean.data(), n, {n - 1, 10, 20}, nullptr), "");
+    ASSERT_EQ(mh::direct_logit_attribution(ctx, a, clean.data(), n, {n - 1, 10, 20}, nullptr), "");
     EXPECT_NEAR(a.total + a.norm_bias, a.logit_difference, 1e-4 * std::max(1.0, std::fabs(a.logit_difference))) << model;
     std::vector<int32_t> corrupt = clean;
     corrupt[3] = 8;
     mh::ActivationPatching patching;
-    ASSERT_EQ(patching.prepare(*t, clean.data(), corrupt.data(), n, 10, 20), "");
+    ASSERT_EQ(patching.prepare(ctx, clean.data(), corrupt.data(), n, 10, 20), "");
     double d = 0;
-    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kResidual, 0, 3, d), "");
+    ASSERT_EQ(patching.patched(ctx, mh::ActivationPatching::What::kResidual, 0, 3, d), "");
     EXPECT_NEAR(d, patching.clean_difference(), 1e-4 * std::max(1.0, std::fabs(d))) << model;
-    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kHeads, 1, 2, d), "");
-    ASSERT_EQ(patching.patched(*t, mh::ActivationPatching::What::kMlps, 0, 0, d), "");
-    EXPECT_NE(patching.patched(*t, mh::ActivationPatching::What::kHeads, 99, 0, d), "");
+    ASSERT_EQ(patching.patched(ctx, mh::ActivationPatching::What::kHeads, 1, 2, d), "");
+    ASSERT_EQ(patching.patched(ctx, mh::ActivationPatching::What::kMlps, 0, 0, d), "");
+    EXPECT_NE(patching.patched(ctx, mh::ActivationPatching::What::kHeads, 99, 0, d), "");
     mh::LogitLens lens;
     const std::vector<int32_t> positions = {0, n - 1};
     mh::LogitAttribution b;
     const mh::AttributionAsk ask{n - 1, 10, 20};
-    ASSERT_EQ(mh::logit_lens(*t, lens, clean.data(), n, nullptr, positions.data(), 2, 3, nullptr, 0, &ask, &b), "");
+    ASSERT_EQ(mh::logit_lens(ctx, lens, clean.data(), n, nullptr, positions.data(), 2, 3, nullptr, 0, &ask, &b), "");
     EXPECT_EQ(lens.top_ids.size(), size_t(t->config().layers + 1) * 2 * 3);
     // The same attribution from the lens's run as from a run of its own.
     EXPECT_NEAR(b.total, a.total, 1e-5 * std::max(1.0, std::fabs(a.total))) << model;
@@ -509,7 +518,7 @@ TEST(Pretrained, InterpretabilityInvariants) {
     r.heads = t->config().heads;
     r.contributions = true;
     mh::RunResult out;
-    ASSERT_EQ(t->run(out, clean.data(), n, r), "");
+    ASSERT_EQ(ctx.run(out, clean.data(), n, r), "");
     for (int row = 0; row < t->config().layers * n; ++row) {
       double sum = 0;
       for (int j = 0; j < n; ++j) sum += out.contributions[int64_t{row} * n + j];

@@ -2,7 +2,7 @@
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
   type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, type PretrainedModel, type PretrainedRun,
-  type Encoding, type LoadProgress,
+  type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation,
 } from 'multihead';
 
 async function main(): Promise<void> {
@@ -76,4 +76,25 @@ export async function interpret(model: PretrainedModel, ids: number[]) {
   const recovered: number = patched.recovered[0];
   const { contributions } = model.contributions(ids);
   return top + head + recovered + contributions[0];
+}
+
+// Named activations and run contexts (docs/hooks.md).
+export async function hooks(model: PretrainedModel, ids: number[]) {
+  const types: string[] = await supportedModelTypes();
+  const names: string[] = model.hookNames();
+  const out = model.run(ids, {
+    capture: ['blocks.*.hook_resid_post'],
+    intervene: {
+      'blocks.0.attn.hook_z': (a: Activation) => { a.data.fill(0); },
+      'blocks.1.hook_resid_mid': { positions: [0], values: new Float32Array(model.config.dModel) },
+    },
+  });
+  const first: Float32Array | undefined = out.activations?.['blocks.0.hook_resid_post'].data;
+  const context: ModelContext = model.createContext();
+  const again: PretrainedRun = context.run(ids, { logits: [ids.length - 1], reusePrefix: true });
+  context.dispose();
+  const kind: string = model.config.modelType;
+  // @ts-expect-error: capture takes a list of names
+  model.run(ids, { capture: 'hook_embed' });
+  return [types, names, first, again, kind];
 }

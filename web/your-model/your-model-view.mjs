@@ -267,7 +267,7 @@ export class ModelView {
       : local.length === layers ? `Every layer is local: each token sees itself and the ${w - 1} before it. `
         : `Local layers (each token sees itself and the ${w - 1} before it): ${local.map((l) => l + 1).join(', ')}; the others see the whole text. `;
     const kv = c.kvHeads !== c.heads ? ` (${c.kvHeads} key/value heads)` : '';
-    this.ui.info.textContent = `${this.label}: ${c.architecture}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
+    this.ui.info.textContent = `${this.label}: ${c.modelType}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
       `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${c.weightType} matrices), ` +
       `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
       `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +

@@ -76,17 +76,17 @@ void bert_encoder_forward(ForwardPass& p, const int32_t* positions) {
   std::vector<int32_t> types(static_cast<size_t>(n), 0);
   if (p.request().token_types) types.assign(p.request().token_types, p.request().token_types + n);
   p.embed_tokens(x);
-  if (positions) embedding_rows(x, positions, *W.position_embedding, n, d, true);
-  else add_table_rows(x, *W.position_embedding, 0, n, d);
-  if (W.type_embedding) embedding_rows(x, types.data(), *W.type_embedding, n, d, true);
-  layer_norm(x, x, f32(W.embedding_norm_w), f32(W.embedding_norm_b), n, d, c.norm_eps);
+  p.add_embedding(Hook::kPosEmbed, x, *W.position_embedding, positions, 0);
+  if (W.type_embedding) p.add_embedding(Hook::kTokenTypeEmbed, x, *W.type_embedding, types.data(), 0);
+  p.norm(Hook::kEmbedNormalized, -1, x, x, n);
   p.record_hidden(x, n, 0);
   for (int l = 0; l < c.layers; ++l) {  // post-LayerNorm: each sublayer's norm after its residual
-    const TransformerWeights::Layer& L = W.layers[l];
+    p.begin_layer(l, x, n);
     n = p.attention_block(x, x, n, l);
-    layer_norm(x, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    p.mlp(x, x, L, n);
-    layer_norm(x, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
+    p.norm(Hook::kLn1, l, x, x, n);
+    p.mlp(x, x, W.layers[l], n);
+    p.hook(Hook::kResidPost, l, x, n, d);
+    p.norm(Hook::kNormalizedResidPost, l, x, x, n);
     p.record_hidden(x, n, l + 1);
   }
   p.keep_last_hidden(x, n);
@@ -104,6 +104,6 @@ void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr); }
 }  // namespace
 
 extern const Family kBertFamily = {"bert", bert_read_config, {"bert.", ""}, "embeddings.word_embeddings.weight",
-                                   bert_params, forward};
+                                   bert_params, forward, Norm::kLayerNorm};
 
 }  // namespace mh

@@ -67,6 +67,7 @@ void forward(ForwardPass& p) { bert_encoder_forward(p, nullptr); }
 }  // namespace
 
 extern const Family kDistilbertFamily = {"distilbert", read_config, {"distilbert.", ""},
-                                         "embeddings.word_embeddings.weight", params, forward};
+                                         "embeddings.word_embeddings.weight", params, forward,
+                                         Norm::kLayerNorm};
 
 }  // namespace mh

@@ -46,6 +46,12 @@ std::string supported_model_types() {
   return names;
 }
 
+std::vector<std::string> supported_model_type_list() {
+  std::vector<std::string> names;
+  for (const ModelType& row : kModelTypes) names.emplace_back(row.model_type);
+  return names;
+}
+
 std::string layer_name(int layer, const char* what) { return "h" + std::to_string(layer) + "." + what; }
 
 ParamSpec vec(std::string name, std::vector<std::string> sources, int64_t size, bool optional) {

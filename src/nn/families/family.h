@@ -53,12 +53,17 @@ struct Family {
   // Everything the forward pass reads, for this config; names as TransformerWeights binds them.
   std::vector<ParamSpec> (*params)(const TransformerConfig& c);
   void (*forward)(ForwardPass& pass);
+  // Its blocks' and final norm: the forward pass (ForwardPass::norm), the logit lens and the
+  // attribution (which freezes it) all read this, so none guesses it from the weights.
+  Norm norm;
 };
 
 // The family of a config.json's model_type, or null (families.cpp).
 const Family* family_for_model_type(const std::string& model_type);
 // "gpt2, bert, llama, qwen2, mistral": the model types the table knows, for error messages.
 std::string supported_model_types();
+// The same, one a string.
+std::vector<std::string> supported_model_type_list();
 
 // ---- building blocks of the families' files ----
 

@@ -117,29 +117,26 @@ void forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
-  const int d = c.d_model;
   float *x = p.x, *h = p.h;
   if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
-    p.embed_tokens(x);
-    const float scale = embedding_scale(d, W.token_embedding->type);
-    for (int64_t i = 0; i < int64_t{n} * d; ++i) x[i] *= scale;
+    p.embed_tokens(x, embedding_scale(c.d_model, W.token_embedding->type));
     p.record_hidden(x, n, 0);
   }
   for (int l = p.first_layer(); l < c.layers; ++l) {
-    const TransformerWeights::Layer& L = W.layers[l];
-    rms_norm(h, x, f32(L.norm1_w), n, d, c.norm_eps);
+    p.begin_layer(l, x, n);
+    p.norm(Hook::kLn1, l, h, x, n);
     n = p.attention_block(x, h, n, l);  // through post_attention_norm
-    rms_norm(h, x, f32(L.norm2_w), n, d, c.norm_eps);
-    p.gated_mlp(x, h, L, n);  // through post_mlp_norm
-    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+    p.norm(Hook::kLn2, l, h, x, n);
+    p.gated_mlp(x, h, W.layers[l], n);  // through post_mlp_norm
+    p.end_layer(l, x, n);
   }
-  rms_norm(x, x, f32(W.final_norm_w), n, d, c.norm_eps);
+  p.norm(Hook::kLnFinal, -1, x, x, n);
   p.finish(x, n);
 }
 
 }  // namespace
 
 extern const Family kGemma3Family = {"gemma3_text", read_config, {"model.", ""}, "embed_tokens.weight", params,
-                                     forward};
+                                     forward, Norm::kRmsNorm};
 
 }  // namespace mh

@@ -66,25 +66,25 @@ void gpt2_forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
-  const int d = c.d_model;
   float *x = p.x, *h = p.h;
   if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
     p.embed_tokens(x);
-    add_table_rows(x, *W.position_embedding, p.first_position, n, d);
+    p.add_embedding(Hook::kPosEmbed, x, *W.position_embedding, nullptr, p.first_position);
     p.record_hidden(x, n, 0);
   }
   for (int l = p.first_layer(); l < c.layers; ++l) {
-    const TransformerWeights::Layer& L = W.layers[l];
-    layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
+    p.begin_layer(l, x, n);
+    p.norm(Hook::kLn1, l, h, x, n);
     n = p.attention_block(x, h, n, l);
-    layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
-    p.mlp(x, h, L, n);
-    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+    p.norm(Hook::kLn2, l, h, x, n);
+    p.mlp(x, h, W.layers[l], n);
+    p.end_layer(l, x, n);
   }
-  layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
+  p.norm(Hook::kLnFinal, -1, x, x, n);
   p.finish(x, n);
 }
 
-extern const Family kGpt2Family = {"gpt2", read_config, {"", "transformer."}, "wte.weight", params, gpt2_forward};
+extern const Family kGpt2Family = {"gpt2", read_config, {"", "transformer."}, "wte.weight", params, gpt2_forward,
+                                  Norm::kLayerNorm};
 
 }  // namespace mh

@@ -79,6 +79,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
 }  // namespace
 
 // The forward pass is GPT-2's: the local layers and the unscaled scores are the config's.
-extern const Family kGptNeoFamily = {"gpt_neo", read_config, {"transformer.", ""}, "wte.weight", params, gpt2_forward};
+extern const Family kGptNeoFamily = {"gpt_neo", read_config, {"transformer.", ""}, "wte.weight", params, gpt2_forward,
+                                    Norm::kLayerNorm};
 
 }  // namespace mh

@@ -85,7 +85,6 @@ void forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
-  const int d = c.d_model;
   float *x = p.x, *h = p.h, *g = p.g;
   if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
     p.embed_tokens(x);
@@ -93,24 +92,26 @@ void forward(ForwardPass& p) {
   }
   for (int l = p.first_layer(); l < c.layers; ++l) {
     const TransformerWeights::Layer& L = W.layers[l];
-    layer_norm(h, x, f32(L.norm1_w), f32(L.norm1_b), n, d, c.norm_eps);
-    if (c.parallel_residual) {  // both read x as it enters the layer
-      layer_norm(g, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
+    p.begin_layer(l, x, n);
+    p.norm(Hook::kLn1, l, h, x, n);
+    if (c.parallel_residual) {  // both read x as it enters the layer (no hook_resid_mid)
+      p.norm(Hook::kLn2, l, g, x, n);
       n = p.attention_block(x, h, n, l, g);
       p.mlp(x, g, L, n);
     } else {
       n = p.attention_block(x, h, n, l);
-      layer_norm(h, x, f32(L.norm2_w), f32(L.norm2_b), n, d, c.norm_eps);
+      p.norm(Hook::kLn2, l, h, x, n);
       p.mlp(x, h, L, n);
     }
-    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+    p.end_layer(l, x, n);
   }
-  layer_norm(x, x, f32(W.final_norm_w), f32(W.final_norm_b), n, d, c.norm_eps);
+  p.norm(Hook::kLnFinal, -1, x, x, n);
   p.finish(x, n);
 }
 
 }  // namespace
 
-extern const Family kGptNeoxFamily = {"gpt_neox", read_config, {"gpt_neox.", ""}, "embed_in.weight", params, forward};
+extern const Family kGptNeoxFamily = {"gpt_neox", read_config, {"gpt_neox.", ""}, "embed_in.weight", params, forward,
+                                     Norm::kLayerNorm};
 
 }  // namespace mh

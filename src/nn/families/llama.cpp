@@ -80,25 +80,24 @@ void llama_forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;
   const TransformerWeights& W = p.weights;
   int n = p.n;
-  const int d = c.d_model;
   float *x = p.x, *h = p.h;
   if (!p.resume(x)) {  // a patched run may start at a later layer (interpret/patching.h)
     p.embed_tokens(x);
     p.record_hidden(x, n, 0);
   }
   for (int l = p.first_layer(); l < c.layers; ++l) {
-    const TransformerWeights::Layer& L = W.layers[l];
-    rms_norm(h, x, f32(L.norm1_w), n, d, c.norm_eps);
+    p.begin_layer(l, x, n);
+    p.norm(Hook::kLn1, l, h, x, n);
     n = p.attention_block(x, h, n, l);
-    rms_norm(h, x, f32(L.norm2_w), n, d, c.norm_eps);
-    p.gated_mlp(x, h, L, n);
-    if (l + 1 < c.layers) p.record_hidden(x, n, l + 1);
+    p.norm(Hook::kLn2, l, h, x, n);
+    p.gated_mlp(x, h, W.layers[l], n);
+    p.end_layer(l, x, n);
   }
-  rms_norm(x, x, f32(W.final_norm_w), n, d, c.norm_eps);
+  p.norm(Hook::kLnFinal, -1, x, x, n);
   p.finish(x, n);
 }
 
 extern const Family kLlamaFamily = {"llama", llama_read_config, {"model.", ""}, "embed_tokens.weight", llama_params,
-                                    llama_forward};
+                                    llama_forward, Norm::kRmsNorm};
 
 }  // namespace mh

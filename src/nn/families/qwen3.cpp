@@ -19,6 +19,6 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
 }  // namespace
 
 extern const Family kQwen3Family = {"qwen3", llama_read_config, {"model.", ""}, "embed_tokens.weight", params,
-                                    llama_forward};
+                                    llama_forward, Norm::kRmsNorm};
 
 }  // namespace mh

@@ -49,6 +49,6 @@ void forward(ForwardPass& p) {
 }  // namespace
 
 extern const Family kRobertaFamily = {"roberta", read_config, {"roberta.", ""}, "embeddings.word_embeddings.weight",
-                                      params, forward};
+                                      params, forward, Norm::kLayerNorm};
 
 }  // namespace mh

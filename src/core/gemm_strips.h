@@ -106,9 +106,8 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
             int c0, int end) {
   // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except one row
   // over short panels (K ≤ 1024: GPT-2's 768, the output head included): there one panel at a
-  // time, one sequential stream, read 25–29 GB/s here where four panels 24 KB apart read 15–24
-  // (the 50,257-column output head: 6.8 → 5.7 ms F32, 4.9 → 3.1 ms BF16). Panels of 1536 and
-  // more still read faster four at a time (30 against 26 GB/s at 3072).
+  // time, one sequential stream, which memory reads faster than four panels 24 KB apart; panels
+  // of 1536 and more still read faster four at a time (docs/performance.md, "Kernel decisions").
   constexpr Fp16Widening kExact = Fp16Widening::kExact;
   if (R == 1 && b.panels && K <= 1024) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
@@ -125,7 +124,7 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
   constexpr int kGroups = R == 1 ? (T == WeightType::kF16 && W != Fp16Widening::kPrescaled ? 2 : 4) : R == 2 ? 2 : 1;
   // Called through a pointer the optimizer cannot see through: binaryen inlines a function with
   // one caller whatever `noinline` says, and inside gemm_columns, V8 spilled this loop's
-  // accumulators to the stack (bf16 decoding of GPT-2 small: 19.8 → 17.3 ms per token here).
+  // accumulators to the stack (docs/performance.md, "Kernel decisions").
   // A strip that met fp16's inf or NaN runs again, widened exactly (Fp16Specials).
   using Strip = bool (*)(float*, int64_t, const float*, int64_t, const MatrixRef&, const float*, int, int, int);
   static Strip volatile wide_strip = strip<T, R, kGroups, W>;

@@ -31,8 +31,8 @@ class AttentionModel {
   WeightsView weights() const;
   // The same weights with the four matrices in gemm's panel layout (core/gemm.h), packed on first
   // use after a change: what forward multiplies by. A layer runs many times per weight change
-  // (every keystroke), and gathering panels from row-major rows on every product cost up to 15%
-  // of a forward at small n (n = 16, d_model 256: 0.20 → 0.17 ms).
+  // (every keystroke), and gathering panels from row-major rows on every product was a large part
+  // of a forward at small n (docs/performance.md, "Kernel decisions").
   WeightsView gemm_weights();
 
   // Swap in the staged arrays named by bit i of which_mask (staged[i] has weight_size(i) floats),

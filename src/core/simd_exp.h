@@ -1,8 +1,8 @@
 // A vectorized e^x for softmax in the wasm build.
 //
 // Why not Eigen's pexp: under wasm it goes through Emscripten's SSE2 emulation, whose float→int
-// conversions (needed to build 2^n) are emulated and slow — it measured 7.3 ns per element, slower
-// than scalar expf. Native wasm SIMD has the instructions (nearest, trunc_sat, shl), so this is
+// conversions (needed to build 2^n) are emulated and slow — slower than scalar expf
+// (docs/performance.md, "Kernel decisions"). Native wasm SIMD has the instructions (nearest, trunc_sat, shl), so this is
 // Cephes' expf written with them: ~1 ulp on the range softmax uses.
 #pragma once
 

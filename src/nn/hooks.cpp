@@ -14,8 +14,9 @@ const char* const kNames[kHookKinds] = {
 
 bool hook_is_global(Hook hook) { return hook <= Hook::kEmbedNormalized || hook == Hook::kLnFinal; }
 
-std::string hook_name(Hook hook, int layer) {
+std::string hook_name(Hook hook, int layer, bool encoder) {
   const char* name = kNames[static_cast<int>(hook)];
+  if (encoder && hook < Hook::kEmbedNormalized) return "embed." + std::string(name);
   return hook_is_global(hook) ? std::string(name) : "blocks." + std::to_string(layer) + "." + name;
 }
 

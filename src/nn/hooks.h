@@ -43,8 +43,9 @@ constexpr int kHookKinds = static_cast<int>(Hook::kCount);
 
 // Whether a hook sits outside the blocks (its layer is −1).
 bool hook_is_global(Hook hook);
-// "blocks.3.attn.hook_z", "hook_embed".
-std::string hook_name(Hook hook, int layer);
+// "blocks.3.attn.hook_z", "hook_embed". An encoder's embeddings are one module in TransformerLens's
+// HookedEncoder (BertEmbed): with `encoder`, "embed.hook_embed", "embed.hook_pos_embed" …
+std::string hook_name(Hook hook, int layer, bool encoder = false);
 // One number per (hook, layer): kind + kHookKinds · (layer + 1), layer −1 for the global ones.
 inline int hook_id(Hook hook, int layer) { return static_cast<int>(hook) + kHookKinds * (layer + 1); }
 // Whether a visitor may change a hook's values and the run go on from them. The attention's inner

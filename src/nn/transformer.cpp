@@ -697,17 +697,21 @@ namespace {
 // Reads every hook and keeps the names, in the order visited.
 class NameRecorder : public HookVisitor {
  public:
+  explicit NameRecorder(bool encoder) : encoder_(encoder) {}
   std::vector<std::pair<int, std::string>> names;
   int wants(Hook, int) const override { return kRead; }
   void visit(Hook hook, int layer, float*, const std::vector<int>&) override {
-    names.emplace_back(hook_id(hook, layer), hook_name(hook, layer));
+    names.emplace_back(hook_id(hook, layer), hook_name(hook, layer, encoder_));
   }
+
+ private:
+  bool encoder_;
 };
 }  // namespace
 
 const std::vector<std::pair<int, std::string>>& RunContext::hook_names() {
   if (!hook_names_.empty()) return hook_names_;
-  NameRecorder recorder;
+  NameRecorder recorder(!config().causal);
   RunRequest r;
   r.hooks = &recorder;
   r.logits = false;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadPretrained, supportedModelTypes } from '../../bindings/multihead.mjs';
-import { FIXTURES, expectedOutputs, maxAbs, maxAbsDiff } from './checkpoints.mjs';
+import { readFileSync } from 'node:fs';
+import { FIXTURES, expectedOutputs, fixtureConfig, maxAbs, maxAbsDiff, readSafetensors, toF32 } from './checkpoints.mjs';
 
 const DECODERS = ['gpt2', 'llama', 'qwen2', 'gpt_neox', 'gpt_neo', 'qwen3', 'gemma3'];
 const ENCODERS = ['bert', 'distilbert', 'roberta'];
@@ -20,6 +21,8 @@ const hiddenAt = (c, l) => {
   const [, n, d] = c.hiddenShape;
   return c.hidden.subarray(l * n * d, (l + 1) * n * d);
 };
+// Bit for bit (a fast check for large arrays: Vitest's toEqual walks them one element at a time).
+const same = (got, want) => got.length === want.length && got.every((v, i) => Object.is(v, want[i]));
 const closeTo = (got, want, what) => {
   expect(got.length, what).toBe(want.length);
   expect(maxAbsDiff(got, want), what).toBeLessThan(1e-3 * Math.max(1, maxAbs(want)));
@@ -38,13 +41,13 @@ describe('captured activations are transformers\' numbers', () => {
         for (let l = 0; l < layers; l += 1) {
           expect(a[`blocks.${l}.hook_resid_pre`].shape).toEqual([n, d]);
           closeTo(a[`blocks.${l}.hook_resid_pre`].data, hiddenAt(c, l), `${fixture} ${c.key} resid_pre ${l}`);
-          if (l > 0) expect(a[`blocks.${l - 1}.hook_resid_post`].data).toEqual(a[`blocks.${l}.hook_resid_pre`].data);
+          if (l > 0) expect(same(a[`blocks.${l - 1}.hook_resid_post`].data, a[`blocks.${l}.hook_resid_pre`].data)).toBe(true);
           const pattern = a[`blocks.${l}.attn.hook_pattern`];
           expect(pattern.shape).toEqual([model.config.heads, n, n]);
           const size = model.config.heads * n * n;
           expect(maxAbsDiff(pattern.data, c.attentions.subarray(l * size, (l + 1) * size))).toBeLessThan(1e-4);
           // The run's own attentions are the same numbers as the hook's (one kernel).
-          expect(pattern.data).toEqual(out.attentions.subarray(l * size, (l + 1) * size));
+          expect(same(pattern.data, out.attentions.subarray(l * size, (l + 1) * size))).toBe(true);
         }
         closeTo(a['ln_final.hook_normalized'].data, hiddenAt(c, layers), `${fixture} ${c.key} ln_final`);
       }
@@ -66,6 +69,27 @@ describe('captured activations are transformers\' numbers', () => {
           expect(maxAbsDiff(a[`blocks.${l}.attn.hook_pattern`].data, c.attentions.subarray(l * size, (l + 1) * size))).toBeLessThan(1e-4);
         }
       }
+    });
+  });
+
+  it('bert: embed.hook_embed + embed.hook_pos_embed + embed.hook_token_type_embed through a float64 LayerNorm is embed.ln.hook_normalized', async () => {
+    const weights = readSafetensors(new Uint8Array(readFileSync(join(FIXTURES, 'bert', 'model.safetensors'))));
+    const vector = (name) => new Float32Array(toF32([...weights].find(([n]) => n.endsWith(name))[1]).bytes.buffer);
+    const gamma = vector('embeddings.LayerNorm.weight'), beta = vector('embeddings.LayerNorm.bias');
+    const eps = fixtureConfig('bert').layer_norm_eps;
+    await withModel('bert', (model) => {
+      const c = expectedOutputs('bert').find((x) => x.types && x.types.some((t) => t === 1)) ?? expectedOutputs('bert')[0];
+      const a = model.run(c.ids, { tokenTypeIds: c.types, capture: ['embed.*', 'embed.ln.hook_normalized'] }).activations;
+      expect(Object.keys(a).sort()).toEqual(['embed.hook_embed', 'embed.hook_pos_embed', 'embed.hook_token_type_embed', 'embed.ln.hook_normalized']);
+      const d = model.config.dModel, n = c.ids.length;
+      let worst = 0;
+      for (let t = 0; t < n; t += 1) {
+        const x = Array.from({ length: d }, (_, i) => a['embed.hook_embed'].data[t * d + i] + a['embed.hook_pos_embed'].data[t * d + i] + a['embed.hook_token_type_embed'].data[t * d + i]);
+        const mean = x.reduce((p, q) => p + q, 0) / d;
+        const sd = Math.sqrt(x.reduce((p, q) => p + (q - mean) ** 2, 0) / d + eps);
+        x.forEach((v, i) => { worst = Math.max(worst, Math.abs((v - mean) / sd * gamma[i] + beta[i] - a['embed.ln.hook_normalized'].data[t * d + i])); });
+      }
+      expect(worst).toBeLessThan(1e-4);
     });
   });
 
@@ -143,15 +167,15 @@ describe('interventions', () => {
       const n = c.ids.length, d = model.config.dModel;
       const plain = model.run(c.ids);
       const untouched = model.run(c.ids, { capture: model.hookNames(), intervene: { 'blocks.*.hook_resid_post': () => {} } });
-      expect(untouched.logits).toEqual(plain.logits);
-      expect(untouched.attentions).toEqual(plain.attentions);
+      expect(same(untouched.logits, plain.logits)).toBe(true);
+      expect(same(untouched.attentions, plain.attentions)).toBe(true);
       expect(Object.keys(untouched.activations).sort()).toEqual(model.hookNames().sort());
       const values = new Float32Array(2 * d).map((_, i) => Math.sin(i));
       const viaData = model.run(c.ids, { intervene: { 'blocks.0.hook_resid_mid': { positions: [0, n - 1], values } } });
       const viaFunction = model.run(c.ids, {
         intervene: { 'blocks.0.hook_resid_mid': ({ data }) => { data.set(values.subarray(0, d), 0); data.set(values.subarray(d), (n - 1) * d); } },
       });
-      expect(viaData.logits).toEqual(viaFunction.logits);
+      expect(same(viaData.logits, viaFunction.logits)).toBe(true);
       expect(maxAbsDiff(viaData.logits, plain.logits)).toBeGreaterThan(1e-3);
       // Captured after the change: what the run went on from.
       const seen = model.run(c.ids, { capture: ['blocks.0.hook_resid_mid'], intervene: { 'blocks.0.hook_resid_mid': { positions: [0, n - 1], values } } });
@@ -261,19 +285,19 @@ describe('contexts', () => {
       for (let k = 1; k <= Math.max(a.length, b.length); k += 1) {
         if (k <= a.length) {
           const out = one.run(a.subarray(0, k), { logits: [k - 1], reusePrefix: true });
-          expect(out.logits).toEqual(soloA[k - 1].logits);
-          expect(out.attentions).toEqual(soloA[k - 1].attentions);
+          expect(same(out.logits, soloA[k - 1].logits)).toBe(true);
+          expect(same(out.attentions, soloA[k - 1].attentions)).toBe(true);
           expect(out.reusedTokens).toBe(soloA[k - 1].reusedTokens);
         }
         if (k <= b.length) {
           const out = two.run(b.subarray(0, k), { logits: [k - 1], reusePrefix: true });
-          expect(out.logits).toEqual(soloB[k - 1].logits);
+          expect(same(out.logits, soloB[k - 1].logits)).toBe(true);
           expect(out.reusedTokens).toBe(soloB[k - 1].reusedTokens);
         }
       }
       two.dispose();
       expect(() => two.run(a)).toThrow(/this context was disposed/);
-      expect(one.run(a).logits).toEqual(model.run(a).logits);
+      expect(same(one.run(a).logits, model.run(a).logits)).toBe(true);
     });
   });
 
@@ -290,6 +314,29 @@ describe('contexts', () => {
         await other.next();
       }
       expect(interleaved).toEqual(alone);
+    });
+  });
+
+  it('runs of the model while a patch() is under way (a page\'s typing) change neither', async () => {
+    await withModel('gpt2', async (model) => {
+      const [clean, other] = expectedOutputs('gpt2').map((c) => c.ids);
+      const corrupt = Int32Array.from(clean);
+      corrupt[2] = (corrupt[2] + 11) % model.config.vocabSize;
+      const options = { target: 3, contrast: 8, what: 'heads' };
+      const alone = await model.patch(clean, corrupt, options);
+      const typed = [];
+      for (let k = 1; k <= other.length; k += 1) typed.push(model.run(other.subarray(0, k), { logits: [k - 1], reusePrefix: true }).logits);
+      model.run(clean, { logits: [0], reusePrefix: true });  // the default context's prefix starts over
+      let k = 0;
+      const during = await model.patch(clean, corrupt, {
+        ...options,
+        onProgress: () => {
+          k = Math.min(k + 1, other.length);
+          expect(same(model.run(other.subarray(0, k), { logits: [k - 1], reusePrefix: true }).logits, typed[k - 1])).toBe(true);
+        },
+      });
+      expect(k).toBeGreaterThan(0);
+      expect(same(during.recovered, alone.recovered)).toBe(true);
     });
   });
 

@@ -23,8 +23,8 @@ export function tokenFrom(model, text) {
 }
 
 // The lens grid's width: the last positions up to the one shown, as many as fit a screen (24) and
-// a budget of the output head's work, streams × positions × vocabulary × d multiply-adds (~0.6 s on
-// two cores here): GPT-2 small gets 24 positions, a 150k-word vocabulary over 24 layers 4. An
+// a budget of the output head's work, streams × positions × vocabulary × d multiply-adds (what it
+// costs: docs/performance.md): GPT-2 small gets 24 positions, a 150k-word vocabulary over 24 layers 4. An
 // encoder's lens reads its masked positions, where its MLM head predicts, when the text has some.
 const LENS_POSITIONS = 24, LENS_BUDGET = 1.5e10;
 

@@ -4,6 +4,7 @@
 // graph across layers. The worker computes (why-compute.mjs); this class draws, and keeps its part
 // of the page's state (panel, target, contrast, corrupted prompt, what to patch) for the URL.
 import { download } from '../common/export.mjs';
+import { NewestWins } from '../common/newest-wins.mjs';
 import { viridisCss } from '../common/colormap.mjs';
 
 export const WHY_PANELS = ['lens', 'attribution', 'patching', 'contributions'];
@@ -69,6 +70,7 @@ export class WhyView {
     this.onSelectHead = onSelectHead;
     this.state = { why: '', target: '', contrast: '', corrupt: '', patch: 'heads' };
     this.seq = 0;
+    this.requests = new NewestWins();
     this.data = null;  // the panel's last result, for export
     const ui = this.ui = {};
     ui.tabs = el('div', { className: 'why-tabs', role: 'group' });
@@ -120,7 +122,7 @@ export class WhyView {
 
   /** A model is being loaded: answers still on their way are for the one it replaces. */
   reset() {
-    this.inFlight = this.pendingRequest = false;
+    this.requests.reset();
     this.#patchDone();
   }
 
@@ -168,23 +170,19 @@ export class WhyView {
       this.ui.summary.textContent = 'Head attribution needs a decoder: an encoder normalises after every layer, so no residual stream reaches its output whole.';
       return;
     }
-    // One request at a time: while the text changes faster than the worker answers, only the
-    // newest is sent when the answer comes (as the heatmaps' requests are).
-    if (this.inFlight) { this.pendingRequest = true; return; }
-    this.inFlight = true;
-    this.post({ type: 'why', seq: ++this.seq, panel: why, ...this.text, target, contrast: why === 'lens' ? '' : contrast });
+    // One request at a time, the newest sent when the answer comes (as the heatmaps' requests are).
+    this.requests.request(() => this.post({ type: 'why', seq: ++this.seq, panel: why, ...this.text, target, contrast: why === 'lens' ? '' : contrast }));
   }
 
   #answered() {
-    this.inFlight = false;
-    if (this.pendingRequest) { this.pendingRequest = false; this.request(); }
+    if (this.requests.answered()) this.request();
   }
 
   /** A reply from the worker; true when it was this view's. */
   message(data) {
     if (data.type === 'why') {
       this.#answered();
-      if (data.seq !== this.seq || data.panel !== this.state.why || this.inFlight) return true;
+      if (data.seq !== this.seq || data.panel !== this.state.why || this.requests.inFlight) return true;
       this.data = data;
       if (data.panel === 'lens') this.#drawLens(data);
       else if (data.panel === 'attribution') this.#drawAttribution(data);

@@ -40,15 +40,14 @@ export const thumbnailSize = (n) => Math.min(n, THUMB_PX);
 /**
  * Every head's thumbnail (n × n weights each: one pixel per cell up to THUMB_PX, max-pooled above)
  * into one sprite canvas, head h of layer l at (h, l) · thumbnailSize(n). One canvas for all, not
- * one each: every canvas in a page is a layer of its own that each frame commits, and 144 of them
- * cost the page's main thread and compositor ~25 ms a frame (GPT-2 small, 2 cores).
+ * one each: every canvas in a page is a layer of its own that each frame commits (docs/performance.md,
+ * "Decisions in the pages", has what 144 of them cost).
  */
 export function drawThumbnails(sprite, weightsOf, layers, heads, n) {
   const size = thumbnailSize(n), block = n / size, width = heads * size;
   // Each head's tile written in one loop of its own, not through paint(): paint's value(y, x) is
   // called per pixel, and with the strips' and rows' callbacks too, that call stays un-inlined in
-  // the page. GPT-2 small's 144 heads at 32 tokens on the main thread: 7–10 ms a keystroke through
-  // paint() with 4 byte stores a pixel, 2–4 ms this way with one 32-bit store.
+  // the page; here one 32-bit store a pixel (docs/performance.md, "Decisions in the pages").
   paintWith(sprite, width, layers * size, (pixels) => {
     for (let i = 0; i < layers * heads; i += 1) {
       const w = weightsOf(Math.floor(i / heads), i % heads);

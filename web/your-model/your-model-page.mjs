@@ -33,10 +33,9 @@ function writeHash() {
   if (location.hash !== hash) history.replaceState(null, '', hash);
 }
 // Typing writes the link once the text has been still for TYPING_PAUSE_MS, not on every keystroke:
-// each history.replaceState kept Chromium's browser process busy for ~20 ms (2-core Zen 3, driven
-// by Playwright), on the cores the keystroke's forward pass runs on. Without it, GPT-2 small's pass
-// for a character typed at the end took 36–45 ms in the worker instead of 51–54 (bench:page).
-// Every other change (a head, a mode, a switched-off head) is written at once.
+// each history.replaceState keeps Chromium's browser process busy on the cores the keystroke's
+// forward pass runs on (docs/performance.md, "Decisions in the pages"). Every other change (a head,
+// a mode, a switched-off head) is written at once.
 const TYPING_PAUSE_MS = 400;
 function writeHashSoon() {
   clearTimeout(hashTimer);

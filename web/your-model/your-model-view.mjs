@@ -6,6 +6,7 @@
 // <multihead-attention view="model"> widget's shadow root) and reports its state through onState.
 import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
+import { NewestWins } from '../common/newest-wins.mjs';
 import { drawRows, drawStrip, drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { ROLES } from './your-model-roles.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
@@ -68,8 +69,7 @@ export class ModelView {
     this.modelNumber = 0;  // which model the page shows: replies for an earlier one are dropped
     this.roles = null;
     this.shown = null;
-    this.busy = false;
-    this.pending = false;
+    this.views = new NewestWins();
     this.seq = 0;
     this.highlight = null;
     this.sort = { key: 'head', dir: 1 };
@@ -199,18 +199,17 @@ export class ModelView {
   #request() {
     if (!this.config) return;
     this.onReady(false);
-    if (this.busy) { this.pending = true; return; }
-    this.busy = true;
-    this.pending = false;
-    const { text, pair, pos, off, mode } = this.state;
-    this.requested = performance.now();
-    this.worker.postMessage({ type: 'view', seq: ++this.seq, text, pair, pos, off, rollout: mode === 'rollout', modelNumber: this.modelNumber });
+    this.views.request(() => {
+      const { text, pair, pos, off, mode } = this.state;
+      this.requested = performance.now();
+      this.worker.postMessage({ type: 'view', seq: ++this.seq, text, pair, pos, off, rollout: mode === 'rollout', modelNumber: this.modelNumber });
+    });
   }
 
   #message(data) {
     if (data.modelNumber !== this.modelNumber) {
       // For a model since replaced: nothing to draw, but the worker is free again.
-      if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.busy = false;
+      if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.views.free();
       return;
     }
     if (this.why.message(data)) return;
@@ -230,8 +229,7 @@ export class ModelView {
       this.worker.postMessage({ type: 'roles', modelNumber: this.modelNumber });
       this.setState({ sel: [Math.min(this.state.sel[0], data.config.layers - 1), Math.min(this.state.sel[1], data.config.heads - 1)] });
     } else if (data.type === 'view') {
-      this.busy = false;
-      if (this.pending) { this.#request(); return; }  // a newer input is waiting: skip drawing this one
+      if (this.views.answered()) { this.#request(); return; }  // a newer input is waiting: skip drawing this one
       this.#render(data);
     } else if (data.type === 'rolesProgress') {
       this.ui.rolesStatus.textContent = `Measuring each head’s role… ${data.done} of ${data.total} probe sequences`;
@@ -253,10 +251,10 @@ export class ModelView {
         this.ui.info.textContent = '';
         return;
       }
-      if (data.for === 'view') this.busy = false;
+      const newer = data.for === 'view' && this.views.answered();
       if (data.for === 'generate') { this.ui.genStart.disabled = false; this.ui.genStop.disabled = true; }
       this.#showError(data.message);
-      if (data.for === 'view' && this.pending) this.#request();
+      if (newer) this.#request();
       else this.onReady(true);
     }
   }
@@ -374,8 +372,8 @@ export class ModelView {
       const l = Number(button.dataset.layer), h = Number(button.dataset.head);
       const role = this.#roleOf(l, h);
       const off = this.state.off.some(([a, b]) => a === l && b === h);
-      // A keystroke changes none of these: skipping the same values' writes took the drawing of a
-      // GPT-2 small keystroke (144 buttons) from 17.0–17.6 to 14.6–14.8 ms on 2 cores here.
+      // A keystroke changes none of these: skipping the same values' writes saves a sixth of the
+      // drawing of a keystroke over 144 buttons (docs/performance.md, "Decisions in the pages").
       const shown = `${role}|${off}|${l === sl && h === sh}`;
       if (this.#thumbShown.get(button) === shown) continue;
       this.#thumbShown.set(button, shown);

@@ -9,6 +9,8 @@
 //   { type: 'why', seq, panel, text, pair, pos, target, contrast } → 'why' (lens, attribution or contributions)
 //   { type: 'patch', seq, text, corrupt, what, pos, target, contrast } → 'patchProgress'…, then 'patched'
 //   { type: 'cancelPatch' }                              cancels a patching between two runs
+// A patching runs in a context of its own (model.patch), beside the others: views and the why
+// panels are answered between its runs, so typing does not wait for it. A load cancels it.
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
 import { attribution, contributions, lens, maskPositions, tokenFrom } from './why-compute.mjs';
@@ -161,15 +163,21 @@ async function patch({ seq, text, corrupt, what, target, contrast }) {
     const logits = model.run(clean.ids, { attentions: false, logits: [clean.ids.length - 1] }).logits;
     t = logits.indexOf(Math.max(...logits));
   }
-  patching = new AbortController();
+  const controller = new AbortController();
+  patching?.abort();
+  patching = controller;
+  const mine = modelNumber;  // replies go to this model's page, whatever loads meanwhile
+  const reply = (message) => self.postMessage({ ...message, modelNumber: mine });
   try {
     const result = await model.patch(clean.ids, bad.ids, {
-      target: t, contrast: tokenFrom(model, contrast), what, signal: patching.signal,
-      onProgress: ({ done, total, recovered }) => post({ type: 'patchProgress', seq, done, total, recovered: recovered.slice() }),
+      target: t, contrast: tokenFrom(model, contrast), what, signal: controller.signal,
+      onProgress: ({ done, total, recovered }) => reply({ type: 'patchProgress', seq, done, total, recovered: recovered.slice() }),
     });
-    post({ type: 'patched', seq, ...result, targetLabel: label(t), tokens: tokensOf(text, '', clean) });
+    reply({ type: 'patched', seq, ...result, targetLabel: label(t), tokens: tokensOf(text, '', clean) });
+  } catch (error) {
+    reply({ type: 'error', for: 'patch', seq, message: String(error?.message ?? error) });
   } finally {
-    patching = null;
+    if (patching === controller) patching = null;
   }
 }
 
@@ -177,6 +185,7 @@ async function handle(message) {
   modelNumber = message.modelNumber ?? 0;
   try {
     if (message.type === 'load') {
+      patching?.abort();
       model?.dispose();
       model = null;
       const started = performance.now();
@@ -209,5 +218,10 @@ async function handle(message) {
 self.onmessage = ({ data }) => {
   if (data.type === 'stop') { stopRequested = true; return; }
   if (data.type === 'cancelPatch') { patching?.abort(); return; }
+  // A patching's request is checked and started in turn, then goes on beside the next ones.
+  if (data.type === 'patch') {
+    busy = busy.then(() => { handle(data); });
+    return;
+  }
   busy = busy.then(() => handle(data));
 };

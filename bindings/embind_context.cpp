@@ -7,6 +7,7 @@
 #include <map>
 
 #include "embind_pretrained.h"
+#include "interpret/contributions.h"
 #include "interpret/logit_attribution.h"
 #include "interpret/patching.h"
 #include "interpret/rollout.h"
@@ -69,7 +70,7 @@ class ContextCore {
   // { logits, logitRows (only the rows in view("logitRows")), tokenTypes, hiddenStates,
   // lastHiddenState (every row's final state; without it the last MLP runs over the logits' rows
   // only), valueNorms, disabledHeads (view("disabledHeads")), cache (the key/value cache),
-  // reusePrefix (RunContext::run_reusing_prefix), contributions, firstHead, heads }; the hooks
+  // reusePrefix (RunContext::run_reusing_prefix), firstHead, heads }; the hooks
   // in view("hookModes") (by hook id: 1 read, 2 write).
   std::string run(int n, const val& ask) {
     auto flag = [&](const char* name) { return ask[name].as<bool>(); };
@@ -85,7 +86,6 @@ class ContextCore {
     r.value_norms = flag("valueNorms");
     r.disabled_heads = flag("disabledHeads") ? disabled_.data() : nullptr;
     r.use_cache = flag("cache");
-    r.contributions = flag("contributions");
     r.attention_layers = layers_.data();
     r.first_head = ask["firstHead"].as<int>();
     r.heads = ask["heads"].as<int>();
@@ -150,6 +150,12 @@ class ContextCore {
                                heap_available());
     return error_.empty() ? difference : std::nan("");
   }
+  // Token contributions of every layer over the n ids (interpret/contributions.h).
+  std::string contributions(int n, bool token_types) {
+    if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    return mh::token_contributions(context_, contributions_, ids_.data(), n, token_types ? types_.data() : nullptr,
+                                   heap_available());
+  }
   const std::string& error() const { return error_; }
   int resultKeys() const { return result_.n_k; }
   int reusedTokens() const { return result_.reused; }
@@ -187,7 +193,7 @@ class ContextCore {
     if (name == "lastHiddenState") return view_of(result_.last_hidden_state);
     if (name == "valueNorms") return view_of(result_.value_norms);
     if (name == "rollout") return view_of(rollout_);
-    if (name == "contributions") return view_of(result_.contributions);
+    if (name == "contributions") return view_of(contributions_);
     if (name == "targets") return view_of(targets_);
     if (name == "corruptIds") return view_of(corrupt_);
     if (name == "lensIds") return view_of(lens_.top_ids);
@@ -210,7 +216,7 @@ class ContextCore {
   mh::LogitAttribution attribution_;
   mh::ActivationPatching patching_;
   mh::RunResult result_;
-  std::vector<float> rollout_;
+  std::vector<float> rollout_, contributions_;
   std::string error_;
   uint64_t rng_ = 0;
 };
@@ -235,6 +241,7 @@ EMSCRIPTEN_BINDINGS(multihead_context) {
       .function("patchPrepare", &ContextCore::patchPrepare)
       .function("patchDifferences", &ContextCore::patchDifferences)
       .function("patch", &ContextCore::patch)
+      .function("contributions", &ContextCore::contributions)
       .function("error", &ContextCore::error)
       .function("resultKeys", &ContextCore::resultKeys)
       .function("reusedTokens", &ContextCore::reusedTokens)

@@ -14,7 +14,7 @@ const hookIsWritable = (name) => !/attn\.hook_(q|k|v|rot_q|rot_k|attn_scores|pat
  * @typedef {{ n: number, logits: Float32Array | null, logitRows: number[] | null, attentions: Float32Array,
  *   attentionShape: number[], attentionLayers: number[], attentionHeads: number[], reusedTokens?: number,
  *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array,
- *   contributions?: Float32Array, rollout?: Float32Array,
+ *   rollout?: Float32Array,
  *   activations?: Record<string, { data: Float32Array, shape: number[] }> }} RunResult
  */
 
@@ -22,14 +22,16 @@ export class ModelContext {
   #model;
   #core;
   #eos;
+  #hookIds;
   #onDispose;
   #patching = false;
 
   /** @private Use model.createContext(). */
-  constructor(model, core, eos, onDispose) {
+  constructor(model, core, { eos, hookIds, onDispose }) {
     this.#model = model;
     this.#core = core;
     this.#eos = eos;
+    this.#hookIds = hookIds;
     this.#onDispose = onDispose;
     track(this, core);
   }
@@ -66,13 +68,13 @@ export class ModelContext {
   }
 
   // logits: true (every row), false, or a list of rows (only those are computed).
-  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, contributions, capture, intervene }) {
+  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, capture, intervene }) {
     const { layers, heads } = this.config;
     const tokenTypes = this.#inputs(core, ids, tokenTypeIds);
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
     const ask = { logits: Boolean(logits), logitRows: false, tokenTypes, hiddenStates: Boolean(hiddenStates),
       lastHiddenState: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), disabledHeads: false,
-      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), contributions: Boolean(contributions), firstHead: 0, heads: 0 };
+      cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), firstHead: 0, heads: 0 };
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
@@ -93,7 +95,7 @@ export class ModelContext {
     ask.heads = headSpan;
     // Last before the run: nothing may grow the heap between these views and it.
     const hooks = capture === undefined && intervene === undefined ? null
-      : prepareHooks(core.view('hookModes'), this.#model.hookIds(), hookIsWritable, capture, intervene);
+      : prepareHooks(core.view('hookModes'), this.#hookIds(), hookIsWritable, capture, intervene);
     core.setHookCallback(hooks?.callback);
     let error;
     try {
@@ -131,7 +133,6 @@ export class ModelContext {
     if (lastHiddenState) out.lastHiddenState = core.view('lastHiddenState').slice();
     if (hiddenStates) out.hiddenStates = core.view('hiddenStates').slice();
     if (valueNorms) out.valueNorms = core.view('valueNorms').slice();
-    if (contributions) out.contributions = core.view('contributions').slice();
     if (rollout) {
       const rolloutError = core.rollout();
       if (rolloutError) fail(rolloutError);
@@ -355,8 +356,10 @@ export class ModelContext {
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('contributions needs at least one token id');
-    const out = this.#run(core, ids, { tokenTypeIds, logits: false, selection: this.#selection(true), contributions: true });
-    return { contributions: out.contributions, shape: [this.config.layers, ids.length, ids.length] };
+    const types = this.#inputs(core, ids, tokenTypeIds);
+    const error = core.contributions(ids.length, types);
+    if (error) fail(error);
+    return { contributions: core.view('contributions').slice(), shape: [this.config.layers, ids.length, ids.length] };
   }
 
   /**

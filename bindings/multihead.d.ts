@@ -552,8 +552,6 @@ export interface PretrainedRun {
   rollout?: Float32Array;
   /** With reusePrefix: how many leading tokens were taken from the previous run, not computed. */
   reusedTokens?: number;
-  /** With contributions (model.contributions): layers × n × n. */
-  contributions?: Float32Array;
   /** With capture: each captured activation by name. */
   activations?: Record<string, { data: Float32Array; shape: number[] }>;
 }

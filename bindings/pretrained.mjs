@@ -182,7 +182,8 @@ export class PretrainedModel {
    */
   createContext() {
     this.#live();
-    const context = new ModelContext(this, this.#makeContext(), this.#eos, (c) => this.#contexts.delete(c));
+    const context = new ModelContext(this, this.#makeContext(), { eos: this.#eos, hookIds: () => this.#hookIdMap(),
+      onDispose: (c) => this.#contexts.delete(c) });
     this.#contexts.add(context);
     return context;
   }
@@ -200,11 +201,11 @@ export class PretrainedModel {
    * @returns {string[]}
    */
   hookNames() {
-    return [...this.hookIds().keys()];
+    return [...this.#hookIdMap().keys()];
   }
 
-  /** @private name → the core's hook id. */
-  hookIds() {
+  // name → the core's hook id.
+  #hookIdMap() {
     const core = this.#live();
     if (!this.#hookIds) this.#hookIds = new Map(core.hookNames().map(([id, name]) => [name, id]));
     return this.#hookIds;

@@ -2,7 +2,11 @@
 // 2021, "attention + residual"): how much of position i's output row comes from token j.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "nn/tensor.h"
+#include "nn/transformer.h"
 
 namespace mh {
 
@@ -15,5 +19,11 @@ namespace mh {
 void token_contributions(float* out, const float* attentions, const float* values, int ld, const Tensor& wo,
                          const float* residual, const float* scale, int n, int heads, int kv_heads, int head_dim,
                          int d);
+
+// Every layer's contributions (out: layers × n × n) from one run of ids in `context`, read from its
+// named activations (nn/hooks.h): each layer's attn.hook_pattern, attn.hook_v, hook_resid_pre (the
+// residual the block adds to) and, after a post-attention norm, ln1_post.hook_scale.
+std::string token_contributions(RunContext& context, std::vector<float>& out, const int32_t* ids, int n,
+                                const int32_t* token_types, double memory_budget = RunContext::kNoMemoryBudget);
 
 }  // namespace mh

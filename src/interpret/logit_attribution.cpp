@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "nn/families/family.h"
+#include "nn/ops.h"
 
 namespace mh {
 
@@ -35,17 +36,99 @@ void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const
   }
 }
 
-// The attribution from a run that captured the components at the position (RunRequest::
-// component_position) and its logits row (`logits`, vocab floats).
-void attribution_from(const Transformer& model, const RunResult& run, const float* logits, int target, int contrast,
-                      LogitAttribution& out) {
+// What each part writes into the residual stream at one position, read from the run's named
+// activations: the embeddings (blocks.0.hook_resid_pre), each head's hook_z through its rows of
+// W_O, the attention's output bias, each MLP's hook_mlp_out without its bias, and that bias. A
+// post-attention norm (Gemma 3) scales the block's whole output by w / rms(row)
+// (blocks.l.ln1_post.hook_scale): each head's share and the bias by the same factor. A post-MLP
+// norm leaves the MLP's write whole (its bias inside the norm is not split off).
+class Components : public HookVisitor {
+ public:
+  Components(const Transformer& model, int position) : model_(model), p_(position) {
+    const TransformerConfig& c = model.config();
+    z_.assign(static_cast<size_t>(c.layers) * c.heads * c.head_dim, 0.0f);
+    mlp_.assign(static_cast<size_t>(c.layers) * c.d_model, 0.0f);
+    scale_.assign(static_cast<size_t>(c.layers), 0.0f);
+    embeddings_.assign(static_cast<size_t>(c.d_model), 0.0f);
+  }
+  int wants(Hook hook, int layer) const override {
+    const bool read = (hook == Hook::kResidPre && layer == 0) || hook == Hook::kZ || hook == Hook::kMlpOut ||
+                      hook == Hook::kLn1PostScale;
+    return read ? kRead : kNone;
+  }
+  void visit(Hook hook, int layer, float* data, const std::vector<int>& shape) override {
+    int64_t row = 1;
+    for (size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+    const float* at = data + p_ * row;
+    if (hook == Hook::kResidPre) std::copy(at, at + row, embeddings_.begin());
+    else if (hook == Hook::kZ) std::copy(at, at + row, z_.begin() + layer * row);
+    else if (hook == Hook::kMlpOut) std::copy(at, at + row, mlp_.begin() + layer * row);
+    else scale_[layer] = *at;
+  }
+  // The parts' writes (d floats each, in ComponentLayout's order) and their sum, the residual.
+  struct Parts {
+    std::vector<float> embeddings;
+    std::vector<std::vector<float>> heads;  // layers × heads
+    std::vector<std::vector<float>> attention_biases, mlps, mlp_biases;  // layers
+  };
+  Parts parts(const uint8_t* disabled_heads) const {
+    const TransformerConfig& c = model_.config();
+    const int d = c.d_model, H = c.heads, dk = c.head_dim, dq = H * dk;
+    Parts out;
+    out.embeddings = embeddings_;
+    std::vector<float> u(static_cast<size_t>(dq), 0.0f), scale(static_cast<size_t>(d));
+    for (int l = 0; l < c.layers; ++l) {
+      const TransformerWeights::Layer& L = model_.weights().layers[l];
+      for (int i = 0; i < d; ++i) scale[i] = L.post_attention_norm ? L.post_attention_norm->f32()[i] / scale_[l] : 1.0f;
+      for (int h = 0; h < H; ++h) {
+        std::vector<float> write(static_cast<size_t>(d), 0.0f);
+        if (!(disabled_heads && disabled_heads[int64_t{l} * H + h])) {
+          std::copy(z_.begin() + (int64_t{l} * H + h) * dk, z_.begin() + (int64_t{l} * H + h + 1) * dk, u.begin() + h * dk);
+          matmul(write.data(), u.data(), *L.wo, nullptr, 1);
+          std::fill(u.begin() + h * dk, u.begin() + (h + 1) * dk, 0.0f);
+          for (int i = 0; i < d; ++i) write[i] *= scale[i];
+        }
+        out.heads.push_back(std::move(write));
+      }
+      std::vector<float> bias(static_cast<size_t>(d), 0.0f), mlp(static_cast<size_t>(d)), mlp_bias(static_cast<size_t>(d), 0.0f);
+      for (int i = 0; L.bo && i < d; ++i) bias[i] = L.bo->f32()[i] * scale[i];
+      const float* b = L.post_mlp_norm ? nullptr : f32(L.b_down);
+      for (int i = 0; i < d; ++i) {
+        mlp_bias[i] = b ? b[i] : 0.0f;
+        mlp[i] = mlp_[int64_t{l} * d + i] - mlp_bias[i];
+      }
+      out.attention_biases.push_back(std::move(bias));
+      out.mlps.push_back(std::move(mlp));
+      out.mlp_biases.push_back(std::move(mlp_bias));
+    }
+    return out;
+  }
+
+ private:
+  const Transformer& model_;
+  int64_t p_;
+  std::vector<float> z_, mlp_, scale_, embeddings_;
+};
+
+// The attribution from a run that read the components at the position and its logits row
+// (`logits`, vocab floats).
+void attribution_from(const Transformer& model, const Components::Parts& parts, const float* logits, int target,
+                      int contrast, LogitAttribution& out) {
   const TransformerConfig& c = model.config();
   const TransformerWeights& W = model.weights();
   const int d = c.d_model, L = c.layers, H = c.heads;
-  const ComponentLayout at{d, H};
   // The final residual is the sum of the parts.
   std::vector<double> residual(static_cast<size_t>(d), 0.0);
-  for (size_t i = 0; i < run.components.size(); ++i) residual[i % d] += run.components[i];
+  auto add = [&](const std::vector<float>& part) {
+    for (int i = 0; i < d; ++i) residual[i] += part[i];
+  };
+  add(parts.embeddings);
+  for (int l = 0; l < L; ++l) {
+    for (int h = 0; h < H; ++h) add(parts.heads[int64_t{l} * H + h]);
+    add(parts.attention_biases[l]);
+    add(parts.mlps[l]);
+    add(parts.mlp_biases[l]);
+  }
   // The direction: γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
   std::vector<double> w(static_cast<size_t>(d)), v(static_cast<size_t>(d));
   for (int i = 0; i < d; ++i) w[i] = W.output->at(i, target) - (contrast >= 0 ? W.output->at(i, contrast) : 0.0);
@@ -63,20 +146,20 @@ void attribution_from(const Transformer& model, const RunResult& run, const floa
     for (double& x : v) x -= v_mean;
   }
   for (double& x : v) x /= sigma;
-  auto dot = [&](int64_t offset) {
+  auto dot = [&](const std::vector<float>& part) {
     double sum = 0;
-    for (int i = 0; i < d; ++i) sum += double(run.components[offset + i]) * v[i];
+    for (int i = 0; i < d; ++i) sum += double(part[i]) * v[i];
     return sum;
   };
   out = LogitAttribution();
   out.heads.assign(static_cast<size_t>(L) * H, 0.0);
   out.mlps.assign(static_cast<size_t>(L), 0.0);
   out.layer_biases.assign(static_cast<size_t>(L), 0.0);
-  out.embeddings = dot(at.embeddings());
+  out.embeddings = dot(parts.embeddings);
   for (int l = 0; l < L; ++l) {
-    for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(at.head(l, h));
-    out.mlps[l] = dot(at.mlp(l));
-    out.layer_biases[l] = dot(at.attention_bias(l)) + dot(at.mlp_bias(l));
+    for (int h = 0; h < H; ++h) out.heads[int64_t{l} * H + h] = dot(parts.heads[int64_t{l} * H + h]);
+    out.mlps[l] = dot(parts.mlps[l]);
+    out.layer_biases[l] = dot(parts.attention_biases[l]) + dot(parts.mlp_biases[l]);
     out.biases += out.layer_biases[l];
   }
   out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
@@ -124,12 +207,13 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
   r.hidden_states = true;
   r.logit_rows = logit_rows.data();
   r.logit_row_count = static_cast<int>(logit_rows.size());
-  if (also) r.component_position = also->position;
+  Components components(model, also ? also->position : 0);
+  if (also) r.hooks = &components;
   RunResult run;
   if (std::string error = context.run(run, ids, n, r, memory_budget); !error.empty()) return error;
   if (also)
-    attribution_from(model, run, run.logits.data() + int64_t{position_count} * c.vocab, also->target, also->contrast,
-                     *attribution);
+    attribution_from(model, components.parts(nullptr), run.logits.data() + int64_t{position_count} * c.vocab,
+                     also->target, also->contrast, *attribution);
   const int d = c.d_model, L = c.layers;
   out.streams = L + 1;
   out.positions = position_count;
@@ -165,14 +249,14 @@ std::string direct_logit_attribution(RunContext& context, LogitAttribution& out,
   out = LogitAttribution();
   if (std::string error = attribution_error(model, n, ask); !error.empty()) return error;
   RunRequest r;
-  r.component_position = ask.position;
-  r.last_hidden_state = true;  // every row through the last layer: the position's components are whole
+  Components components(model, ask.position);
+  r.hooks = &components;
   r.logit_rows = &ask.position;
   r.logit_row_count = 1;
   r.disabled_heads = disabled_heads;
   RunResult run;
   if (std::string error = context.run(run, ids, n, r, memory_budget); !error.empty()) return error;
-  attribution_from(model, run, run.logits.data(), ask.target, ask.contrast, out);
+  attribution_from(model, components.parts(disabled_heads), run.logits.data(), ask.target, ask.contrast, out);
   return "";
 }
 

@@ -25,6 +25,7 @@ enum class Hook : uint8_t {
   kAttnScores,      // blocks.l.attn.hook_attn_scores: scaled, masked (−inf), heads × n × n_k
   kPattern,         // blocks.l.attn.hook_pattern: heads × n × n_k
   kZ,               // blocks.l.attn.hook_z: each head's output before W_O (n × heads × d_head)
+  kLn1PostScale,    // blocks.l.ln1_post.hook_scale: a post-attention RMSNorm's rms of each row (n × 1; Gemma 3)
   kAttnOut,         // blocks.l.hook_attn_out: what the attention adds to the residual (n × d)
   kResidMid,        // blocks.l.hook_resid_mid (n × d; none in a parallel block)
   kLn2,             // blocks.l.ln2.hook_normalized (n × d)
@@ -49,7 +50,8 @@ std::string hook_name(Hook hook, int layer, bool encoder = false);
 // One number per (hook, layer): kind + kHookKinds · (layer + 1), layer −1 for the global ones.
 inline int hook_id(Hook hook, int layer) { return static_cast<int>(hook) + kHookKinds * (layer + 1); }
 // Whether a visitor may change a hook's values and the run go on from them. The attention's inner
-// values (q, k, v, scores, pattern) are computed inside multihead_attention_forward and only read.
+// values (q, k, v, scores, pattern) are computed inside multihead_attention_forward, and a norm's
+// scale is computed beside it: those are only read.
 bool hook_is_writable(Hook hook);
 
 // What a run hands its visitor. wants() is asked first (cheaply, at every point); visit() only

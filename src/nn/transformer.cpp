@@ -9,7 +9,6 @@
 #include "core/eigen_include.h"
 #include "core/init.h"
 #include "interpret/ablation.h"
-#include "interpret/contributions.h"
 #include "interpret/value_norms.h"
 #include "nn/families/family.h"
 #include "nn/ops.h"
@@ -86,7 +85,14 @@ double RunContext::run_bytes(int n, int n_total, const RunRequest& r) const {
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
   if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
-  if (r.hooks) bytes += f * (2.0 * heads * n * n_total + n * (d_q + d + c.d_ff));  // the hooks' scratch
+  if (r.hooks) {  // the hooks' scratch: a copy of one activation, and a layer's pattern and scores
+    bytes += f * n * (d_q + d + c.d_ff);
+    for (int l = 0; l < c.layers; ++l)
+      if (r.hooks->wants(Hook::kPattern, l) || r.hooks->wants(Hook::kAttnScores, l)) {
+        bytes += f * 2 * heads * n * n_total;
+        break;
+      }
+  }
   if (r.value_norms) {
     bytes += f * c.layers * heads * n_total;
     // The heads' factors of W_O, kept once made; while one is made, its rows of W_O widened to
@@ -116,15 +122,9 @@ std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest
       return "logits were asked for row " + std::to_string(r.logit_rows[i]) + ", but rows are 0 … " + std::to_string(n - 1);
   if (r.heads < 0 || r.first_head < 0 || r.first_head + r.heads > c.heads)
     return "the requested attention heads do not exist: heads are 0 … " + std::to_string(c.heads - 1);
-  if (r.component_position >= n) return "the position to attribute is past the last token (" + std::to_string(n - 1) + ")";
   if (r.resume_residual && !c.causal)
     return "activation patching needs a causal decoder; a " + c.model_type + " encoder renormalises every layer's output";
   if (r.resume_residual && (r.first_layer < 0 || r.first_layer >= c.layers)) return "the layer to start at does not exist";
-  if (r.contributions) {
-    bool every = r.attention_layers && r.first_head == 0 && r.heads == c.heads && !r.use_cache;
-    for (int l = 0; every && l < c.layers; ++l) every = r.attention_layers[l] != 0;
-    if (!every) return "contributions need every head of every layer's attention, without the key/value cache";
-  }
   return "";
 }
 
@@ -154,8 +154,6 @@ std::string RunContext::run(RunResult& out, const int32_t* ids, int n, const Run
   out.attentions.assign(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k, 0.0f);
   if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * int64_t{n} * c.d_model);
-  if (r.component_position >= 0) out.components.assign(ComponentLayout{c.d_model, c.heads}.size(c.layers), 0.0f);
-  if (r.contributions) out.contributions.assign(int64_t{c.layers} * n * n, 0.0f);
   overflow_ = false;
   ForwardPass pass(*this, out, ids, n, r);
   c.family->forward(pass);
@@ -550,10 +548,10 @@ int ForwardPass::attention_block(float* x, const float* input, int n, int layer,
     if (mode & HookVisitor::kWrite) intervene_z(layer, n);
     else hook(Hook::kZ, layer, context_.ws_.concat.data(), n, config.head_dim, config.heads);
   }
-  capture_attention(layer, n);
-  if (request_.contributions) contributions(x, layer, n);
-  if (const Tensor* norm = weights.layers[layer].post_attention_norm)
+  if (const Tensor* norm = weights.layers[layer].post_attention_norm) {
+    hook_post_norm_scale(layer, n);
     rms_norm(a_, a_, norm->f32(), n, config.d_model, config.norm_eps);
+  }
   hook(Hook::kAttnOut, layer, a_, n, config.d_model);
   add_in_place(x, a_, int64_t{n} * config.d_model);
   if (!config.parallel_residual) hook(Hook::kResidMid, layer, x, n, config.d_model);
@@ -568,7 +566,6 @@ void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::La
   hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
   hook(Hook::kMlpOut, layer, a_, n, config.d_model);
-  capture_mlp(layer, n, false);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
@@ -591,7 +588,6 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
   if (L.post_mlp_norm) rms_norm(a_, a_, L.post_mlp_norm->f32(), n, config.d_model, config.norm_eps);
   hook(Hook::kMlpOut, layer, a_, n, config.d_model);
-  capture_mlp(layer, n, L.post_mlp_norm != nullptr);
   add_in_place(x, a_, int64_t{n} * config.d_model);
 }
 
@@ -600,81 +596,25 @@ void ForwardPass::end_layer(int layer, float* x, int n) {
   if (layer + 1 < config.layers) record_hidden(x, n, layer + 1);
 }
 
-void ForwardPass::record_hidden(const float* x, int n, int index) {
-  context_.record_hidden(out_, x, n, index, request_);
-  const int p = request_.component_position;
-  if (index == 0 && p >= 0 && p < n)
-    std::copy(x + int64_t{p} * config.d_model, x + int64_t{p + 1} * config.d_model, out_.components.begin());
+void ForwardPass::record_hidden(const float* x, int n, int index) { context_.record_hidden(out_, x, n, index, request_); }
+
+void ForwardPass::hook_post_norm_scale(int layer, int n) {
+  if (!wants(Hook::kLn1PostScale, layer)) return;
+  const int d = config.d_model;
+  std::vector<float>& scale = context_.hook_rows_;
+  scale.resize(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) {  // the sum in float64
+    double sum = 0;
+    for (int i = 0; i < d; ++i) sum += double(a_[int64_t{t} * d + i]) * a_[int64_t{t} * d + i];
+    scale[t] = std::sqrt(static_cast<float>(sum / d) + config.norm_eps);
+  }
+  hook(Hook::kLn1PostScale, layer, scale.data(), n, 1);
 }
 
 bool ForwardPass::resume(float* x) {
   if (!request_.resume_residual) return false;
   std::copy(request_.resume_residual, request_.resume_residual + int64_t{n} * config.d_model, x);
   return true;
-}
-
-void ForwardPass::capture_attention(int layer, int n) {
-  const RunRequest& r = request_;
-  const int p = r.component_position;
-  if (p < 0 || p >= n) return;
-  const int d = config.d_model, H = config.heads, dk = config.head_dim, dq = H * dk;
-  const TransformerWeights::Layer& L = weights.layers[layer];
-  const float* concat = context_.ws_.concat.data();  // n × dq: each head's output before W_O
-  // Each head's write at row p: its slice of the concatenated outputs through its rows of W_O.
-  // A post-attention norm scales the whole output row by w / rms(row): each share by the same.
-  std::vector<float> scale(static_cast<size_t>(d), 1.0f);
-  if (L.post_attention_norm) {
-    double sum = 0;
-    for (int i = 0; i < d; ++i) sum += double(a_[int64_t{p} * d + i]) * a_[int64_t{p} * d + i];
-    const float inv = 1.0f / std::sqrt(static_cast<float>(sum / d) + config.norm_eps);
-    for (int i = 0; i < d; ++i) scale[i] = L.post_attention_norm->f32()[i] * inv;
-  }
-  const ComponentLayout at{d, H};
-  const uint8_t* disabled = r.disabled_heads ? r.disabled_heads + int64_t{layer} * H : nullptr;
-  std::vector<float> u(static_cast<size_t>(dq), 0.0f);
-  for (int h = 0; h < H; ++h) {
-    float* write = out_.components.data() + at.head(layer, h);
-    if (disabled && disabled[h]) continue;
-    std::copy(concat + int64_t{p} * dq + h * dk, concat + int64_t{p} * dq + (h + 1) * dk, u.begin() + h * dk);
-    matmul(write, u.data(), *L.wo, nullptr, 1);
-    std::fill(u.begin() + h * dk, u.begin() + (h + 1) * dk, 0.0f);
-    for (int i = 0; i < d; ++i) write[i] *= scale[i];
-  }
-  if (L.bo)
-    for (int i = 0; i < d; ++i) out_.components[at.attention_bias(layer) + i] = L.bo->f32()[i] * scale[i];
-}
-
-void ForwardPass::contributions(const float* residual, int layer, int n) {
-  const TransformerConfig& c = config;
-  const TransformerWeights::Layer& L = weights.layers[layer];
-  const int d = c.d_model;
-  std::vector<float> scale;
-  if (L.post_attention_norm) {  // the factor the norm applies to each row of the block's output
-    scale.resize(static_cast<size_t>(n) * d);
-    for (int t = 0; t < n; ++t) {
-      double sum = 0;
-      for (int i = 0; i < d; ++i) sum += double(a_[int64_t{t} * d + i]) * a_[int64_t{t} * d + i];
-      const float inv = 1.0f / std::sqrt(static_cast<float>(sum / d) + c.norm_eps);
-      for (int i = 0; i < d; ++i) scale[int64_t{t} * d + i] = L.post_attention_norm->f32()[i] * inv;
-    }
-  }
-  const float* attentions = out_.attentions.data() + int64_t{layer} * c.heads * n * n;
-  token_contributions(out_.contributions.data() + int64_t{layer} * n * n, attentions, context_.ws_.v.data(),
-                      c.kv_heads * c.head_dim, *L.wo, residual, scale.empty() ? nullptr : scale.data(), n, c.heads,
-                      c.kv_heads, c.head_dim, d);
-}
-
-void ForwardPass::capture_mlp(int layer, int n, bool normed) {
-  const int d = config.d_model;
-  const int p = request_.component_position;
-  if (p < 0 || p >= n) return;
-  const ComponentLayout at{d, config.heads};
-  const float* bias = normed ? nullptr : f32(weights.layers[layer].b_down);
-  for (int i = 0; i < d; ++i) {
-    const float b = bias ? bias[i] : 0.0f;
-    out_.components[at.mlp(layer) + i] = a_[int64_t{p} * d + i] - b;
-    out_.components[at.mlp_bias(layer) + i] = b;
-  }
 }
 
 void ForwardPass::keep_last_hidden(const float* x, int n) {

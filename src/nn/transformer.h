@@ -95,37 +95,16 @@ struct RunRequest {
   bool use_cache = false;                    // append to the key/value cache (causal models)
   // Named activations (nn/hooks.h): read or changed in place by this visitor. Null: none.
   HookVisitor* hooks = nullptr;
-  // ---- for the interpretability methods (interpret/) ----
-  // ≥ 0: RunResult::components holds what each part writes into the residual at this row.
-  int component_position = -1;
-  // RunResult::contributions: layers × n × n, token j's share of position i's row after each
-  // attention block and its residual (interpret/contributions.h); needs every head of every layer.
-  bool contributions = false;
   // Starts at layer first_layer with the residual entering it (n × d; a run's hidden_states[l]):
   // a patched run recomputes only the layers from the patched one on. Decoders only.
   int first_layer = 0;
   const float* resume_residual = nullptr;
 };
 
-// Where RunResult::components keeps each part's d-vector: the embeddings (positions included),
-// then for each layer its heads, the attention's output bias, the MLP's write without its bias,
-// and that bias. A norm between a block and the residual (Gemma 3's post-norms) is folded in: a
-// head's share is scaled by the factor the norm applies to the whole attention output.
-struct ComponentLayout {
-  int d, heads;
-  int64_t size(int layers) const { return int64_t{d} * (1 + int64_t{layers} * (heads + 3)); }
-  int64_t embeddings() const { return 0; }
-  int64_t head(int layer, int h) const { return int64_t{d} * (1 + int64_t{layer} * (heads + 3) + h); }
-  int64_t attention_bias(int layer) const { return head(layer, heads); }
-  int64_t mlp(int layer) const { return head(layer, heads + 1); }
-  int64_t mlp_bias(int layer) const { return head(layer, heads + 2); }
-};
-
 struct RunResult {
   int n = 0, n_k = 0;  // tokens in this call; tokens attended over (cached + new)
   int reused = 0;      // run_reusing_prefix: leading tokens taken from the previous run, not computed
   std::vector<float> logits, attentions, hidden_states, last_hidden_state, value_norms;
-  std::vector<float> components, contributions;  // as RunRequest asks
 };
 
 class RunContext;
@@ -173,7 +152,7 @@ class ForwardPass {
   // last layer: transformers' last hidden state is after the final norm).
   void end_layer(int layer, float* x, int n);
   // hidden_states[index] = x (n × d), where the request asks for hidden states (index 0: the
-  // embeddings, which RunResult::components also takes).
+  // embeddings).
   void record_hidden(const float* x, int n, int index);
   // A patched run that starts at a later layer (RunRequest::first_layer): x (n × d) = the residual
   // entering it, and true (the family then skips its embedding); false for a run from the start.
@@ -194,10 +173,8 @@ class ForwardPass {
   friend class RunContext;
   ForwardPass(RunContext& context, RunResult& out, const int32_t* ids, int n, const RunRequest& request);
   int wants(Hook hook, int layer) const { return request_.hooks ? request_.hooks->wants(hook, layer) : 0; }
-  // A block's output a_ (n × d) before it joins the residual: the attribution's components.
-  void capture_attention(int layer, int n);
-  void capture_mlp(int layer, int n, bool normed);
-  void contributions(const float* residual, int layer, int n);  // RunResult::contributions of a layer
+  // blocks.l.ln1_post.hook_scale: the rms of each row of a_ (n × d) that the post-attention norm divides by.
+  void hook_post_norm_scale(int layer, int n);
   // hook_z, where the hooks change it: a_ (n × d) += (z' − z) · W_O, as if the heads had given z'.
   void intervene_z(int layer, int n);
   RunContext& context_;

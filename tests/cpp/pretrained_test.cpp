@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "interpret/contributions.h"
 #include "interpret/logit_attribution.h"
 #include "interpret/patching.h"
 #include "io/checkpoint.h"
@@ -512,16 +513,12 @@ TEST(Pretrained, InterpretabilityInvariants) {
     // The same attribution from the lens's run as from a run of its own.
     EXPECT_NEAR(b.total, a.total, 1e-5 * std::max(1.0, std::fabs(a.total))) << model;
     EXPECT_NEAR(b.logit_difference, a.logit_difference, 1e-4) << model;
-    std::vector<uint8_t> layers(static_cast<size_t>(t->config().layers), 1);
-    mh::RunRequest r;
-    r.attention_layers = layers.data();
-    r.heads = t->config().heads;
-    r.contributions = true;
-    mh::RunResult out;
-    ASSERT_EQ(ctx.run(out, clean.data(), n, r), "");
+    std::vector<float> contributions;
+    ASSERT_EQ(mh::token_contributions(ctx, contributions, clean.data(), n, nullptr), "");
+    ASSERT_EQ(contributions.size(), size_t(t->config().layers) * n * n);
     for (int row = 0; row < t->config().layers * n; ++row) {
       double sum = 0;
-      for (int j = 0; j < n; ++j) sum += out.contributions[int64_t{row} * n + j];
+      for (int j = 0; j < n; ++j) sum += contributions[int64_t{row} * n + j];
       EXPECT_NEAR(sum, 1.0, 1e-5) << model;
     }
   }

@@ -1,0 +1,79 @@
+// One API contract: the hand-written types (bindings/multihead.d.ts) and the JavaScript agree.
+// Read with TypeScript's own parser: every value the package exports is declared and every declared
+// value is exported; the pretrained model's and a context's public members are the d.ts's; the
+// options run(), generate(), logitLens(), attribute() and patch() take are the d.ts's options.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
+import * as api from '../../bindings/multihead.mjs';
+import { ModelContext, PretrainedModel } from '../../bindings/multihead.mjs';
+
+const parse = (path) => ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+const dts = parse('bindings/multihead.d.ts');
+const context = parse('bindings/model-context.mjs');
+
+const isExported = (node) => node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+const declared = (kind) => dts.statements.filter((s) => s.kind === kind && isExported(s));
+const nameOf = (node) => node.name?.getText(dts);
+
+// The d.ts's exported values: functions, classes and constants (not interfaces or types).
+function declaredValues() {
+  const names = new Set();
+  for (const s of declared(ts.SyntaxKind.FunctionDeclaration)) names.add(nameOf(s));
+  for (const s of declared(ts.SyntaxKind.ClassDeclaration)) names.add(nameOf(s));
+  for (const s of declared(ts.SyntaxKind.VariableStatement)) s.declarationList.declarations.forEach((d) => names.add(d.name.getText(dts)));
+  return names;
+}
+
+// A declared class's public members (not private, not the constructor).
+function declaredMembers(className) {
+  const node = declared(ts.SyntaxKind.ClassDeclaration).find((s) => nameOf(s) === className);
+  return new Set(node.members
+    .filter((m) => m.kind !== ts.SyntaxKind.Constructor && !m.modifiers?.some((x) => x.kind === ts.SyntaxKind.PrivateKeyword))
+    .map((m) => m.name.getText(dts)));
+}
+
+// A JS class's public members: its prototype's names and the fields its constructor sets on this.
+function jsMembers(cls, fields = []) {
+  const names = Object.getOwnPropertyNames(cls.prototype).filter((n) => n !== 'constructor');
+  return new Set([...names, ...fields]);
+}
+
+// The names an interface declares.
+function interfaceKeys(name) {
+  const node = declared(ts.SyntaxKind.InterfaceDeclaration).find((s) => nameOf(s) === name);
+  return node.members.map((m) => m.name.getText(dts)).sort();
+}
+
+// The names a method of ModelContext destructures from its options (its last parameter).
+function optionNames(method) {
+  let found = null;
+  const visit = (node) => {
+    if (ts.isMethodDeclaration(node) && node.name.getText(context) === method) {
+      const last = node.parameters.at(-1).name;
+      found = last.elements.map((e) => (e.propertyName ?? e.name).getText(context)).sort();
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(context);
+  return found;
+}
+
+describe('the types and the JavaScript agree', () => {
+  it('every exported value is declared, and every declared value exported', () => {
+    expect([...declaredValues()].sort()).toEqual(Object.keys(api).sort());
+  });
+
+  it('PretrainedModel and ModelContext have the members their declarations list', () => {
+    expect([...jsMembers(PretrainedModel, ['config', 'tokenizer'])].sort())
+      .toEqual([...declaredMembers('PretrainedModel')].sort());
+    expect([...jsMembers(ModelContext)].sort()).toEqual([...declaredMembers('ModelContext')].sort());
+  });
+
+  it.each([
+    ['run', 'PretrainedRunOptions'], ['generate', 'GenerateOptions'], ['logitLens', 'LogitLensOptions'],
+    ['attribute', 'AttributeOptions'], ['patch', 'PatchOptions'],
+  ])('%s() takes the options %s declares', (method, options) => {
+    expect(optionNames(method)).toEqual(interfaceKeys(options));
+  });
+});

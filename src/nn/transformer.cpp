@@ -535,8 +535,10 @@ void ForwardPass::intervene_z(int layer, int n) {
   std::vector<float>& before = context_.hook_scratch_;
   before.assign(z, z + int64_t{n} * dq);
   hook(Hook::kZ, layer, z, n, config.head_dim, config.heads);
-  // a_ += (z' − z) · W_O: the output as if the heads had produced z'.
-  for (int64_t i = 0; i < int64_t{n} * dq; ++i) before[i] = z[i] - before[i];
+  // a_ += (z' − z) · W_O: the output as if the heads had produced z' (nothing to do if unchanged).
+  bool changed = false;
+  for (int64_t i = 0; i < int64_t{n} * dq; ++i) changed |= (before[i] = z[i] - before[i]) != 0.0f;
+  if (!changed) return;
   context_.moved_.resize(static_cast<size_t>(n) * config.d_model);
   matmul(context_.moved_.data(), before.data(), *weights.layers[layer].wo, nullptr, n);
   add_in_place(a_, context_.moved_.data(), int64_t{n} * config.d_model);

@@ -6,6 +6,7 @@ import { loadLanguageModel, loadMultihead } from '../../bindings/multihead.mjs';
 import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
 import { registerServiceWorker } from '../common/service-worker.mjs';
+import { headName, pct } from '../common/dom.mjs';
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'demos', 'tokens', 'messages', 'view', 'legend', 'readout', 'grid',
@@ -17,8 +18,6 @@ let shown = null;     // { pieces, ids, n, first, run, baseline, labels, heatmap
 let highlight = null; // { row, col }
 let frame = 0;
 
-const pct = (p) => `${(p * 100).toFixed(p >= 0.1 ? 0 : 1)}%`;
-const headName = (layer, head) => `L${layer + 1} H${head + 1}`;
 const isOff = (layer, head) => state.off.some(([l, h]) => l === layer && h === head);
 function measured(layer, head) {
   return report.heads.find((h) => h.layer === layer && h.head === head);

@@ -5,6 +5,7 @@
 // of the page's state (panel, target, contrast, corrupted prompt, what to patch) for the URL.
 import { download } from '../common/export.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
+import { el, pct } from '../common/dom.mjs';
 import { viridisCss } from '../common/colormap.mjs';
 
 export const WHY_PANELS = ['lens', 'attribution', 'patching', 'contributions'];
@@ -34,12 +35,6 @@ export const whyCss = `
 .why-row select { max-width: min(22em, 70vw); }
 `;
 
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
-const pct = (p) => `${(p * 100).toFixed(Math.abs(p) >= 0.1 ? 0 : 1)}%`;
 const short = (text, n = 7) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 // Blue (negative) – white – red (positive), for signed values already divided by their scale.
 function divergingCss(x) {

@@ -7,8 +7,11 @@
 import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
-import { drawRows, drawStrip, drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
-import { ROLES } from './your-model-roles.mjs';
+import { el, headName } from '../common/dom.mjs';
+import { drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
+import { GeneratePanel } from './generate-panel.mjs';
+import { PredictionsPanel } from './predictions-panel.mjs';
+import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
 
 export const MODES = ['attention', 'value', 'rollout'];
@@ -43,13 +46,6 @@ export const modelViewCss = `
 @media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
 ${whyCss}`;
 
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
-const headName = (l, h) => `L${l + 1} H${h + 1}`;
-const pct = (p) => `${(p * 100).toFixed(p >= 0.1 ? 0 : 1)}%`;
 
 export class ModelView {
   #thumbShown = new WeakMap();  // button → the label state last written to it (#renderGrid)
@@ -67,12 +63,15 @@ export class ModelView {
     this.state = { text: '', pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention' };
     this.config = null;
     this.modelNumber = 0;  // which model the page shows: replies for an earlier one are dropped
-    this.roles = null;
     this.shown = null;
     this.views = new NewestWins();
     this.seq = 0;
     this.highlight = null;
-    this.sort = { key: 'head', dir: 1 };
+    // The panels around the grid and the head, each with its part of the worker's protocol.
+    const post = (message) => this.worker.postMessage({ seq: ++this.seq, ...message, modelNumber: this.modelNumber });
+    this.generation = new GeneratePanel({ post, selection: () => this.state.sel, text: () => this.state.text });
+    this.predictions = new PredictionsPanel();
+    this.roles = new RolesPanel();
     this.why = new WhyView({
       post: (message) => this.worker.postMessage({ ...message, modelNumber: this.modelNumber }),
       onState: (why) => { this.state = { ...this.state, ...why }; this.onState(this.state); },
@@ -119,30 +118,6 @@ export class ModelView {
     ui.readout.setAttribute('aria-live', 'polite');
     ui.head = el('figure', { className: 'mv-head' }, el('figcaption', {}, el('span', {}, ui.headTitle, ' ', ui.headRole), ui.toggle), ui.headCanvas);
     ui.timing = el('p', { className: 'timing' });
-    ui.predictTitle = el('h3');
-    ui.predictions = el('div', { className: 'predictions' });
-    ui.offList = el('p', { className: 'hint' });
-    ui.rolesStatus = el('p', { className: 'hint', textContent: 'Measuring each head’s role…' });
-    ui.roles = el('table', { className: 'mv-roles' });
-    // Generation (causal models).
-    ui.gen = el('section', { className: 'mv-gen', hidden: true });
-    ui.genMax = el('input', { type: 'number', min: 1, max: 200, value: 20, id: 'mvGenMax' });
-    ui.genTemp = el('input', { type: 'number', min: 0, max: 5, step: 0.1, value: 0, id: 'mvGenTemp' });
-    ui.genTopK = el('input', { type: 'number', min: 0, max: 1000, value: 0, id: 'mvGenTopK' });
-    ui.genSeed = el('input', { type: 'number', min: 0, value: 1, id: 'mvGenSeed' });
-    ui.genStart = el('button', { type: 'button', textContent: 'Generate', id: 'mvGenerate' });
-    ui.genStop = el('button', { type: 'button', textContent: 'Stop', id: 'mvStop', disabled: true });
-    ui.genText = el('p', { className: 'mv-generated', id: 'mvGenerated' });
-    ui.genRows = el('canvas', { className: 'mv-gen-rows', hidden: true });
-    ui.genRows.setAttribute('role', 'img');
-    ui.genStrips = el('div', { className: 'mv-strips' });
-    const labelled = (text, input) => el('label', {}, `${text} `, input);
-    ui.gen.append(el('h3', { textContent: 'Generate' }),
-      el('div', { className: 'row' }, labelled('new tokens', ui.genMax), labelled('temperature (0 = greedy)', ui.genTemp),
-        labelled('top-k (0 = all)', ui.genTopK), labelled('seed', ui.genSeed), ui.genStart, ui.genStop),
-      ui.genText,
-      el('p', { className: 'hint', textContent: 'Each new token’s attention row, as it is produced: the selected head (rows = new tokens), then the latest row of every head (layers down, heads across).' }),
-      ui.genRows, ui.genStrips);
     this.root.append(ui.info,
       el('div', { className: 'mv-input' }, el('label', { htmlFor: 'mvText', textContent: 'Text' }), ui.text, ui.pairBox),
       ui.tokens, ui.messages,
@@ -150,18 +125,15 @@ export class ModelView {
         el('span', { className: 'legend' }, el('span', { textContent: '0' }), ui.legend, el('span', { textContent: '1' }))),
       el('div', { className: 'mv-body' }, el('div', { className: 'mv-grid-wrap' }, ui.grid), el('div', {}, ui.head, ui.readout)),
       ui.timing, ui.exports,
-      el('section', {}, ui.predictTitle, ui.offList, ui.predictions),
+      this.predictions.section,
       this.why.section,
-      ui.gen,
-      el('section', {}, el('h3', { textContent: 'Head roles, measured on this model' }), ui.rolesStatus, el('div', { className: 'table-wrap' }, ui.roles),
-        el('p', { className: 'hint', textContent: 'Mean attention on random tokens from the model’s vocabulary, repeated once: previous token (i → i−1), first / BOS (i → 0), duplicate token (second copy → the same token in the first copy), induction (second copy → the token after its first occurrence). A head gets a role when its best score reaches 0.3.' })));
+      this.generation.section,
+      this.roles.section);
     drawLegend(ui.legend);
     ui.text.addEventListener('input', () => this.setState({ text: ui.text.value, pos: -1 }));
     ui.pair.addEventListener('input', () => this.setState({ pair: ui.pair.value }));
     ui.mode.addEventListener('change', () => this.setState({ mode: ui.mode.value }));
     ui.toggle.addEventListener('click', () => this.#toggleHead(...this.state.sel));
-    ui.genStart.addEventListener('click', () => this.#generate());
-    ui.genStop.addEventListener('click', () => this.worker.postMessage({ type: 'stop' }));
     this.#wireHead();
     this.#wireGrid();
   }
@@ -172,7 +144,7 @@ export class ModelView {
     this.modelNumber += 1;
     this.why.reset();
     this.config = null;
-    this.roles = null;
+    this.roles.reset(0);
     this.shown = null;
     this.onReady(false);
     this.ui.info.textContent = `Loading ${label}…`;
@@ -212,7 +184,11 @@ export class ModelView {
       if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.views.free();
       return;
     }
-    if (this.why.message(data)) return;
+    if (this.why.message(data) || this.generation.message(data)) return;
+    if (this.roles.message(data)) {
+      if (data.type === 'roles' && this.shown) this.#renderGrid();  // the grid labels heads by role
+      return;
+    }
     if (data.type === 'progress') {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
     } else if (data.type === 'loaded') {
@@ -223,27 +199,14 @@ export class ModelView {
       this.loading?.resolve(data.config);
       this.loading = null;
       this.ui.pairBox.hidden = data.config.causal;
-      this.ui.gen.hidden = !(data.config.causal && data.config.hasLmHead);
+      this.generation.setModel(data.config);
+      this.roles.reset(data.config.heads);
       this.ui.grid.style.setProperty('--heads', data.config.heads);
-      this.ui.genStrips.style.setProperty('--heads', data.config.heads);
       this.worker.postMessage({ type: 'roles', modelNumber: this.modelNumber });
       this.setState({ sel: [Math.min(this.state.sel[0], data.config.layers - 1), Math.min(this.state.sel[1], data.config.heads - 1)] });
     } else if (data.type === 'view') {
       if (this.views.answered()) { this.#request(); return; }  // a newer input is waiting: skip drawing this one
       this.#render(data);
-    } else if (data.type === 'rolesProgress') {
-      this.ui.rolesStatus.textContent = `Measuring each head’s role… ${data.done} of ${data.total} probe sequences`;
-    } else if (data.type === 'roles') {
-      this.roles = data.heads;
-      this.ui.rolesStatus.textContent = '';
-      this.#renderRoles();
-      if (this.shown) this.#renderGrid();
-    } else if (data.type === 'token') {
-      this.#addGenerated(data);
-    } else if (data.type === 'generated') {
-      this.ui.genStart.disabled = false;
-      this.ui.genStop.disabled = true;
-      this.ui.genText.append(el('span', { className: 'hint', textContent: data.stopped ? '  [stopped]' : '' }));
     } else if (data.type === 'error') {
       if (data.for === 'load') {
         this.loading?.reject(new Error(data.message));
@@ -252,7 +215,6 @@ export class ModelView {
         return;
       }
       const newer = data.for === 'view' && this.views.answered();
-      if (data.for === 'generate') { this.ui.genStart.disabled = false; this.ui.genStop.disabled = true; }
       this.#showError(data.message);
       if (newer) this.#request();
       else this.onReady(true);
@@ -295,7 +257,7 @@ export class ModelView {
       this.ui.grid.replaceChildren();
       this.thumbs = null;
       this.ui.tokens.replaceChildren();
-      this.ui.predictions.replaceChildren();
+      this.predictions.clear();
       this.ui.messages.textContent = [...data.messages, 'Type some text to see every head at work.'].join('\n');
       this.onReady(true);
       return;
@@ -308,7 +270,7 @@ export class ModelView {
     this.#renderTokens();
     this.#renderGrid();
     this.#renderHead();
-    this.#renderPredictions(data);
+    this.predictions.render(data, { config: this.config, labels: this.labels, tokens: this.shown.tokens, off: this.state.off, maskToken: this.maskToken });
     const drawMs = performance.now() - drawStart;
     const { layers, heads } = this.config;
     this.ui.timing.textContent = `${data.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · forward ${data.forwardMs.toFixed(1)} ms in the worker${data.reused ? ` (the first ${data.reused} tokens unchanged: ${data.n - data.reused} computed)` : ''}${data.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ${(performance.now() - this.requested).toFixed(0)} ms from input to picture`;
@@ -332,9 +294,8 @@ export class ModelView {
     }));
   }
 
-  // measureHeadRoles lists the heads layer by layer, so head h of layer l is entry l · heads + h.
   #roleOf(layer, head) {
-    return this.roles?.[layer * this.config.heads + head]?.role ?? '';
+    return this.roles.roleOf(layer, head);
   }
 
   // The grid's buttons are made once per model shape; a new input only redraws the thumbnails and
@@ -485,91 +446,6 @@ export class ModelView {
   #toggleHead(layer, head) {
     const off = this.state.off.some(([l, h]) => l === layer && h === head);
     this.setState({ off: off ? this.state.off.filter(([l, h]) => l !== layer || h !== head) : [...this.state.off, [layer, head]] });
-  }
-
-  #renderPredictions(data) {
-    const causal = this.config.causal;
-    this.ui.offList.textContent = this.state.off.length
-      ? `Switched off: ${this.state.off.map(([l, h]) => headName(l, h)).join(', ')} (their output is removed from W_O).` : '';
-    if (!this.config.hasLmHead) {
-      this.ui.predictTitle.textContent = 'No predictions: this checkpoint has no language-model head (a BertModel encoder).';
-      this.ui.predictions.replaceChildren();
-      return;
-    }
-    const label = (row) => `“${this.labels[row]}” (token ${row})`;
-    this.ui.predictTitle.textContent = causal ? `What comes next after ${label(data.predictions[0]?.row ?? 0)}?`
-      : `What the model fills in at ${data.predictions.map((p) => label(p.row)).join(', ')}${data.predictions.length && /mask/i.test(this.shown.tokens[data.predictions[0].row].token) ? '' : ` (type ${this.maskToken} to ask for a word)`}`;
-    const list = (items, caption) => el('div', { className: 'prediction' }, el('h3', { textContent: caption }),
-      el('ol', {}, ...items.map(({ token, probability }) => {
-        const bar = el('span', { className: 'bar' });
-        bar.style.setProperty('--p', String(probability));
-        return el('li', {}, el('span', { className: 'word', textContent: JSON.stringify(token).slice(1, -1) }), bar, el('span', { className: 'num', textContent: pct(probability) }));
-      })));
-    const boxes = [];
-    for (const p of data.predictions) {
-      boxes.push(list(p.before, data.ablated ? `every head on · ${label(p.row)}` : label(p.row)));
-      if (p.after) {
-        const box = list(p.after, `without ${this.state.off.map(([l, h]) => headName(l, h)).join(', ')}`);
-        box.append(el('p', { className: 'actual', textContent: `logit of “${p.topToken}” changes by ${p.logitChange >= 0 ? '+' : ''}${p.logitChange.toFixed(3)}` }));
-        boxes.push(box);
-      }
-    }
-    this.ui.predictions.replaceChildren(...boxes);
-  }
-
-  #renderRoles() {
-    const { key, dir } = this.sort;
-    const rows = [...this.roles].sort((a, b) => {
-      const va = key === 'head' ? a.layer * 1000 + a.head : key === 'role' ? a.role : a.scores[key];
-      const vb = key === 'head' ? b.layer * 1000 + b.head : key === 'role' ? b.role : b.scores[key];
-      return (va < vb ? -1 : va > vb ? 1 : 0) * dir;
-    });
-    const head = el('tr');
-    for (const [k, label] of [['head', 'head'], ...ROLES.map((r) => [r, r]), ['role', 'measured role']]) {
-      const th = el('th', { scope: 'col' });
-      th.setAttribute('aria-sort', key === k ? (dir > 0 ? 'ascending' : 'descending') : 'none');
-      const b = el('button', { type: 'button', textContent: label });
-      b.addEventListener('click', () => { this.sort = { key: k, dir: key === k ? -dir : (k === 'head' || k === 'role' ? 1 : -1) }; this.#renderRoles(); });
-      th.append(b);
-      head.append(th);
-    }
-    const body = rows.map((r) => el('tr', {}, el('td', { textContent: headName(r.layer, r.head) }),
-      ...ROLES.map((role) => el('td', { className: 'num', textContent: r.scores[role].toFixed(2) })), el('td', { textContent: r.role })));
-    this.ui.roles.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
-  }
-
-  // ---- generation ----
-
-  #generate() {
-    const number = (input, fallback) => (Number.isFinite(Number(input.value)) ? Number(input.value) : fallback);
-    const options = { maxNewTokens: Math.max(1, Math.min(200, Math.round(number(this.ui.genMax, 20)))),
-      temperature: Math.max(0, number(this.ui.genTemp, 0)), topK: Math.max(0, Math.round(number(this.ui.genTopK, 0))),
-      seed: Math.max(0, Math.round(number(this.ui.genSeed, 1))) };
-    this.generated = [];
-    this.ui.genText.replaceChildren(el('span', { textContent: this.state.text }));
-    this.ui.genStart.disabled = true;
-    this.ui.genStop.disabled = false;
-    this.worker.postMessage({ type: 'generate', seq: ++this.seq, text: this.state.text, pair: '', options, modelNumber: this.modelNumber });
-  }
-
-  #addGenerated({ text, attentions, shape }) {
-    const [layers, heads, n] = shape;
-    this.generated.push({ attentions, n });
-    this.ui.genText.append(el('span', { className: 'new', textContent: text ?? '' }));
-    this.ui.genRows.hidden = false;
-    const [l, h] = this.state.sel;
-    drawRows(this.ui.genRows, this.generated.map((g) => g.attentions.subarray((l * heads + h) * g.n, (l * heads + h + 1) * g.n)));
-    this.ui.genRows.setAttribute('aria-label', `Layer ${l + 1}, head ${h + 1}: the attention row of each of the ${this.generated.length} generated tokens`);
-    if (this.ui.genStrips.childElementCount !== layers * (heads + 1)) {
-      const cells = [];
-      for (let a = 0; a < layers; a += 1) {
-        cells.push(el('span', { className: 'mv-label', textContent: `L${a + 1}` }));
-        for (let b = 0; b < heads; b += 1) cells.push(el('canvas', { title: headName(a, b) }));
-      }
-      this.ui.genStrips.replaceChildren(...cells);
-    }
-    const canvases = this.ui.genStrips.querySelectorAll('canvas');
-    for (let i = 0; i < layers * heads; i += 1) drawStrip(canvases[i], attentions.subarray(i * n, (i + 1) * n));
   }
 
   // ---- exports ----

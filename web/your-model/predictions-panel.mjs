@@ -1,0 +1,47 @@
+// "Your model"'s predictions: the next token (decoders) or the masked word (encoders), with and
+// without the switched-off heads.
+import { el, headName, pct } from '../common/dom.mjs';
+
+export class PredictionsPanel {
+  constructor() {
+    this.title = el('h3');
+    this.off = el('p', { className: 'hint' });
+    this.list = el('div', { className: 'predictions' });
+    this.section = el('section', {}, this.title, this.off, this.list);
+  }
+
+  clear() { this.list.replaceChildren(); }
+
+  /**
+   * One view's predictions. labels: each token's text; tokens: the view's tokens; off: the
+   * switched-off [layer, head] pairs; maskToken: how this tokenizer spells the mask.
+   */
+  render(data, { config, labels, tokens, off, maskToken }) {
+    this.off.textContent = off.length
+      ? `Switched off: ${off.map(([l, h]) => headName(l, h)).join(', ')} (their output is removed from W_O).` : '';
+    if (!config.hasLmHead) {
+      this.title.textContent = 'No predictions: this checkpoint has no language-model head (a BertModel encoder).';
+      this.list.replaceChildren();
+      return;
+    }
+    const label = (row) => `“${labels[row]}” (token ${row})`;
+    this.title.textContent = config.causal ? `What comes next after ${label(data.predictions[0]?.row ?? 0)}?`
+      : `What the model fills in at ${data.predictions.map((p) => label(p.row)).join(', ')}${data.predictions.length && /mask/i.test(tokens[data.predictions[0].row].token) ? '' : ` (type ${maskToken} to ask for a word)`}`;
+    const list = (items, caption) => el('div', { className: 'prediction' }, el('h3', { textContent: caption }),
+      el('ol', {}, ...items.map(({ token, probability }) => {
+        const bar = el('span', { className: 'bar' });
+        bar.style.setProperty('--p', String(probability));
+        return el('li', {}, el('span', { className: 'word', textContent: JSON.stringify(token).slice(1, -1) }), bar, el('span', { className: 'num', textContent: pct(probability) }));
+      })));
+    const boxes = [];
+    for (const p of data.predictions) {
+      boxes.push(list(p.before, data.ablated ? `every head on · ${label(p.row)}` : label(p.row)));
+      if (p.after) {
+        const box = list(p.after, `without ${off.map(([l, h]) => headName(l, h)).join(', ')}`);
+        box.append(el('p', { className: 'actual', textContent: `logit of “${p.topToken}” changes by ${p.logitChange >= 0 ? '+' : ''}${p.logitChange.toFixed(3)}` }));
+        boxes.push(box);
+      }
+    }
+    this.list.replaceChildren(...boxes);
+  }
+}

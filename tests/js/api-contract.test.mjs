@@ -70,6 +70,15 @@ describe('the types and the JavaScript agree', () => {
     expect([...jsMembers(ModelContext)].sort()).toEqual([...declaredMembers('ModelContext')].sort());
   });
 
+  it('the JSDoc of run()\'s result names the fields PretrainedRun declares', () => {
+    const typedef = /@typedef \{\{([\s\S]*?)\}\} RunResult/.exec(readFileSync('bindings/model-context.mjs', 'utf8'))[1];
+    // Top-level keys only: drop nested braces' contents first.
+    let flat = typedef.replace(/\*/g, ' ');
+    while (/\{[^{}]*\}/.test(flat)) flat = flat.replace(/\{[^{}]*\}/g, '');
+    const keys = [...flat.matchAll(/(\w+)\??:/g)].map((m) => m[1]).sort();
+    expect(keys).toEqual(interfaceKeys('PretrainedRun'));
+  });
+
   it.each([
     ['run', 'PretrainedRunOptions'], ['generate', 'GenerateOptions'], ['logitLens', 'LogitLensOptions'],
     ['attribute', 'AttributeOptions'], ['patch', 'PatchOptions'],

@@ -86,3 +86,13 @@ export function switchOffHeads(enabled, disabledHeads, layers, heads, value = 0)
     enabled[layer * heads + head] = value;
   }
 }
+
+/** A method's options object: undefined or null mean none; anything else but an object is an Error. */
+export function optionsOf(options, method) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) fail(`${method}() takes an options object, got ${describe(options)}`);
+  return options;
+}
+
+/** The Error a cancelled call rejects with (as fetch's): name 'AbortError'. */
+export const abortError = (what) => Object.assign(new Error(`multihead: ${what} was cancelled`), { name: 'AbortError' });

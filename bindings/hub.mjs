@@ -15,6 +15,7 @@ export function isHubId(text) {
 export function hubUrl(id, { revision = 'main', hub = HUB } = {}) {
   if (!isHubId(id)) fail(`"${String(id).slice(0, 60)}" is not a Hugging Face model id (like gpt2 or Qwen/Qwen2.5-0.5B)`);
   if (typeof revision !== 'string' || !revision || /[\s?#]/.test(revision)) fail(`revision must be a branch, tag or commit name, got ${JSON.stringify(revision)}`);
+  if (typeof hub !== 'string' || !/^https?:\/\/[^\s/]+/i.test(hub)) fail(`hub must be the http(s) address of a server with the hub's layout, got ${JSON.stringify(hub)}`);
   return `${hub.replace(/\/+$/, '')}/${id}/resolve/${encodeURIComponent(revision)}/`;
 }
 

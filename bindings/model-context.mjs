@@ -2,12 +2,14 @@
 // RunContext): its key/value caches, prefix reuse and scratch. model.run() and the rest use the
 // model's default context; model.createContext() gives another over the same weights, so that one
 // line of runs (a page's typing) goes on while another (a patching sweep) is under way.
-import { checkTokenIds, describe, fail, switchOffHeads } from './checks.mjs';
+import { abortError, checkTokenIds, describe, fail, optionsOf, switchOffHeads } from './checks.mjs';
 import { nextTurn } from './environment.mjs';
 import { prepareHooks } from './hooks.mjs';
 import { release, track } from './registry.mjs';
 
 // The attention's inner values are computed inside its kernel: read, never written (nn/hooks.h).
+// The lens's targets: each costs a float and a rank (a pass over the vocabulary) per stream and position.
+const MAX_LENS_TARGETS = 1000;
 const hookIsWritable = (name) => !/attn\.hook_(q|k|v|rot_q|rot_k|attn_scores|pattern)$/.test(name);
 
 /**
@@ -159,7 +161,9 @@ export class ModelContext {
    *   (activation) => change activation.data in place, or { positions?, heads?, values } } — the
    *   run goes on from the changed values (docs/hooks.md).
    */
-  run(ids, { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [], logits = true, rollout = false, reusePrefix = false, capture, intervene } = {}) {
+  run(ids, options) {
+    const { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [],
+      logits = true, rollout = false, reusePrefix = false, capture, intervene } = optionsOf(options, 'run');
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('run needs at least one token id');
@@ -206,7 +210,8 @@ export class ModelContext {
    *   targets: { ids: Int32Array, probabilities: Float32Array, ranks: Int32Array } | null }}
    *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
    */
-  logitLens(ids, { topK = 5, positions, targets = [], tokenTypeIds, attribute } = {}) {
+  logitLens(ids, options) {
+    const { topK = 5, positions, targets = [], tokenTypeIds, attribute } = optionsOf(options, 'logitLens');
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('logitLens needs at least one token id');
@@ -216,6 +221,8 @@ export class ModelContext {
       fail(`positions must be a non-empty list of token positions from 0 to ${ids.length - 1}`);
     }
     if (!Array.isArray(targets)) fail('targets must be a list of token ids');
+    // Each target is a float per stream and position, and a rank counted over the vocabulary.
+    if (targets.length > MAX_LENS_TARGETS) fail(`logitLens takes at most ${MAX_LENS_TARGETS} targets, got ${targets.length}: ask for the tokens you will show`);
     targets.forEach((t) => this.#tokenId(t, 'each target'));
     const types = this.#inputs(core, ids, tokenTypeIds);
     core.logitRows(rows.length);
@@ -258,7 +265,10 @@ export class ModelContext {
    *   biasesByLayer: Float64Array, total: number, normBias: number, logitDifference: number }}
    *   biases: every layer's attention output and MLP biases (biasesByLayer: each layer's).
    */
-  attribute(ids, { position = ids?.length - 1, target, contrast = null, disabledHeads = [] } = {}) {
+  attribute(ids, options) {
+    const { position = ids?.length - 1, target: asked, contrast = null, disabledHeads: off } = optionsOf(options, 'attribute');
+    let target = asked;
+    const disabledHeads = off ?? [];
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('attribute needs at least one token id');
@@ -268,7 +278,8 @@ export class ModelContext {
     }
     if (target === undefined) {
       const logits = this.run(ids, { attentions: false, logits: [position] }).logits;
-      target = logits.indexOf(Math.max(...logits));
+      target = 0;  // the top prediction (a loop: a 150k-word vocabulary is past a call's arguments)
+      for (let v = 1; v < logits.length; v += 1) if (logits[v] > logits[target]) target = v;
     }
     this.#tokenId(target, 'target');
     if (contrast !== null) this.#tokenId(contrast, 'contrast');
@@ -298,7 +309,8 @@ export class ModelContext {
    * (the model still works). Decoders only.
    * @returns {Promise<{ what: string, shape: number[], recovered: Float32Array, clean: number, corrupt: number }>}
    */
-  async patch(cleanIds, corruptIds, { target, contrast = null, what = 'heads', onProgress, signal } = {}) {
+  async patch(cleanIds, corruptIds, options) {
+    const { target, contrast = null, what = 'heads', onProgress, signal } = optionsOf(options, 'patch');
     const core = this.#live();
     this.#checkIds(cleanIds);
     this.#checkIds(corruptIds);
@@ -309,7 +321,9 @@ export class ModelContext {
     }
     if (!this.config.causal) fail(`activation patching needs a decoder; a ${this.config.modelType} encoder is not one`);
     const kinds = { heads: 0, residual: 1, mlps: 2 };
-    if (!(what in kinds)) fail(`what must be 'heads', 'residual' or 'mlps', got ${describe(what)}`);
+    if (typeof what !== 'string' || !Object.hasOwn(kinds, what)) fail(`what must be 'heads', 'residual' or 'mlps', got ${describe(what)}`);
+    if (onProgress !== undefined && typeof onProgress !== 'function') fail(`onProgress must be a function, got ${describe(onProgress)}`);
+    if (signal?.aborted) throw abortError('patching');
     this.#tokenId(target, 'target');
     if (contrast !== null) this.#tokenId(contrast, 'contrast');
     if (this.#patching) fail('a patch() is already running in this context: wait for it, cancel it, or use another context (model.createContext())');
@@ -329,10 +343,11 @@ export class ModelContext {
       const recovered = new Float32Array(layers * width).fill(NaN);
       let last = performance.now();
       for (let i = 0; i < recovered.length; i += 1) {
-        if (signal?.aborted) throw Object.assign(new Error('multihead: patching was cancelled'), { name: 'AbortError' });
+        if (signal?.aborted) throw abortError('patching');
         const layer = Math.floor(i / width), index = i % width;
-        const patched = core.patch(kinds[what], layer, index);
-        if (Number.isNaN(patched)) fail(core.error());
+        const live = this.#live();  // dispose() may have come between two steps
+        const patched = live.patch(kinds[what], layer, index);
+        if (Number.isNaN(patched)) fail(live.error());
         recovered[i] = (patched - corrupt) / (clean - corrupt);
         if (i === 0 || performance.now() - last > 30 || i + 1 === recovered.length) {  // let a page draw what is done
           onProgress?.({ done: i + 1, total: recovered.length, recovered });
@@ -352,7 +367,8 @@ export class ModelContext {
    * residual connection: ‖Σ_h A_h[i, j] v_j W_O^h + [i = j] x_i‖, normalised over j.
    * @returns {{ contributions: Float32Array, shape: number[] }} layers × n × n
    */
-  contributions(ids, { tokenTypeIds } = {}) {
+  contributions(ids, options) {
+    const { tokenTypeIds } = optionsOf(options, 'contributions');
     const core = this.#live();
     this.#checkIds(ids);
     if (ids.length === 0) fail('contributions needs at least one token id');
@@ -369,14 +385,19 @@ export class ModelContext {
    * tokens before it). Stops after maxNewTokens, at the model's end-of-text token, or on signal.
    * @returns {AsyncGenerator<{ id: number, text: string | null, position: number, attentions: Float32Array, attentionShape: number[] }>}
    */
-  async* generate(ids, { maxNewTokens = 20, temperature = 0, topK = 0, seed = 0, signal, stopAtEos = true } = {}) {
+  async* generate(ids, options) {
+    const { maxNewTokens = 20, temperature = 0, topK = 0, seed = 0, signal, stopAtEos = true } = optionsOf(options, 'generate');
     const core = this.#live();
     if (!this.config.causal || !this.config.hasLmHead) fail(`generate needs a causal language model; this ${this.config.modelType} checkpoint is not one`);
     this.#checkIds(ids);
     if (ids.length === 0) fail('generate needs at least one token id to start from');
     if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) fail(`maxNewTokens must be a whole number ≥ 1, got ${maxNewTokens}`);
-    if (!(Number.isFinite(temperature) && temperature >= 0)) fail(`temperature must be ≥ 0, got ${temperature}`);
-    if (!Number.isInteger(topK) || topK < 0) fail(`topK must be a whole number ≥ 0, got ${topK}`);
+    if (!(Number.isFinite(temperature) && temperature >= 0)) fail(`temperature must be a number ≥ 0, got ${describe(temperature)}`);
+    if (!Number.isInteger(topK) || topK < 0 || topK > this.config.vocabSize) {
+      fail(`topK must be a whole number from 0 (every token) to the vocabulary's ${this.config.vocabSize}, got ${describe(topK)}`);
+    }
+    if (!Number.isSafeInteger(seed) || seed < 0) fail(`seed must be a whole number ≥ 0, got ${describe(seed)}`);
+    if (signal?.aborted) throw abortError('generation');
     const room = Math.min(this.config.maxPositions, 16384);
     if (ids.length >= room) fail(`the prompt has ${ids.length} tokens; this model reads at most ${room}`);
     const steps = Math.min(maxNewTokens, room - ids.length);
@@ -386,13 +407,14 @@ export class ModelContext {
     const all = Array.from(ids);
     let input = Array.from(ids), previousText = this.tokenizer ? this.tokenizer.decode(all) : '';
     for (let step = 0; step < steps; step += 1) {
-      if (signal?.aborted) return;
-      const result = this.#run(core, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true });
+      if (signal?.aborted) throw abortError('generation');
+      const live = this.#live();  // dispose() may have come between two tokens
+      const result = this.#run(live, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true });
       const [L, H, n, nk] = result.attentionShape;
       // The last query's row of every head.
       const rows = new Float32Array(L * H * nk);
       for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
-      const id = core.sample(temperature, topK);
+      const id = live.sample(temperature, topK);
       all.push(id);
       let text = null;
       if (this.tokenizer) {

@@ -39,6 +39,7 @@ export async function openSource(source, signal, { revision, hub } = {}) {
     return { ...urlSource(hubUrl(source, { revision, hub }), signal), hubId: source };
   }
   if (revision !== undefined) fail('revision applies to a hub id (like gpt2 or Qwen/Qwen2.5-0.5B), not to a URL, a folder or files');
+  if (hub !== undefined) fail('hub applies to a hub id (like gpt2 or Qwen/Qwen2.5-0.5B), not to a URL, a folder or files');
   if (typeof source === 'string' || source instanceof URL) {
     const text = String(source);
     if (/^(https?|blob|data):/i.test(text) || (!inNode() && !/^file:/i.test(text))) return urlSource(text, signal);
@@ -145,7 +146,13 @@ async function folderSource(path, signal) {
 
 function urlSource(base, signal) {
   // A relative URL (a page's own folder of models) resolves against the page or worker.
-  const root = new URL(base.endsWith('/') ? base : `${base}/`, globalThis.location?.href).href;
+  let root;
+  try {
+    root = new URL(base.endsWith('/') ? base : `${base}/`, globalThis.location?.href).href;
+  } catch {
+    fail(`"${base.slice(0, 80)}" is not a URL a checkpoint can be read from: give a hub id, an http(s) address of the folder, a folder path (Node) or the files`);
+  }
+  if (/^data:/i.test(root)) fail('a data: URL holds one file, not a checkpoint folder: give a hub id, an http(s) address of the folder, a folder path (Node) or the files');
   const url = (name) => new URL(name, root).href;
   const request = async (name, headers) => {
     let response;

@@ -2,7 +2,7 @@
 // Reading config.json, checking the safetensors headers, the forward pass and sampling are C++;
 // this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
 // tokenizer (bindings/tokenizers/) and copies results out.
-import { fail } from './checks.mjs';
+import { describe, fail, optionsOf } from './checks.mjs';
 import { withOldNames } from './deprecated.mjs';
 import { ModelContext } from './model-context.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
@@ -43,8 +43,10 @@ async function weightFiles(source) {
  *   server with the hub's layout (default https://huggingface.co)
  * @returns {Promise<PretrainedModel>}
  */
-export async function loadPretrained(source, { onProgress, signal, weightType, revision, hub } = {}) {
+export async function loadPretrained(source, options) {
+  const { onProgress, signal, weightType, revision, hub } = optionsOf(options, 'loadPretrained');
   throwIfAborted(signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function') fail(`onProgress must be a function, got ${describe(onProgress)}`);
   const storage = [undefined, 'f16', 'bf16'].indexOf(weightType);
   if (storage < 0) fail(`weightType must be 'f16' or 'bf16' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
   const files = await openSource(source, signal, { revision, hub });
@@ -225,6 +227,7 @@ export class PretrainedModel {
   /** Token ids → text, without special tokens. */
   decode(ids) {
     if (!this.tokenizer) fail('this checkpoint came without tokenizer files: there is no vocabulary to decode with');
+    if (ids === null || typeof ids !== 'object' || typeof ids.length !== 'number') fail(`decode needs a list of token ids, got ${describe(ids)}`);
     return this.tokenizer.decode(Array.from(ids));
   }
 

@@ -36,23 +36,45 @@ export class BPE {
     this.cache = new Map();
   }
 
-  // The merged symbols of a word, as [token, firstUnit, endUnit] (cached per word).
+  // The merged symbols of a word, as [token, firstUnit, endUnit] (cached per word). The pair of
+  // lowest rank merges first, the leftmost of equal ranks, as Hugging Face tokenizers does; the
+  // pairs wait in a heap keyed by (rank, position) and the symbols form a linked list, so a word
+  // of m units takes O(m log m): a SentencePiece-style BPE with no pre-tokenizer (Llama 2,
+  // Gemma) sees a whole pasted document as one word. A heap entry whose symbols have changed
+  // since it was pushed (their versions) is skipped.
   #merge(chars) {
-    const key = chars.join('\u0000');
-    const hit = this.cache.get(key);
+    // Words are cached (text repeats them), not a whole document read as one word.
+    const key = chars.length <= 256 ? chars.join('\u0000') : null;
+    const hit = key === null ? undefined : this.cache.get(key);
     if (hit) return hit;
-    let symbols = chars.map((c, i) => [(i > 0 ? this.prefix : '') + c + (i === chars.length - 1 ? this.suffix : ''), i, i + 1]);
-    while (symbols.length > 1) {
-      let best = -1, bestRank = Infinity;
-      for (let i = 0; i + 1 < symbols.length; i += 1) {
-        const rank = this.ranks.get(`${symbols[i][0]} ${symbols[i + 1][0]}`);
-        if (rank !== undefined && rank < bestRank) { bestRank = rank; best = i; }
-      }
-      if (best < 0) break;
-      const [a, b] = [symbols[best], symbols[best + 1]];
-      const joined = a[0] + (this.prefix && b[0].startsWith(this.prefix) ? b[0].slice(this.prefix.length) : b[0]);
-      symbols.splice(best, 2, [joined, a[1], b[2]]);
+    const n = chars.length, { prefix, suffix, ranks } = this;
+    const tokens = chars.map((c, i) => (i > 0 ? prefix : '') + c + (i === n - 1 ? suffix : ''));
+    const end = new Int32Array(n), next = new Int32Array(n), previous = new Int32Array(n), version = new Int32Array(n);
+    for (let i = 0; i < n; i += 1) { end[i] = i + 1; next[i] = i + 1; previous[i] = i - 1; }
+    const heap = new PairHeap(n);
+    const push = (i) => {
+      const j = next[i];
+      if (j >= n) return;
+      const rank = ranks.get(`${tokens[i]} ${tokens[j]}`);
+      if (rank !== undefined) heap.push(rank, i, j, version[i], version[j]);
+    };
+    for (let i = 0; i + 1 < n; i += 1) push(i);
+    while (heap.size > 0) {
+      const { left: i, right: j, leftVersion, rightVersion } = heap.pop();
+      if (next[i] !== j || version[i] !== leftVersion || version[j] !== rightVersion) continue;
+      const b = tokens[j];
+      tokens[i] += prefix && b.startsWith(prefix) ? b.slice(prefix.length) : b;
+      version[i] += 1;
+      version[j] += 1;  // j is gone: no entry of it is valid any more
+      end[i] = end[j];
+      next[i] = next[j];
+      if (next[j] < n) previous[next[j]] = i;
+      if (previous[i] >= 0) push(previous[i]);
+      push(i);
     }
+    const symbols = [];
+    for (let i = 0; i < n; i = next[i]) symbols.push([tokens[i], i, end[i]]);
+    if (key === null) return symbols;
     if (this.cache.size > 50000) this.cache.clear();
     this.cache.set(key, symbols);
     return symbols;
@@ -81,6 +103,63 @@ export class BPE {
       else out.push({ id: this.vocab.get(this.unk), token: this.unk, s, e });
     }
     return out;
+  }
+}
+
+// A binary min-heap of candidate merges, keyed by rank then left position (rank · 2³¹ + left is
+// exact in a double), with the right position and both symbols' versions beside each key.
+class PairHeap {
+  constructor(capacity) {
+    this.size = 0;
+    this.#allocate(Math.max(16, capacity));
+  }
+
+  #allocate(capacity) {
+    const grow = (old, Type) => { const a = new Type(capacity); if (old) a.set(old.subarray(0, this.size)); return a; };
+    this.keys = grow(this.keys, Float64Array);
+    this.rights = grow(this.rights, Int32Array);
+    this.leftVersions = grow(this.leftVersions, Int32Array);
+    this.rightVersions = grow(this.rightVersions, Int32Array);
+  }
+
+  #swap(a, b) {
+    const { keys, rights, leftVersions, rightVersions } = this;
+    let t = keys[a]; keys[a] = keys[b]; keys[b] = t;
+    t = rights[a]; rights[a] = rights[b]; rights[b] = t;
+    t = leftVersions[a]; leftVersions[a] = leftVersions[b]; leftVersions[b] = t;
+    t = rightVersions[a]; rightVersions[a] = rightVersions[b]; rightVersions[b] = t;
+  }
+
+  push(rank, left, right, leftVersion, rightVersion) {
+    if (this.size === this.keys.length) this.#allocate(this.keys.length * 2);
+    let at = this.size;
+    this.size += 1;
+    this.keys[at] = rank * 2147483648 + left;
+    this.rights[at] = right;
+    this.leftVersions[at] = leftVersion;
+    this.rightVersions[at] = rightVersion;
+    while (at > 0) {
+      const up = (at - 1) >> 1;
+      if (this.keys[up] <= this.keys[at]) break;
+      this.#swap(up, at);
+      at = up;
+    }
+  }
+
+  pop() {
+    const top = { left: this.keys[0] % 2147483648, right: this.rights[0], leftVersion: this.leftVersions[0], rightVersion: this.rightVersions[0] };
+    this.size -= 1;
+    this.#swap(0, this.size);
+    for (let at = 0; ;) {
+      const l = 2 * at + 1, r = l + 1;
+      let min = at;
+      if (l < this.size && this.keys[l] < this.keys[min]) min = l;
+      if (r < this.size && this.keys[r] < this.keys[min]) min = r;
+      if (min === at) break;
+      this.#swap(min, at);
+      at = min;
+    }
+    return top;
   }
 }
 

@@ -34,7 +34,7 @@ function composeClusters(units, form) {
     const cluster = units.slice(i, j);
     const composed = cluster.map((u) => u.c).join('').normalize(form);
     if (j === i + 1) out.push({ ...units[i], c: composed });
-    else out.push(...alignedSplit(composed, cluster[0].s, cluster[cluster.length - 1].e));
+    else for (const unit of alignedSplit(composed, cluster[0].s, cluster[cluster.length - 1].e)) out.push(unit);
     i = j;
   }
   return out;
@@ -72,11 +72,11 @@ function replaceUnits(units, pattern, content) {
   for (const m of text.matchAll(regex)) {
     if (m[0].length === 0) continue;
     const first = unitAt[m.index], end = unitAt[m.index + m[0].length - 1] + 1;
-    out.push(...units.slice(last, first));
-    out.push(...alignedSplit(content, units[first].s, units[end - 1].e));
+    for (let i = last; i < first; i += 1) out.push(units[i]);
+    for (const unit of alignedSplit(content, units[first].s, units[end - 1].e)) out.push(unit);
     last = end;
   }
-  out.push(...units.slice(last));
+  for (let i = last; i < units.length; i += 1) out.push(units[i]);
   return out;
 }
 

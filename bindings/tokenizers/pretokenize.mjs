@@ -25,14 +25,22 @@ const utf8 = new TextEncoder();
 /** Units → one unit per UTF-8 byte, written as byte-level characters. */
 export function toByteLevel(units) {
   const out = [];
-  for (const u of units) for (const b of utf8.encode(u.c)) out.push({ c: BYTE_TO_CHAR[b], s: u.s, e: u.e });
+  for (const u of units) {
+    const code = u.c.length === 1 ? u.c.charCodeAt(0) : -1;
+    if (code >= 0 && code < 0x80) { out.push({ c: BYTE_TO_CHAR[code], s: u.s, e: u.e }); continue; }  // ASCII: its own byte
+    for (const b of utf8.encode(u.c)) out.push({ c: BYTE_TO_CHAR[b], s: u.s, e: u.e });
+  }
   return out;
 }
 
 /** Units whose text is exactly one code point each (normalizers may have expanded or emptied some). */
 export function codePointUnits(units) {
   const out = [];
-  for (const u of units) for (const c of u.c) out.push({ c, s: u.s, e: u.e });
+  for (const u of units) {
+    const one = u.c.length === 1 || (u.c.length === 2 && u.c.codePointAt(0) > 0xffff);
+    if (one) { out.push(u); continue; }  // already one code point: the unit as it is
+    for (const c of u.c) out.push({ c, s: u.s, e: u.e });
+  }
   return out;
 }
 

@@ -8,6 +8,8 @@ import { makePreTokenizer, codePointUnits, CHAR_TO_BYTE, GPT2_PATTERN } from './
 import { makeModel } from './models.mjs';
 
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
+// out.push(...items) one at a time: a pasted document is a million tokens, past a call's arguments.
+const append = (out, items) => { for (const item of items) out.push(item); return out; };
 
 // Qwen2's split pattern, for a Qwen2 checkpoint that brings only vocab.json + merges.txt.
 const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
@@ -72,7 +74,7 @@ export class Tokenizer {
       const units = codePointUnits(this.normalize(alignedText(seg.text, seg.s)));
       if (!units.length) return;
       for (const piece of this.preTokenize([units], index === 0 && seg.s === 0)) {
-        if (piece.length) out.push(...this.model.tokenize(piece));
+        if (piece.length) append(out, this.model.tokenize(piece));
       }
     });
     return out;
@@ -138,7 +140,7 @@ export class Tokenizer {
           const items = b ? pp.pair : pp.single;
           const out = [];
           for (const item of items || []) {
-            if (item.Sequence) out.push(...tag(item.Sequence.id === 'B' ? b || [] : a, item.Sequence.type_id ?? 0));
+            if (item.Sequence) append(out, tag(item.Sequence.id === 'B' ? b || [] : a, item.Sequence.type_id ?? 0));
             else if (item.SpecialToken) {
               const sp = pp.special_tokens?.[item.SpecialToken.id];
               if (!sp) fail(`the template names special token ${JSON.stringify(item.SpecialToken.id)} but does not define it`);
@@ -153,7 +155,7 @@ export class Tokenizer {
           const out = [specialToken(clsToken, clsId, 0), ...tag(a, 0), specialToken(sepToken, sepId, 0)];
           if (b) {
             if (roberta) out.push(specialToken(sepToken, sepId, 0));
-            out.push(...tag(b, roberta ? 0 : 1), specialToken(sepToken, sepId, roberta ? 0 : 1));
+            append(out, tag(b, roberta ? 0 : 1)).push(specialToken(sepToken, sepId, roberta ? 0 : 1));
           }
           return out;
         }
@@ -183,7 +185,8 @@ export class Tokenizer {
 }
 
 const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const tag = (tokens, type) => tokens.map((t) => ({ ...t, type }));
+// Marks each token (fresh objects from the model, or made here) with its token type, in place.
+const tag = (tokens, type) => { for (const t of tokens) t.type = type; return tokens; };
 
 function checkPostProcessor(pp) {
   const known = ['Sequence', 'ByteLevel', 'TemplateProcessing', 'BertProcessing', 'RobertaProcessing'];
@@ -252,7 +255,7 @@ function runDecoder(d, tokens) {
       const flush = () => {
         if (!bytes.length) return;
         const text = new TextDecoder('utf-8', { fatal: true });
-        try { out.push(text.decode(Uint8Array.from(bytes))); } catch { out.push(...bytes.map(() => '\uFFFD')); }
+        try { out.push(text.decode(Uint8Array.from(bytes))); } catch { append(out, bytes.map(() => '\uFFFD')); }
         bytes = [];
       };
       for (const t of tokens) {

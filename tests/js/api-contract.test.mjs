@@ -45,14 +45,19 @@ function interfaceKeys(name) {
   return node.members.map((m) => m.name.getText(dts)).sort();
 }
 
-// The names a method of ModelContext destructures from its options (its last parameter).
+// The names a method of ModelContext destructures from its options: `const { … } = optionsOf(options, …)`.
 function optionNames(method) {
   let found = null;
-  const visit = (node) => {
-    if (ts.isMethodDeclaration(node) && node.name.getText(context) === method) {
-      const last = node.parameters.at(-1).name;
-      found = last.elements.map((e) => (e.propertyName ?? e.name).getText(context)).sort();
+  const names = (pattern) => pattern.elements.map((e) => (e.propertyName ?? e.name).getText(context)).sort();
+  const inBody = (node) => {
+    if (ts.isVariableDeclaration(node) && ts.isObjectBindingPattern(node.name) && node.initializer
+      && ts.isCallExpression(node.initializer) && node.initializer.expression.getText(context) === 'optionsOf') {
+      found ??= names(node.name);
     }
+    ts.forEachChild(node, inBody);
+  };
+  const visit = (node) => {
+    if (ts.isMethodDeclaration(node) && node.name.getText(context) === method) inBody(node.body);
     ts.forEachChild(node, visit);
   };
   visit(context);

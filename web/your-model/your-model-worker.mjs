@@ -161,7 +161,8 @@ async function patch({ seq, text, corrupt, what, target, contrast }) {
   let t = tokenFrom(model, target);
   if (t == null) {  // the clean prompt's top prediction
     const logits = model.run(clean.ids, { attentions: false, logits: [clean.ids.length - 1] }).logits;
-    t = logits.indexOf(Math.max(...logits));
+    t = 0;  // a loop: a 150k-word vocabulary is past a call's arguments
+    for (let v = 1; v < logits.length; v += 1) if (logits[v] > logits[t]) t = v;
   }
   const controller = new AbortController();
   patching?.abort();

@@ -595,27 +595,37 @@ export declare function loadTokenizer(files: {
   tokenizerConfig?: object; modelType?: string;
 }): Tokenizer | null;
 
-/** The runs of one model that share a key/value cache, prefix reuse and scratch (model.createContext()). */
-export declare class ModelContext {
-  private constructor();
-  readonly config: PretrainedConfig;
-  readonly tokenizer: Tokenizer | null;
-  run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
-  /** Generates in this context's cache: runs of this context between its steps restart it. */
-  generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
-  logitLens(ids: Int32Array | number[], options?: LogitLensOptions): LogitLens;
-  attribute(ids: Int32Array | number[], options?: AttributeOptions): LogitAttribution;
-  patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
-  contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] }): { contributions: Float32Array; shape: number[] };
-  /** Frees this context's memory; the model stays. */
-  dispose(): void;
-}
-
-export declare class PretrainedModel {
-  private constructor();
+/** What a model and each of its run contexts do: every method runs in the context it is called on
+ * (the model's: its default context; generate() and patch() on the model: a context of their own). */
+export interface ModelRuns {
   readonly config: PretrainedConfig;
   /** Null when the checkpoint brought no tokenizer files. */
   readonly tokenizer: Tokenizer | null;
+  run(ids: Int32Array | number[], options?: PretrainedRunOptions | null): PretrainedRun;
+  generate(ids: Int32Array | number[], options?: GenerateOptions | null): AsyncGenerator<GeneratedToken, void, unknown>;
+  /**
+   * The logit lens: each residual stream (0 = the embeddings, then after each layer; the last is
+   * the model's output) through the model's own final norm and output head, at each position.
+   */
+  logitLens(ids: Int32Array | number[], options?: LogitLensOptions | null): LogitLens;
+  /** Direct logit attribution at a position (decoders): each part's write, through the frozen final norm. */
+  attribute(ids: Int32Array | number[], options?: AttributeOptions | null): LogitAttribution;
+  /** Activation patching (decoders): how much of the clean logit difference one clean activation brings back. */
+  patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
+  /** Token contributions after each attention block and its residual (Kobayashi et al. 2021): layers × n × n. */
+  contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] } | null): { contributions: Float32Array; shape: number[] };
+  /** Frees the memory: a context's caches and scratch; a model's weights and every context of it. */
+  dispose(): void;
+}
+
+/** The runs of one model that share a key/value cache, prefix reuse and scratch (model.createContext()). */
+export declare class ModelContext {
+  private constructor();
+}
+export interface ModelContext extends ModelRuns {}
+
+export declare class PretrainedModel {
+  private constructor();
   /** Whether dispose() has run. */
   readonly disposed: boolean;
   tokenize(text: string, textPair?: string): Encoding;
@@ -624,22 +634,8 @@ export declare class PretrainedModel {
   createContext(): ModelContext;
   /** Every activation name a run hands its hooks, in the order visited (docs/hooks.md). */
   hookNames(): string[];
-  run(ids: Int32Array | number[], options?: PretrainedRunOptions): PretrainedRun;
-  generate(ids: Int32Array | number[], options?: GenerateOptions): AsyncGenerator<GeneratedToken, void, unknown>;
-  /**
-   * The logit lens: each residual stream (0 = the embeddings, then after each layer; the last is
-   * the model's output) through the model's own final norm and output head, at each position.
-   */
-  logitLens(ids: Int32Array | number[], options?: LogitLensOptions): LogitLens;
-  /** Direct logit attribution at a position (decoders): each part's write, through the frozen final norm. */
-  attribute(ids: Int32Array | number[], options?: AttributeOptions): LogitAttribution;
-  /** Activation patching (decoders): how much of the clean logit difference one clean activation brings back. */
-  patch(cleanIds: Int32Array | number[], corruptIds: Int32Array | number[], options: PatchOptions): Promise<PatchResult>;
-  /** Token contributions after each attention block and its residual (Kobayashi et al. 2021): layers × n × n. */
-  contributions(ids: Int32Array | number[], options?: { tokenTypeIds?: Int32Array | number[] }): { contributions: Float32Array; shape: number[] };
-  /** Frees the model and every context of it. */
-  dispose(): void;
 }
+export interface PretrainedModel extends ModelRuns {}
 
 /** Every config.json model_type loadPretrained reads (the core's family table). */
 export declare function supportedModelTypes(): Promise<string[]>;

@@ -25,12 +25,21 @@ function declaredValues() {
   return names;
 }
 
-// A declared class's public members (not private, not the constructor).
+// A declared class's public members (not private, not the constructor), with those of the
+// interfaces merged into it (`interface X extends ModelRuns {}`) and what they extend.
 function declaredMembers(className) {
   const node = declared(ts.SyntaxKind.ClassDeclaration).find((s) => nameOf(s) === className);
-  return new Set(node.members
+  const names = new Set(node.members
     .filter((m) => m.kind !== ts.SyntaxKind.Constructor && !m.modifiers?.some((x) => x.kind === ts.SyntaxKind.PrivateKeyword))
     .map((m) => m.name.getText(dts)));
+  const addInterface = (name) => {
+    for (const i of declared(ts.SyntaxKind.InterfaceDeclaration).filter((s) => nameOf(s) === name)) {
+      i.members.forEach((m) => names.add(m.name.getText(dts)));
+      i.heritageClauses?.forEach((h) => h.types.forEach((t) => addInterface(t.expression.getText(dts))));
+    }
+  };
+  addInterface(className);
+  return names;
 }
 
 // A JS class's public members: its prototype's names and the fields its constructor sets on this.
@@ -73,6 +82,7 @@ describe('the types and the JavaScript agree', () => {
     expect([...jsMembers(PretrainedModel, ['config', 'tokenizer'])].sort())
       .toEqual([...declaredMembers('PretrainedModel')].sort());
     expect([...jsMembers(ModelContext)].sort()).toEqual([...declaredMembers('ModelContext')].sort());
+    expect(declaredMembers('PretrainedModel').has('logitLens')).toBe(true);  // through ModelRuns
   });
 
   it('the JSDoc of run()\'s result names the fields PretrainedRun declares', () => {

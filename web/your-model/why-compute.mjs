@@ -2,24 +2,30 @@
 // attribution, token contributions and activation patching of the loaded model, as messages the
 // view (why-view.mjs) draws. Labels are the tokens' text, so the page needs no tokenizer of its own.
 
-// A token id from what the user typed: a vocabulary entry as it is spelt, else the first token
-// of the text (with and without a leading space, as a word inside a sentence is), else a number.
+// A token id from what the user typed: an id (a number, "#123"), a vocabulary entry as it is
+// spelt, or a text the tokenizer makes one token of (with a leading space first, as a word inside a
+// sentence is). Anything else is refused with what it is, never replaced by a token of it.
 export function tokenFrom(model, text) {
   const t = String(text ?? '').trim() === '' ? '' : String(text);
   if (!t) return null;
+  const vocab = model.config.vocabSize;
   if (/^#?\d+$/.test(t.trim())) {
     const id = Number(t.trim().replace('#', ''));
-    if (id < model.config.vocabSize) return id;
+    if (id < vocab && (!model.tokenizer || model.tokenizer.token(id) !== undefined)) return id;
+    if (!model.tokenizer) throw new Error(`token id ${id} is past the vocabulary (0 … ${vocab - 1})`);
   }
   if (!model.tokenizer) throw new Error('this checkpoint has no tokenizer: give the target as a token id (a number)');
   const exact = model.tokenizer.id(t);
-  if (exact != null) return exact;
+  if (exact != null && exact < vocab) return exact;
+  let shortest = null;
   for (const candidate of [` ${t.trim()}`, t.trim()]) {
-    const enc = model.tokenizer.encode(candidate);
-    const first = enc.ids.find((_, i) => !enc.special[i]);
-    if (first !== undefined) return first;
+    const enc = model.tokenizer.encode(candidate, undefined, { addSpecialTokens: false });
+    if (enc.ids.length === 1 && enc.ids[0] < vocab) return enc.ids[0];
+    if (!shortest || enc.ids.length < shortest.ids.length) shortest = enc;
   }
-  throw new Error(`“${t}” is no token of this model`);
+  if (/^#?\d+$/.test(t.trim())) throw new Error(`token id ${t.trim().replace('#', '')} is past the vocabulary (0 … ${vocab - 1})`);
+  const pieces = Array.from(shortest.ids, (id, i) => `“${model.tokenizer.decode([id], { skipSpecialTokens: false }) || shortest.tokens[i]}”`);
+  throw new Error(`“${t.trim()}” is ${shortest.ids.length} tokens for this model (${pieces.join(' + ')}), not one: give a word that is one token, a vocabulary entry or a token id`);
 }
 
 // The lens grid's width: the last positions up to the one shown, as many as fit a screen (24) and

@@ -1,0 +1,31 @@
+// The page's target and contrast (web/your-model/why-compute.mjs, tokenFrom): what the user typed
+// becomes one token of the loaded model, or an Error that says what it is — never a token of it
+// picked silently ("99999" past the vocabulary, a word of several tokens).
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { loadPretrained } from '../../bindings/multihead.mjs';
+import { tokenFrom } from '../../web/your-model/why-compute.mjs';
+import { FIXTURES } from './checkpoints.mjs';
+
+describe('tokenFrom: one token, or a reason', () => {
+  it('ids, vocabulary entries and one-token words map; the rest is refused by what it is', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    try {
+      const { vocabSize } = model.config;
+      expect(tokenFrom(model, '')).toBeNull();
+      expect(tokenFrom(model, '17')).toBe(17);
+      expect(tokenFrom(model, '#17')).toBe(17);
+      expect(() => tokenFrom(model, String(vocabSize + 99999))).toThrow(/past the vocabulary \(0 … \d+\)/);
+      // A word: one token with its leading space if there is one, and that token decodes to it.
+      const word = model.tokenizer.decode([model.tokenize(' the').ids[0]]).trim();
+      const id = tokenFrom(model, word);
+      expect(model.decode([id]).trim()).toBe(word);
+      // Several tokens: refused, naming the pieces (the fixture's vocabulary is tiny: long words split).
+      const long = 'zzqqxxyyww';
+      expect(model.tokenize(` ${long}`).ids.length).toBeGreaterThan(1);
+      expect(() => tokenFrom(model, long)).toThrow(/“zzqqxxyyww” is \d+ tokens for this model \(“.+” \+ .*\), not one/);
+    } finally {
+      model.dispose();
+    }
+  });
+});

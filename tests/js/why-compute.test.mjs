@@ -29,3 +29,12 @@ describe('tokenFrom: one token, or a reason', () => {
     }
   });
 });
+
+describe('CSV exports quote as CSV does', () => {
+  it('RFC 4180: a field with a quote, comma or line break is quoted, its quotes doubled (not JSON\'s \\")', async () => {
+    const { csvField } = await import('../../web/common/export.mjs');
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('say "hi", ok')).toBe('"say ""hi"", ok"');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+  });
+});

@@ -46,7 +46,8 @@ export function exportSvg(heads, filename) {
   download(filename, new Blob([heatmapSvg(heads)], { type: 'image/svg+xml' }));
 }
 
-const csvField = (s) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+/** One CSV field (RFC 4180): quoted when it holds a quote, a comma or a line break, quotes doubled. */
+export const csvField = (s) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
 /** One row per (head, query, key) with the weight. */
 export function exportCsv(heads, filename) {

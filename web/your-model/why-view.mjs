@@ -3,7 +3,7 @@
 // layers × heads grid, activation patching against a second prompt, and token contributions as a
 // graph across layers. The worker computes (why-compute.mjs); this class draws, and keeps its part
 // of the page's state (panel, target, contrast, corrupted prompt, what to patch) for the URL.
-import { download } from '../common/export.mjs';
+import { csvField, download } from '../common/export.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
 import { el, pct } from '../common/dom.mjs';
 import { viridisCss } from '../common/colormap.mjs';
@@ -360,7 +360,8 @@ export class WhyView {
   }
 
   #export(kind) {
-    const name = `multihead-${this.state.why || 'why'}`;
+    // Named by what the data is (a failed patching leaves the attribution's data shown).
+    const name = `multihead-${this.data?.panel || this.state.why || 'why'}`;
     if (kind === 'json') return download(`${name}.json`, new Blob([JSON.stringify(this.data, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))], { type: 'application/json' }));
     if (kind === 'csv') {
       const g = this.svgCells, lines = [];
@@ -369,8 +370,8 @@ export class WhyView {
         lines.push('layer,position,token,value');
         for (let l = 0; l < L; l += 1) for (let i = 0; i < n; i += 1) for (let j = 0; j < n; j += 1) lines.push(`${l + 1},${i},${j},${this.data.data.contributions[(l * n + i) * n + j]}`);
       } else if (g) {
-        lines.push(['', ...g.header].map((h) => JSON.stringify(h)).join(','));
-        for (const row of g.rows) lines.push([row.name, ...row.cells.map((c) => JSON.stringify(c.label))].join(','));
+        lines.push(['', ...g.header].map((h) => csvField(String(h))).join(','));
+        for (const row of g.rows) lines.push([csvField(String(row.name)), ...row.cells.map((c) => csvField(String(c.label)))].join(','));
       }
       return download(`${name}.csv`, new Blob([lines.join('\n')], { type: 'text/csv' }));
     }

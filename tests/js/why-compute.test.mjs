@@ -38,3 +38,30 @@ describe('CSV exports quote as CSV does', () => {
     expect(csvField('two\nlines')).toBe('"two\nlines"');
   });
 });
+
+describe('the corrupted prompt keeps the token count on the loaded tokenizer', () => {
+  it('a name swap of as many tokens, a common name when the text\'s own changes the count, or why none', async () => {
+    const { corruptionCandidates, corruptionFor } = await import('../../web/your-model/why-compute.mjs');
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    try {
+      const count = (t) => model.tokenize(t).ids.length;
+      for (const text of ['When Mary and John went to the store, John gave a drink to',
+        'When Mr. Darcy and Elizabeth went to the house, Darcy gave a letter to',
+        'After Bartholomew met Zed at the fair, Zed handed the map to']) {
+        const { corrupt, reason } = corruptionFor(text, count);
+        expect(reason, text).toBeUndefined();
+        expect(corrupt).not.toBe(text);
+        expect(count(corrupt)).toBe(count(text));
+        // Only the last occurrence of the repeated name changed.
+        const candidates = corruptionCandidates(text);
+        expect(candidates).toContain(corrupt);
+      }
+      expect(corruptionFor('the cat sat on the mat', count)).toEqual({ corrupt: null, reason: expect.stringMatching(/no name to swap/) });
+      // A tokenizer under which no swap keeps the count: said, not offered anyway.
+      const text = 'When Mary met John, John';
+      expect(corruptionFor(text, (t) => (t === text ? 7 : 8)).reason).toMatch(/no name swap keeps the text's 7 tokens/);
+    } finally {
+      model.dispose();
+    }
+  });
+});

@@ -63,3 +63,34 @@ export function attribution(model, enc, at, target, contrast, label) {
 export function contributions(model, enc) {
   return model.contributions(enc.ids, { tokenTypeIds: enc.tokenTypeIds });
 }
+
+// Names to put in place of a repeated one when the text's own names change its token count.
+const NAMES = ['John', 'Mary', 'Tom', 'Anna', 'James', 'Sarah', 'Paul', 'Emma', 'Mark', 'Lucy', 'David', 'Alice', 'Bob', 'Kate'];
+const TITLES = new Set(['Mr', 'Mrs', 'Ms', 'Miss', 'Dr', 'Sir', 'Lady', 'Lord']);
+
+/**
+ * IOI-style corruptions of a text, most natural first: the last occurrence of its repeated
+ * capitalised word (a name: not the text's first word or a title; else its last such word) becomes
+ * another name of the text, then a common name.
+ */
+export function corruptionCandidates(text) {
+  const words = [...text.matchAll(/\b[A-Z][a-z]+\b/g)].filter((m) => m.index > 0 && !TITLES.has(m[0])).map((m) => m[0]);
+  const name = words.find((w, i) => words.indexOf(w) !== i) ?? words.at(-1);
+  if (!name) return [];
+  const at = text.lastIndexOf(name);
+  const others = [...new Set([...words, ...NAMES])].filter((w) => w !== name);
+  return others.map((other) => text.slice(0, at) + other + text.slice(at + name.length));
+}
+
+/**
+ * The first corruption of text with as many tokens as the text itself (countTokens: the loaded
+ * tokenizer's), as patching position by position needs: { corrupt } or { corrupt: null, reason }.
+ */
+export function corruptionFor(text, countTokens) {
+  const candidates = corruptionCandidates(text);
+  if (!candidates.length) return { corrupt: null, reason: 'the text has no name to swap (a capitalised word after the first): type a corrupted prompt' };
+  const n = countTokens(text);
+  const corrupt = candidates.find((c) => countTokens(c) === n);
+  if (corrupt) return { corrupt };
+  return { corrupt: null, reason: `no name swap keeps the text's ${n} tokens for this tokenizer (${candidates.length} tried): type a corrupted prompt with as many tokens` };
+}

@@ -43,18 +43,6 @@ function divergingCss(x) {
   return t >= 0 ? `rgb(${mix(0, 178)}, ${mix(0, 24)}, ${mix(0, 43)})` : `rgb(${mix(0, 33)}, ${mix(0, 102)}, ${mix(0, 172)})`;
 }
 
-/** An IOI-style corruption: the second occurrence of a repeated capitalised word becomes another name in the text. */
-export function corruptionOf(text) {
-  // Capitalised words but the text's first and titles: names, as in "When Mary and John went …".
-  const titles = new Set(['Mr', 'Mrs', 'Ms', 'Miss', 'Dr', 'Sir', 'Lady', 'Lord']);
-  const words = [...text.matchAll(/\b[A-Z][a-z]+\b/g)].filter((m) => m.index > 0 && !titles.has(m[0])).map((m) => m[0]);
-  const repeated = words.find((w, i) => words.indexOf(w) !== i);
-  const other = words.find((w) => w !== repeated);
-  if (!repeated || !other) return text;
-  const last = text.lastIndexOf(repeated);
-  return text.slice(0, last) + other + text.slice(last + repeated.length);
-}
-
 export class WhyView {
   /**
    * @param {{ post: (message) => void, onState: (partial) => void, onSelectHead: (layer, head) => void }} hooks
@@ -67,6 +55,7 @@ export class WhyView {
     this.seq = 0;
     this.requests = new NewestWins();
     this.data = null;  // the panel's last result, for export
+    this.offered = '';  // the corrupted prompt the worker last offered: replaced when the text changes
     const ui = this.ui = {};
     ui.tabs = el('div', { className: 'why-tabs', role: 'group' });
     ui.tabs.setAttribute('aria-label', 'Why this prediction');
@@ -125,13 +114,13 @@ export class WhyView {
   setContext({ config, text, pair, pos }) {
     this.config = config;
     this.text = { text, pair, pos };
-    if (this.state.why === 'patching' && !this.state.corrupt) this.setState({ corrupt: corruptionOf(text) }, false);
+    this.#offerCorruption();
     if (this.state.why && this.state.why !== 'patching') this.request();
   }
 
   setState(partial, refresh = true) {
     this.state = { ...this.state, ...partial };
-    if (this.state.why === 'patching' && !this.state.corrupt && this.text) this.state.corrupt = corruptionOf(this.text.text);
+    if ('why' in partial) this.#offerCorruption();
     this.onState(this.state);
     this.#show();
     if (refresh && this.state.why !== 'patching') this.request();
@@ -182,6 +171,14 @@ export class WhyView {
       if (data.panel === 'lens') this.#drawLens(data);
       else if (data.panel === 'attribution') this.#drawAttribution(data);
       else this.#drawContributions();
+      return true;
+    }
+    if (data.type === 'corruption') {
+      const own = this.state.corrupt && this.state.corrupt !== this.offered;
+      if (data.text !== this.text?.text || own) return true;  // a text since edited, or the user's own prompt
+      this.offered = data.corrupt ?? '';
+      this.setState({ corrupt: this.offered }, false);
+      if (!data.corrupt) this.ui.summary.textContent = `No corrupted prompt offered: ${data.reason}.`;
       return true;
     }
     if (data.type === 'patchProgress' || data.type === 'patched') {
@@ -273,7 +270,15 @@ export class WhyView {
     this.ui.progress.hidden = false;
     this.ui.progress.value = 0;
     this.ui.summary.textContent = 'Patching…';
-    this.post({ type: 'patch', seq: ++this.seq, text: this.text.text, corrupt: corrupt || corruptionOf(this.text.text), what: patch, target, contrast });
+    this.post({ type: 'patch', seq: ++this.seq, text: this.text.text, corrupt, what: patch, target, contrast });
+  }
+
+  // With the patching panel open, asks the worker for a corrupted prompt of as many tokens as the
+  // text, unless the user wrote their own (one the worker did not offer).
+  #offerCorruption() {
+    if (this.state.why !== 'patching' || !this.text || !this.config) return;
+    if (this.state.corrupt && this.state.corrupt !== this.offered) return;
+    this.post({ type: 'corruption', seq: ++this.seq, text: this.text.text });
   }
 
   #patchDone() {

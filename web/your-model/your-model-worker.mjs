@@ -9,11 +9,12 @@
 //   { type: 'why', seq, panel, text, pair, pos, target, contrast } → 'why' (lens, attribution or contributions)
 //   { type: 'patch', seq, text, corrupt, what, pos, target, contrast } → 'patchProgress'…, then 'patched'
 //   { type: 'cancelPatch' }                              cancels a patching between two runs
+//   { type: 'corruption', seq, text }                   → 'corruption' (a corrupted prompt of as many tokens, or why none)
 // A patching runs in a context of its own (model.patch), beside the others: views and the why
 // panels are answered between its runs, so typing does not wait for it. A load cancels it.
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
-import { attribution, contributions, lens, maskPositions, tokenFrom } from './why-compute.mjs';
+import { attribution, contributions, corruptionFor, lens, maskPositions, tokenFrom } from './why-compute.mjs';
 
 let model = null;
 let stopRequested = false;
@@ -208,6 +209,9 @@ async function handle(message) {
       await generate(message);
     } else if (message.type === 'why') {
       why(message);
+    } else if (message.type === 'corruption') {
+      const { corrupt, reason } = corruptionFor(message.text, (t) => encode(t, '').ids.length);
+      post({ type: 'corruption', seq: message.seq, text: message.text, corrupt, reason });
     } else if (message.type === 'patch') {
       await patch(message);
     }

@@ -482,6 +482,19 @@ test('the widget: <multihead-attention view="model" src="…"> from this site at
   await expect(local.locator('.mv-tokens button')).toHaveCount(tokenizer.encode('The cat sat on the mat.').ids.length);
   const remote = page.locator('#remote');
   await expect(remote.locator('.mv-thumb')).toHaveCount(0);
+  // Before the reader's click there is no model: no text box, legend or "Measuring each head's role".
+  await expect(remote.getByRole('button', { name: /^Load .* from 127\.0\.0\.1:4181/ })).toBeVisible();
+  await expect(remote.locator('#mvText')).toBeHidden();
+  await expect(remote.locator('#mvMode')).toBeHidden();
+  await expect(remote.getByText('Measuring each head')).toBeHidden();
+  // The predictions' word, bar and percentage keep their columns on a phone.
+  await page.setViewportSize({ width: 375, height: 800 });
+  const gap = await local.locator('.prediction li').first().evaluate((li) => {
+    const [word, , num] = li.children;
+    return num.getBoundingClientRect().left - word.getBoundingClientRect().right;
+  });
+  expect(gap).toBeGreaterThan(4);
+  await page.setViewportSize({ width: 1280, height: 800 });
   await remote.getByRole('button', { name: /^Load .* from 127\.0\.0\.1:4181/ }).click();
   await remote.getByRole('button', { name: /^Download .* MB/ }).click();
   await expect(remote).toHaveAttribute('data-ready', 'true', { timeout: 30000 });

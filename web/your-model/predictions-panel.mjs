@@ -2,6 +2,19 @@
 // without the switched-off heads.
 import { el, headName, pct } from '../common/dom.mjs';
 
+// Its own styles, so that the widget's shadow root (which has no page style sheet) lays it out:
+// word, bar and percentage in three columns at any width.
+export const predictionsCss = `
+.predictions { display: flex; flex-wrap: wrap; gap: 12px; }
+.prediction { border: 1px solid var(--border, #ccc); border-radius: 6px; padding: 6px 10px; min-width: min(240px, 100%); box-sizing: border-box; }
+.prediction h3 { font-size: 0.9rem; margin: 0 0 4px; }
+.prediction ol { margin: 0; padding-left: 1.4em; }
+.prediction li { display: grid; grid-template-columns: minmax(0, 7em) minmax(8px, 1fr) 3.5em; gap: 6px; align-items: center; }
+.prediction .word { font-family: ui-monospace, monospace; overflow: hidden; text-overflow: ellipsis; white-space: pre; }
+.prediction .bar { height: 8px; background: var(--accent, #1a5fb4); width: calc(var(--p) * 100%); min-width: 1px; border-radius: 2px; }
+.prediction .num { text-align: right; font-variant-numeric: tabular-nums; }
+.prediction .actual { margin: 4px 0 0; color: var(--muted, #666); font-size: 0.85rem; }`;
+
 export class PredictionsPanel {
   constructor() {
     this.title = el('h3');

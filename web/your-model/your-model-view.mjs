@@ -10,7 +10,7 @@ import { NewestWins } from '../common/newest-wins.mjs';
 import { el, headName } from '../common/dom.mjs';
 import { drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { GeneratePanel } from './generate-panel.mjs';
-import { PredictionsPanel } from './predictions-panel.mjs';
+import { PredictionsPanel, predictionsCss } from './predictions-panel.mjs';
 import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
 
@@ -44,6 +44,7 @@ export const modelViewCss = `
 @media (max-width: 720px) { .mv-body { grid-template-columns: minmax(0, 1fr); } }
 /* A phone: the roles table in the screen's width (it still scrolls sideways if a role is long). */
 @media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
+${predictionsCss}
 ${whyCss}`;
 
 
@@ -118,17 +119,19 @@ export class ModelView {
     ui.readout.setAttribute('aria-live', 'polite');
     ui.head = el('figure', { className: 'mv-head' }, el('figcaption', {}, el('span', {}, ui.headTitle, ' ', ui.headRole), ui.toggle), ui.headCanvas);
     ui.timing = el('p', { className: 'timing' });
-    this.root.append(ui.info,
-      el('div', { className: 'mv-input' }, el('label', { htmlFor: 'mvText', textContent: 'Text' }), ui.text, ui.pairBox),
-      ui.tokens, ui.messages,
-      el('div', { className: 'row' }, el('label', {}, 'show ', ui.mode),
+    // Until a model is loaded there is nothing to type into or draw: only the info and messages show.
+    ui.modelOnly = [
+      el('div', { hidden: true }, el('div', { className: 'mv-input' }, el('label', { htmlFor: 'mvText', textContent: 'Text' }), ui.text, ui.pairBox),
+        ui.tokens),
+      el('div', { hidden: true }, el('div', { className: 'row' }, el('label', {}, 'show ', ui.mode),
         el('span', { className: 'legend' }, el('span', { textContent: '0' }), ui.legend, el('span', { textContent: '1' }))),
       el('div', { className: 'mv-body' }, el('div', { className: 'mv-grid-wrap' }, ui.grid), el('div', {}, ui.head, ui.readout)),
       ui.timing, ui.exports,
       this.predictions.section,
       this.why.section,
       this.generation.section,
-      this.roles.section);
+      this.roles.section)];
+    this.root.append(ui.info, ui.modelOnly[0], ui.messages, ui.modelOnly[1]);
     drawLegend(ui.legend);
     ui.text.addEventListener('input', () => this.setState({ text: ui.text.value, pos: -1 }));
     ui.pair.addEventListener('input', () => this.setState({ pair: ui.pair.value }));
@@ -192,6 +195,7 @@ export class ModelView {
     if (data.type === 'progress') {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
     } else if (data.type === 'loaded') {
+      for (const part of this.ui.modelOnly) part.hidden = false;
       this.config = data.config;
       this.hasTokenizer = data.hasTokenizer;
       this.maskToken = data.special?.maskToken ?? '[MASK]';

@@ -31,11 +31,11 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
                        int target_count, const AttributionAsk* also = nullptr, LogitAttribution* attribution = nullptr,
                        double memory_budget = RunContext::kNoMemoryBudget);
 
-// Direct logit attribution at `position`: each part's write into the residual stream
-// (RunResult::components) dotted with the direction the final norm and the output head turn into
-// logit(target) − logit(contrast) (contrast < 0: logit(target) alone). The final norm is frozen at
-// this residual: centred (LayerNorm) or not (RMSNorm, as Family::norm says), divided by the whole residual's σ or rms,
-// times its weight. The parts sum to the logit difference before softcapping, less the norm's bias
+// Direct logit attribution at `position`: each part's write into the residual stream (read from
+// the run's hook_z, hook_mlp_out and ln1_post.hook_scale) dotted with the direction the final norm
+// and the output head turn into logit(target) − logit(contrast) (contrast < 0: logit(target)
+// alone). The final norm is frozen at this residual: centred (LayerNorm) or not (RMSNorm, as
+// Family::norm says), divided by the whole residual's σ or rms, times its weight. The parts sum to the logit difference before softcapping, less the norm's bias
 // and the output bias terms (norm_bias). Decoders only: an encoder's post-LayerNorm blocks leave no
 // residual stream that the output reads whole.
 struct LogitAttribution {

@@ -110,6 +110,34 @@ class Components : public HookVisitor {
   std::vector<float> z_, mlp_, scale_, embeddings_;
 };
 
+// The logit lens's residual rows: blocks.s.hook_resid_pre at each asked position, for every stream
+// s before the model's own output (an encoder's is its previous block's normalized output, as its
+// hidden_states). Another visitor (the attribution's) sees the rest of the run.
+class LensRows : public HookVisitor {
+ public:
+  LensRows(const TransformerConfig& c, const int32_t* positions, int count, HookVisitor* also)
+      : positions_(positions), count_(count), d_(c.d_model), also_(also) {
+    rows_.assign(static_cast<size_t>(c.layers) * count * c.d_model, 0.0f);
+  }
+  int wants(Hook hook, int layer) const override {
+    return (hook == Hook::kResidPre ? kRead : kNone) | (also_ ? also_->wants(hook, layer) : kNone);
+  }
+  void visit(Hook hook, int layer, float* data, const std::vector<int>& shape) override {
+    if (hook == Hook::kResidPre)
+      for (int p = 0; p < count_; ++p)
+        std::copy(data + int64_t{positions_[p]} * d_, data + int64_t{positions_[p] + 1} * d_,
+                  rows_.begin() + (int64_t{layer} * count_ + p) * d_);
+    if (also_ && also_->wants(hook, layer)) also_->visit(hook, layer, data, shape);
+  }
+  const float* row(int64_t stream, int64_t p) const { return rows_.data() + (stream * count_ + p) * d_; }
+
+ private:
+  const int32_t* positions_;
+  int count_, d_;
+  HookVisitor* also_;
+  std::vector<float> rows_;
+};
+
 // The attribution from a run that read the components at the position and its logits row
 // (`logits`, vocab floats).
 void attribution_from(const Transformer& model, const Components::Parts& parts, const float* logits, int target,
@@ -204,11 +232,11 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
   if (also) logit_rows.push_back(also->position);
   RunRequest r;
   r.token_types = token_types;
-  r.hidden_states = true;
   r.logit_rows = logit_rows.data();
   r.logit_row_count = static_cast<int>(logit_rows.size());
   Components components(model, also ? also->position : 0);
-  if (also) r.hooks = &components;
+  LensRows lens_rows(c, positions, position_count, also ? &components : nullptr);
+  r.hooks = &lens_rows;
   RunResult run;
   if (std::string error = context.run(run, ids, n, r, memory_budget); !error.empty()) return error;
   if (also)
@@ -232,7 +260,7 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
     const int count = static_cast<int>(std::min<int64_t>(block, rows_total - first));
     for (int i = 0; i < count; ++i) {
       const int64_t s = (first + i) / position_count, p = (first + i) % position_count;
-      const float* from = run.hidden_states.data() + (s * n + positions[p]) * d;
+      const float* from = lens_rows.row(s, p);
       std::copy(from, from + d, rows.begin() + int64_t{i} * d);
     }
     model.head_of_residual(logits.data(), rows.data(), count);

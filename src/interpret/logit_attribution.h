@@ -12,7 +12,7 @@
 namespace mh {
 
 // For each residual stream s (0 = the embeddings, l = after layer l, layers = the model's own
-// output) and each of `positions`: the model's final norm and output head over it
+// output; read as blocks.s.hook_resid_pre) and each of `positions`: the model's final norm and output head over it
 // (Transformer::head_of_residual; the last stream is the run's logits), as a softmax: the top_k
 // tokens and their probabilities, and each target's probability and rank (0 = the top token).
 // Encoders run their MLM head over each layer's output. Arrays are streams × positions × (k or targets).

@@ -102,17 +102,15 @@ class PretrainedCore {
     return out;
   }
   // The names of every activation the model's runs hand their hooks, as [hook id, name] pairs
-  // (from a one-token run of a context of its own, the first time).
-  val hookNames() {
-    if (!names_context_) names_context_ = std::make_unique<mh::RunContext>(*model_);
+  // (mh::hook_names; the JS layer asks once a model).
+  val hookNames() const {
     val out = val::array();
-    for (const auto& [id, name] : names_context_->hook_names()) {
+    for (const auto& [id, name] : mh::hook_names(*model_)) {
       val pair = val::array();
       pair.call<void>("push", id);
       pair.call<void>("push", name);
       out.call<void>("push", pair);
     }
-    names_context_.reset();
     return out;
   }
   // The buffer JS fills while loading (null for an unknown name).
@@ -121,7 +119,6 @@ class PretrainedCore {
  private:
   std::unique_ptr<mh::CheckpointLoader> loader_ = std::make_unique<mh::CheckpointLoader>();
   std::shared_ptr<const mh::Transformer> model_;
-  std::unique_ptr<mh::RunContext> names_context_;
   std::vector<uint8_t> stage_;
   std::string error_;
 };

@@ -98,12 +98,16 @@ export class ModelContext {
     // Last before the run: nothing may grow the heap between these views and it.
     const hooks = capture === undefined && intervene === undefined ? null
       : prepareHooks(core.view('hookModes'), this.#hookIds(), hookIsWritable, capture, intervene);
-    core.setHookCallback(hooks?.callback);
     let error;
-    try {
+    if (!hooks) {
       error = core.run(ids.length, ask);
-    } finally {
-      core.setHookCallback(undefined);
+    } else {
+      core.setHookCallback(hooks.callback);
+      try {
+        error = core.run(ids.length, ask);
+      } finally {
+        core.setHookCallback(undefined);  // the callback's closure is not kept past the run
+      }
     }
     if (hooks?.state.error) throw hooks.state.error;
     if (error) fail(error);

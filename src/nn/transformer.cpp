@@ -324,17 +324,25 @@ bool RunContext::attention(float* y, const float* x, int n, int layer, const Run
     sel = {r.first_head, r.heads, 0, n};
     weights_out = out.attentions.data() + static_cast<int64_t>(index) * r.heads * n * n_k;
   }
-  // A hook on the pattern takes every head's (the request's selection is copied from it after).
-  const bool pattern_hooked = r.hooks && r.hooks->wants(Hook::kPattern, layer);
-  if (pattern_hooked) hook_pattern_.resize(static_cast<size_t>(c.heads) * n * n_k);
+  // A hook on the pattern takes every head's: the run's own attentions where they are every
+  // head's, else a buffer of its own that the request's selection is copied from.
+  float* pattern = nullptr;
+  if (r.hooks && r.hooks->wants(Hook::kPattern, layer)) {
+    if (weights_out && sel.heads == c.heads) {
+      pattern = weights_out;
+    } else {
+      hook_pattern_.resize(static_cast<size_t>(c.heads) * n * n_k);
+      pattern = hook_pattern_.data();
+    }
+  }
   KvCache* cache = r.use_cache ? &caches_[layer] : nullptr;
-  const bool ok = multihead_attention_forward(y, pattern_hooked ? hook_pattern_.data() : weights_out,
-                                              pattern_hooked ? AttentionSelection::all(c.heads, n) : sel, x, x, n, n,
-                                              mha, view, mask, ws_, cache);
-  if (pattern_hooked && weights_out)
-    std::copy(hook_pattern_.begin() + int64_t{sel.first_head} * n * n_k,
-              hook_pattern_.begin() + int64_t{sel.first_head + sel.heads} * n * n_k, weights_out);
-  if (r.hooks) attention_hooks(layer, n, mha, mask, cache, pattern_hooked ? hook_pattern_.data() : nullptr, r);
+  const bool ok = multihead_attention_forward(y, pattern ? pattern : weights_out,
+                                              pattern ? AttentionSelection::all(c.heads, n) : sel, x, x, n, n, mha,
+                                              view, mask, ws_, cache);
+  if (pattern && weights_out && pattern != weights_out)
+    std::copy(pattern + int64_t{sel.first_head} * n * n_k, pattern + int64_t{sel.first_head + sel.heads} * n * n_k,
+              weights_out);
+  if (r.hooks) attention_hooks(layer, n, mha, mask, cache, pattern, r);
   if (r.value_norms) {
     // ‖v_j W_O^h‖: how much key j can move the output through head h (Kobayashi et al. 2020), as
     // ‖v_j F_h‖ with head h's d_k × d_k factor of W_O^h (norm_preserving_factor). Every keystroke
@@ -441,20 +449,18 @@ void RunContext::record_hidden(RunResult& out, const float* x, int n, int index,
 // ---- the attention's inner hooks ----
 
 void RunContext::attention_hooks(int layer, int n, const Config& mha, const MaskSpec& mask, const KvCache* cache,
-                                 const float* pattern, const RunRequest& r) {
+                                 float* pattern, const RunRequest& r) {
   const TransformerConfig& c = config();
   const int H = c.heads, Hkv = c.kv_heads, dk = c.head_dim, dq = H * dk, dkv = Hkv * dk;
   const bool rotary = mha.rope_dims > 0;
   HookVisitor& hooks = *r.hooks;
-  // Copies, so that a visitor cannot change what the rest of the block reads.
-  auto hand = [&](Hook hook, const float* data, int64_t count, std::vector<int> shape) {
-    if (!hooks.wants(hook, layer)) return;
-    hook_scratch_.assign(data, data + count);
-    hooks.visit(hook, layer, hook_scratch_.data(), shape);
+  // Handed as they are: these hooks are read only (hook_is_writable), never asked with kWrite.
+  auto hand = [&](Hook hook, float* data, std::vector<int> shape) {
+    if (hooks.wants(hook, layer)) hooks.visit(hook, layer, data, shape);
   };
-  hand(rotary ? Hook::kRotQ : Hook::kQ, ws_.q.data(), int64_t{n} * dq, {n, H, dk});
-  hand(rotary ? Hook::kRotK : Hook::kK, ws_.k.data(), int64_t{n} * dkv, {n, Hkv, dk});
-  hand(Hook::kV, ws_.v.data(), int64_t{n} * dkv, {n, Hkv, dk});
+  hand(rotary ? Hook::kRotQ : Hook::kQ, ws_.q.data(), {n, H, dk});
+  hand(rotary ? Hook::kRotK : Hook::kK, ws_.k.data(), {n, Hkv, dk});
+  hand(Hook::kV, ws_.v.data(), {n, Hkv, dk});
   const int n_k = cache ? cache->length : n;
   if (hooks.wants(Hook::kAttnScores, layer)) {
     // scale · q·kᵀ with −inf where the mask blocks, as the core computes each block of them.
@@ -468,10 +474,7 @@ void RunContext::attention_hooks(int layer, int n, const Config& mha, const Mask
     }
     hooks.visit(Hook::kAttnScores, layer, hook_scratch_.data(), {H, n, n_k});
   }
-  if (pattern) {
-    hook_scratch_.assign(pattern, pattern + int64_t{H} * n * n_k);
-    hooks.visit(Hook::kPattern, layer, hook_scratch_.data(), {H, n, n_k});
-  }
+  if (pattern) hooks.visit(Hook::kPattern, layer, pattern, {H, n, n_k});
 }
 
 // ---- what a family's forward pass is given ----
@@ -651,16 +654,16 @@ class NameRecorder : public HookVisitor {
 };
 }  // namespace
 
-const std::vector<std::pair<int, std::string>>& RunContext::hook_names() {
-  if (!hook_names_.empty()) return hook_names_;
-  NameRecorder recorder(!config().causal);
+std::vector<std::pair<int, std::string>> hook_names(const Transformer& model) {
+  NameRecorder recorder(!model.config().causal);
+  RunContext context(model);
   RunRequest r;
   r.hooks = &recorder;
   r.logits = false;
   const int32_t id = 0;
   RunResult out;
-  if (run(out, &id, 1, r).empty()) hook_names_ = std::move(recorder.names);
-  return hook_names_;
+  if (!context.run(out, &id, 1, r).empty()) return {};
+  return std::move(recorder.names);
 }
 
 int sample_token(const float* logits, int vocab, float temperature, int top_k, uint64_t& state) {

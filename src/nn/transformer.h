@@ -239,10 +239,6 @@ class RunContext {
   void reset_cache(int tokens);
   int cached_tokens() const { return caches_.empty() ? 0 : caches_[0].length; }
 
-  // The names of every activation a run of this model hands its hooks, in the order a run visits
-  // them, with their hook_id()s (from a one-token run, made the first time it is asked).
-  const std::vector<std::pair<int, std::string>>& hook_names();
-
   static constexpr double kNoMemoryBudget = 4.0 * 1024 * 1024 * 1024;
 
  private:
@@ -252,7 +248,7 @@ class RunContext {
   bool attention(float* y, const float* x, int n, int layer, const RunRequest& request, RunResult& out);
   // The attention's inner hooks (q, k, v, scores, pattern) of a layer that has just run.
   void attention_hooks(int layer, int n, const Config& mha, const MaskSpec& mask, const KvCache* cache,
-                       const float* pattern, const RunRequest& r);
+                       float* pattern, const RunRequest& r);
   // Whether a run over n tokens carries only the rows logits are asked for past the last layer's
   // attention (request.last_hidden_state, hidden_states and late hooks off).
   bool keeps_head_rows_only(int n, const RunRequest& request) const;
@@ -290,8 +286,12 @@ class RunContext {
   // Value norms: layers × heads factors (d_k × d_k, norm_preserving_factor) of W_O's rows of each
   // head, all made the first time a run asks for value norms (empty until then).
   std::vector<float> value_norm_factors_;
-  std::vector<std::pair<int, std::string>> hook_names_;
 };
+
+// The names of every activation a run of this model hands its hooks, in the order a run visits
+// them, with their hook_id()s: from a one-token run in a context of its own, so the list is exactly
+// what runs hand out.
+std::vector<std::pair<int, std::string>> hook_names(const Transformer& model);
 
 // Picks a token from one row of logits: greedy when temperature is 0, else a sample from
 // softmax(logits / temperature) restricted to the top_k most likely (top_k 0 = all). state is a

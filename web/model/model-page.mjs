@@ -7,6 +7,11 @@ import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { MODEL_DEMOS, parseModelHash, toModelHash } from './model-state.mjs';
 import { registerServiceWorker } from '../common/service-worker.mjs';
 import { headName, pct } from '../common/dom.mjs';
+import { predictionBox, predictionsCss } from '../common/predictions.mjs';
+
+const predictionsSheet = new CSSStyleSheet();
+predictionsSheet.replaceSync(predictionsCss);
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, predictionsSheet];
 
 const $ = (id) => document.getElementById(id);
 const ui = Object.fromEntries(['text', 'demos', 'tokens', 'messages', 'view', 'legend', 'readout', 'grid',
@@ -178,19 +183,7 @@ function setHighlight(cell, heatmap) {
 }
 
 function predictionList(result, pos, caption) {
-  const box = document.createElement('div');
-  box.className = 'prediction';
-  box.append(Object.assign(document.createElement('h3'), { textContent: caption }));
-  const list = document.createElement('ol');
-  for (const { token, probability } of model.topPredictions(result, pos, 5)) {
-    const item = document.createElement('li');
-    const bar = Object.assign(document.createElement('span'), { className: 'bar' });
-    bar.style.setProperty('--p', String(probability));
-    item.append(Object.assign(document.createElement('span'), { className: 'word', textContent: token }), bar,
-      Object.assign(document.createElement('span'), { className: 'num', textContent: pct(probability) }));
-    list.append(item);
-  }
-  box.append(list);
+  const box = predictionBox(model.topPredictions(result, pos, 5), caption);
   const next = shown.pieces[pos + 1];
   if (next) {
     const p = result.probabilities[pos * model.config.vocabSize + shown.ids[pos + 1]];

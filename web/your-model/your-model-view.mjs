@@ -10,7 +10,8 @@ import { NewestWins } from '../common/newest-wins.mjs';
 import { el, headName } from '../common/dom.mjs';
 import { drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
 import { GeneratePanel } from './generate-panel.mjs';
-import { PredictionsPanel, predictionsCss } from './predictions-panel.mjs';
+import { PredictionsPanel } from './predictions-panel.mjs';
+import { predictionsCss } from '../common/predictions.mjs';
 import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
 

@@ -190,6 +190,34 @@ double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
 std::string gemmKernel() { return mh::gemm_kernel_name(); }
 int threadCount() { return mh::thread_count(); }
+// The thread-scaling benchmark's profile (core/parallel.h): { totalMs, phases, phaseMs, regions:
+// [{ phase, wallMs, taskMs, slotMs }] }.
+void threadProfileBegin(int split_as) { mh::profile_begin(split_as); }
+emscripten::val threadProfileEnd() {
+  const mh::ThreadProfile p = mh::profile_end();
+  auto array_of = [](const auto& values) {
+    emscripten::val out = emscripten::val::array();
+    for (const auto& v : values) out.call<void>("push", static_cast<double>(v));
+    return out;
+  };
+  emscripten::val out = emscripten::val::object();
+  out.set("totalMs", p.total_ms);
+  emscripten::val phases = emscripten::val::array();
+  for (const std::string& name : p.phases) phases.call<void>("push", name);
+  out.set("phases", phases);
+  out.set("phaseMs", array_of(p.phase_ms));
+  emscripten::val regions = emscripten::val::array();
+  for (const mh::ParallelRegion& r : p.regions) {
+    emscripten::val region = emscripten::val::object();
+    region.set("phase", r.phase);
+    region.set("wallMs", r.wall_ms);
+    region.set("taskMs", array_of(r.task_ms));
+    region.set("slotMs", array_of(r.slot_ms));
+    regions.call<void>("push", region);
+  }
+  out.set("regions", regions);
+  return out;
+}
 // What the first checkpoint big enough measured of touching ahead (core/gemm_tuning.h).
 emscripten::val touchTuning() {
   const mh::TouchTuning t = mh::touch_tuning();
@@ -246,6 +274,8 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("setThreadCount", &setThreadCount);
   emscripten::function("gemmKernel", &gemmKernel);
   emscripten::function("threadCount", &threadCount);
+  emscripten::function("threadProfileBegin", &threadProfileBegin);
+  emscripten::function("threadProfileEnd", &threadProfileEnd);
   emscripten::function("touchTuning", &touchTuning);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

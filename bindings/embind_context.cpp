@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/parallel.h"
 #include "embind_pretrained.h"
 #include "interpret/contributions.h"
 #include "interpret/logit_attribution.h"
@@ -93,8 +94,12 @@ class ContextCore {
     hooks_.shapes.clear();
     if (hooks_.any()) r.hooks = &hooks_;
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
+    mh::ProfilePhase phase("run: request and free memory");
     if (flag("reusePrefix")) return context_.run_reusing_prefix(result_, ids_.data(), n, r, heap_available());
-    return context_.run(result_, ids_.data(), n, r, heap_available());
+    // The room above the heap's top first: the exact free memory only if that is not enough.
+    std::string error = context_.run(result_, ids_.data(), n, r, heap_room_above_top());
+    if (error.rfind(mh::kMemoryRefusal, 0) == 0) error = context_.run(result_, ids_.data(), n, r, heap_available());
+    return error;
   }
   // A hook's values from the last run, and their shape.
   val captured(int id) const {
@@ -176,6 +181,7 @@ class ContextCore {
   int sample(float temperature, int top_k) {
     const int vocab = model_->config().vocab;
     if (result_.logits.size() < static_cast<size_t>(vocab)) return -1;
+    mh::ProfilePhase phase("sampling");
     return mh::sample_token(result_.logits.data() + result_.logits.size() - vocab, vocab, temperature, top_k, rng_);
   }
 

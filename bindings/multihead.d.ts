@@ -154,7 +154,7 @@ export declare function createMultiHeadAttention(options?: MultiHeadAttentionOpt
 export interface LoadOptions {
   /**
    * 'auto' (the default since 0.3): the threaded build in Node (worker_threads) and where the page
-   * is cross-origin isolated (one thread per core, up to 16) when there is more than one core, else
+   * is cross-origin isolated (one thread per core, up to 64) when there is more than one core, else
    * the single-thread build (oneThreadReason() says why). 1: the single-thread build, which runs
    * everywhere. A number > 1 asks for the threaded build and throws where it cannot run. The first
    * call decides the build: after a single-thread load, a later 'auto' runs on one thread and a
@@ -516,6 +516,9 @@ export interface PretrainedRunOptions {
    * changes activation.data in place, or the data form (no callback: workers, pages). The attention's
    * q, k, v, scores and pattern can be captured, not changed. */
   intervene?: Record<string, ((activation: Activation) => void) | InterventionData>;
+  /** Fill these arrays (of exactly the result's length) instead of allocating new ones; the result
+   * returns them. For runs in a loop: a new array is fresh memory on every run. */
+  into?: { attentions?: Float32Array; logits?: Float32Array };
 }
 
 /** A named activation: data row-major in shape ([n, d], [n, heads, dHead] or [heads, n, n]). */

@@ -6,6 +6,8 @@ import { inNode } from './environment.mjs';
 let corePromise = null;
 let loadedThreaded = null;  // which build corePromise holds: true = dist/multihead_core_mt…
 let loadedRelaxed = null;   // true = a …_relaxed build (fused multiply-add)
+// The most threads (kMaxThreads in src/core/parallel.h): one per core up to this.
+export const MAX_THREADS = 64;
 let poolThreads = 1;        // the threaded build's most: the caller + the workers it loaded at start-up
 
 // The smallest module that uses f32x4.relaxed_madd (0xfd 0x85 0x02): a function returning
@@ -63,19 +65,19 @@ const THREADS_HELP = 'threads need a cross-origin isolated page: serve it with t
   '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
   "(see docs/threads.md), or use threads: 'auto', which falls back to one thread";
 
-// The threads option checked: 'auto' (also when not given), or an integer from 1 to 16 that can run here.
+// The threads option checked: 'auto' (also when not given), or an integer from 1 to MAX_THREADS that can run here.
 function threadsWanted(threads) {
   if (threads === undefined) return 'auto';
   if (threads === 'auto') return threads;
-  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
-    fail(`threads must be 'auto' or an integer from 1 to 16, got ${describe(threads)}`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    fail(`threads must be 'auto' or an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
   }
   if (threads > 1 && !threadsAvailable()) fail(`threads: ${threads} is not possible here: ${THREADS_HELP}`);
   return threads;
 }
 
 // The machine's cores: the os module in Node (Node 20 has no navigator), the browser's count
-// elsewhere. The threaded builds load one worker per extra core, up to 15 (PTHREAD_POOL_SIZE in
+// elsewhere. The threaded builds load one worker per extra core, up to 63 (PTHREAD_POOL_SIZE in
 // CMakeLists.txt), before they resolve: a page cannot start a Web Worker and wait for it in one call.
 async function coreCount() {
   if (!inNode()) return globalThis.navigator?.hardwareConcurrency || 2;
@@ -88,7 +90,8 @@ async function coreCount() {
 // them where threads can run and there is more than one core, else 1.
 async function threadsFor(wanted) {
   if (wanted !== 'auto') return wanted;
-  return threadsAvailable() && (await coreCount()) > 1 ? 16 : 1;
+  const cores = threadsAvailable() ? await coreCount() : 1;
+  return cores > 1 ? Math.min(cores, MAX_THREADS) : 1;
 }
 
 // The threaded build's pool: the workers it started before it resolved (Emscripten's PThread).
@@ -136,7 +139,7 @@ async function loadBuild(threaded, relaxed) {
  * load) hides the compile time; createMultiHeadAttention calls it anyway.
  *
  * options.threads: 'auto' (the default) loads the threaded build in Node and on a cross-origin
- * isolated page (one thread per core, up to 16) where there is more than one core, and the
+ * isolated page (one thread per core, up to 64) where there is more than one core, and the
  * single-thread build otherwise (runtimeInfo().oneThreadReason says why). 1 loads the
  * single-thread build, which runs everywhere. The first call decides the build; later calls may
  * change the thread count within the threaded build (setThreads). After a single-thread load, a
@@ -200,13 +203,13 @@ export function loadMultihead(options = {}) {
 }
 
 /**
- * Changes how many threads the threaded build uses: 1 … 16 asked, capped at the caller plus the
- * workers loaded at start-up (one per extra core, at most 16 threads in all). Resolves to the count
+ * Changes how many threads the threaded build uses: 1 … 64 asked, capped at the caller plus the
+ * workers loaded at start-up (one per extra core, at most 64 threads in all). Resolves to the count
  * in effect, which is always 1 in the single-thread build.
  */
 export async function setThreads(threads) {
-  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
-    fail(`threads must be an integer from 1 to 16, got ${describe(threads)}`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    fail(`threads must be an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
   }
   const core = await loadMultihead();
   if (threads > 1 && !loadedThreaded) {

@@ -328,6 +328,13 @@ static bool all_finite(const float* values, int64_t count) {
   return inf_or_nan == 0;
 }
 static bool all_finite(const std::vector<float>& v) { return all_finite(v.data(), static_cast<int64_t>(v.size())); }
+static bool all_finite_parallel(const std::vector<float>& v) {
+  std::atomic<bool> finite{true};
+  parallel_ranges(static_cast<int64_t>(v.size()), 65536, [&](int64_t begin, int64_t end) {
+    if (!all_finite(v.data() + begin, end - begin)) finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
+}
 
 // Below this many flops a call runs on one thread: waking another costs microseconds, which a
 // call this small (n = 6, d_model = 64 is ~0.2 MFLOP, ~8 µs) would feel.
@@ -338,23 +345,31 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
                                  const float* xq, const float* xkv, int n_q, int n_k,
                                  const Config& config, const WeightsView& w, const MaskSpec& mask,
                                  Workspace& ws, KvCache* cache) {
+  ProfilePhase projections("attention: Q/K/V");
   const Dims dm = dims_of(config);
   const int group = dm.h / dm.h_kv;
   const int n_new = n_k;  // key/value rows projected in this call
   const int cached = cache ? cache->length : 0;
   const double flops = 2.0 * n_q * dm.d * dm.d_q * 2 + 2.0 * n_new * dm.d * dm.d_kv * 2 +
                        4.0 * n_q * (cached + n_k) * dm.d_q;
-  const bool parallel = thread_count() > 1 && flops >= kParallelMinFlops;
+  const bool parallel = split_count() > 1 && flops >= kParallelMinFlops;
   const int slots = parallel ? thread_count() : 1;
   ws.q.resize(static_cast<size_t>(n_q) * dm.d_q);
   ws.k.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.concat.resize(static_cast<size_t>(n_q) * dm.d_q);
 
-  gemm(ws.q.data(), dm.d_q, xq, dm.d, w.matrix(w.wq, dm.d, dm.d_q), w.bq, n_q, dm.d, dm.d_q);
-  gemm(ws.k.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wk, dm.d, dm.d_kv), w.bk, n_k, dm.d, dm.d_kv);
-  gemm(ws.v.data(), dm.d_kv, xkv, dm.d, w.matrix(w.wv, dm.d, dm.d_kv), w.bv, n_k, dm.d, dm.d_kv);
-  if (!all_finite(ws.q) || !all_finite(ws.k) || !all_finite(ws.v)) return false;
+  const GemmOutput q{ws.q.data(), dm.d_q, w.matrix(w.wq, dm.d, dm.d_q), w.bq, dm.d_q};
+  const GemmOutput kv[2] = {{ws.k.data(), dm.d_kv, w.matrix(w.wk, dm.d, dm.d_kv), w.bk, dm.d_kv},
+                            {ws.v.data(), dm.d_kv, w.matrix(w.wv, dm.d, dm.d_kv), w.bv, dm.d_kv}};
+  if (xq == xkv && n_q == n_k) {  // self-attention: one product of x with W_Q, W_K and W_V
+    const GemmOutput qkv[3] = {q, kv[0], kv[1]};
+    gemm_shared(xq, dm.d, n_q, dm.d, qkv, 3);
+  } else {
+    gemm_shared(xq, dm.d, n_q, dm.d, &q, 1);
+    gemm_shared(xkv, dm.d, n_k, dm.d, kv, 2);
+  }
+  if (!all_finite_parallel(ws.q) || !all_finite_parallel(ws.k) || !all_finite_parallel(ws.v)) return false;
   if (config.q_norm) head_rms_norm_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, config.q_norm, config.qk_norm_eps);
   if (config.k_norm) head_rms_norm_forward(ws.k.data(), dm.d_kv, n_k, dm.h_kv, dm.d_k, config.k_norm, config.qk_norm_eps);
   if (config.rope_dims > 0) {
@@ -374,11 +389,19 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     values = cache->v.data();
   }
 
-  // Heads are independent: each thread takes whole heads, with its own block of scores (and, in
-  // wasm, its own packed keys) from the workspace.
-  const int block = std::min(n_q, kQueryBlock);
+  // Work goes out as (head, block of queries) tasks, each with its own block of scores from the
+  // workspace: whole heads alone leave threads idle where there are fewer heads than threads (12
+  // heads on 16). Blocks shrink (to 16 rows) until there are 64 tasks, four for each of 16 threads;
+  // by a rule of the shapes alone, not of the thread count: a row's softmax and products are
+  // computed by its block's code, so the same blocks give the same bits at every count. In wasm a
+  // key/value head's scale · Kᵀ (and V, with several blocks) are packed for gemm first, once.
+  int block = std::min(n_q, kQueryBlock);
+  constexpr int kMinQueryBlock = 16, kTasksWanted = 64;
+  while (block > kMinQueryBlock && int64_t{dm.h} * ((n_q + block - 1) / block) < kTasksWanted)
+    block = std::max(kMinQueryBlock, block / 2);
+  const int blocks = (n_q + block - 1) / block;
   const size_t scores_per_slot = static_cast<size_t>(block) * n_k;
-  const size_t kt_per_slot = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
+  const size_t kt_per_head = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
 #if defined(__wasm_simd128__)
   // A head's values as panels (gemm's layout, read in place) when it has several blocks of queries:
   // row-major, every block would copy them into panels again (8 times a head at 512 tokens). One
@@ -387,71 +410,90 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
 #else
   const bool values_as_panels = false;  // natively Eigen multiplies the values where they are
 #endif
-  const size_t v_panels_per_slot = values_as_panels ? static_cast<size_t>(n_k) * ((dm.d_k + 7) / 8) * 8 : 0;
+  const size_t v_panels_per_head = values_as_panels ? static_cast<size_t>(n_k) * ((dm.d_k + 7) / 8) * 8 : 0;
   ws.scores.resize(scores_per_slot * slots);
-  ws.v_panels.resize(v_panels_per_slot * slots);
+  ws.v_panels.resize(v_panels_per_head * dm.h_kv);
 #if defined(__wasm_simd128__)
-  ws.kt.resize(kt_per_slot * slots);
+  ws.kt.resize(kt_per_head * dm.h_kv);
+  auto pack_head = [&](int kv_head, int) {
+    pack_panels_transposed(ws.kt.data() + kt_per_head * kv_head, keys + kv_head * dm.d_k, dm.d_kv, n_k, dm.d_k,
+                           dm.scale);
+    if (values_as_panels)
+      pack_panels(ws.v_panels.data() + v_panels_per_head * kv_head, values + kv_head * dm.d_k, dm.d_kv, n_k, dm.d_k);
+  };
+#else
+  (void)kt_per_head;
+  auto pack_head = [&](int kv_head, int) {
+    if (values_as_panels)
+      pack_panels(ws.v_panels.data() + v_panels_per_head * kv_head, values + kv_head * dm.d_k, dm.d_kv, n_k, dm.d_k);
+  };
 #endif
   std::atomic<bool> finite{true};
-  auto run_head = [&](int head, int slot) {
+  auto run_block = [&](int head, int q0, int slot) {
     const float* q_head = ws.q.data() + head * dm.d_k;
     const float* k_head = keys + (head / group) * dm.d_k;
     const float* v_head = values + (head / group) * dm.d_k;
+    const float* v_panels = ws.v_panels.data() + v_panels_per_head * (head / group);
     const bool selected = attention && head >= sel.first_head && head < sel.first_head + sel.heads;
     float* scores = ws.scores.data() + scores_per_slot * slot;
+    const int rows = std::min(block, n_q - q0);
+    // Causal blocks skip keys that every one of their queries must ignore anyway.
+    const int cols = mask.causal ? std::min(n_k, mask.query_offset + q0 + rows) : n_k;
 #if defined(__wasm_simd128__)
-    // In wasm the scores go through gemm (core/gemm.h): this head's scale · Kᵀ (d_k × n_k) in
-    // gemm's panel layout, made once per head and shared by its query blocks. Same scores as
-    // attention_scores_forward. (A head's product runs on the thread that has the head.)
-    float* kt = ws.kt.data() + kt_per_slot * slot;
-    pack_panels_transposed(kt, k_head, dm.d_kv, n_k, dm.d_k, dm.scale);
+    // In wasm the scores go through gemm (core/gemm.h), with the packed scale · Kᵀ (d_k × n_k):
+    // the same scores as attention_scores_forward.
+    const float* kt = ws.kt.data() + kt_per_head * (head / group);
+    (void)k_head;
+    gemm_columns(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q,
+                 MatrixRef{kt, WeightType::kF32, dm.d_k, /*panels=*/true}, nullptr, rows, dm.d_k, 0, cols);
 #else
-    (void)kt_per_slot;
+    attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
+                             dm.d_kv, rows, cols, dm.d_k, dm.scale);
 #endif
-    // And its values (n_k × d_k), whose top `cols` rows a causal block reads (core/gemm.h: panels
+    mask_rows(scores, q0, rows, cols, n_k, mask);
+    if (!softmax_forward(scores, rows, cols)) finite.store(false, std::memory_order_relaxed);
+    float* head_out = ws.concat.data() + static_cast<int64_t>(q0) * dm.d_q + head * dm.d_k;
+    // Values as panels: their top `cols` rows are what a causal block reads (core/gemm.h: panels
     // deeper than the product).
-    float* v_panels = ws.v_panels.data() + v_panels_per_slot * slot;
-    if (values_as_panels) pack_panels(v_panels, v_head, dm.d_kv, n_k, dm.d_k);
-    bool head_finite = true;
-    for (int q0 = 0; q0 < n_q; q0 += block) {
-      const int rows = std::min(block, n_q - q0);
-      // Causal blocks skip keys that every one of their queries must ignore anyway.
-      const int cols = mask.causal ? std::min(n_k, mask.query_offset + q0 + rows) : n_k;
-#if defined(__wasm_simd128__)
-      gemm_columns(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q,
-                   MatrixRef{kt, WeightType::kF32, dm.d_k, /*panels=*/true}, nullptr, rows, dm.d_k, 0, cols);
-#else
-      attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
-                               dm.d_kv, rows, cols, dm.d_k, dm.scale);
-#endif
-      mask_rows(scores, q0, rows, cols, n_k, mask);
-      head_finite = softmax_forward(scores, rows, cols) && head_finite;
-      float* head_out = ws.concat.data() + static_cast<int64_t>(q0) * dm.d_q + head * dm.d_k;
-      if (values_as_panels)
-        gemm_columns(head_out, dm.d_q, scores, cols, MatrixRef{v_panels, WeightType::kF32, n_k, /*panels=*/true},
-                     nullptr, rows, cols, 0, dm.d_k);
-      else
-        attention_values_forward(head_out, dm.d_q, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
-      if (!selected) continue;
-      // Copy out the selected rows of this block; keys a causal block skipped get weight 0.
-      const int from = std::max(q0, sel.first_row), to = std::min(q0 + rows, sel.first_row + sel.rows);
-      for (int r = from; r < to; ++r) {
-        float* out = attention + (static_cast<int64_t>(head - sel.first_head) * sel.rows + (r - sel.first_row)) * n_k;
-        std::copy(scores + static_cast<int64_t>(r - q0) * cols, scores + static_cast<int64_t>(r - q0 + 1) * cols, out);
-        std::fill(out + cols, out + n_k, 0.0f);
-      }
+    if (values_as_panels)
+      gemm_columns(head_out, dm.d_q, scores, cols, MatrixRef{v_panels, WeightType::kF32, n_k, /*panels=*/true},
+                   nullptr, rows, cols, 0, dm.d_k);
+    else
+      attention_values_forward(head_out, dm.d_q, scores, v_head, dm.d_kv, rows, cols, dm.d_k);
+    if (!selected) return;
+    // Copy out the selected rows of this block; keys a causal block skipped get weight 0.
+    const int from = std::max(q0, sel.first_row), to = std::min(q0 + rows, sel.first_row + sel.rows);
+    for (int r = from; r < to; ++r) {
+      float* out = attention + (static_cast<int64_t>(head - sel.first_head) * sel.rows + (r - sel.first_row)) * n_k;
+      std::copy(scores + static_cast<int64_t>(r - q0) * cols, scores + static_cast<int64_t>(r - q0 + 1) * cols, out);
+      std::fill(out + cols, out + n_k, 0.0f);
     }
-    if (!head_finite) finite.store(false, std::memory_order_relaxed);
   };
-  if (parallel) {
-    parallel_for(dm.h, run_head);
-  } else {
-    for (int head = 0; head < dm.h; ++head) run_head(head, 0);
+  {
+    ProfilePhase heads("attention: heads");
+    // The last blocks first: a causal block's cost grows with its last query, and handing out the
+    // largest tasks first leaves the small ones to even out the threads' ends.
+    auto run_task = [&](int task, int slot) { run_block(task % dm.h, (blocks - 1 - task / dm.h) * block, slot); };
+    if (parallel && blocks == 1 && group == 1) {  // a head's packing and its one block in one task
+      parallel_for(dm.h, [&](int head, int slot) {
+        pack_head(head, slot);
+        run_task(head, slot);
+      });
+    } else if (parallel) {
+      parallel_for(dm.h_kv, pack_head);
+      parallel_for(dm.h * blocks, run_task);
+    } else {
+      for (int kv_head = 0; kv_head < dm.h_kv; ++kv_head) pack_head(kv_head, 0);
+      for (int task = 0; task < dm.h * blocks; ++task) run_task(task, 0);
+    }
   }
-
+  ProfilePhase output("attention: W_O");
   gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
-  return finite.load() && all_finite(y, static_cast<int64_t>(n_q) * dm.d);
+  std::atomic<bool> y_finite{true};
+  parallel_ranges(int64_t{n_q} * dm.d, 65536, [&](int64_t begin, int64_t end) {
+    if (!all_finite(y + begin, end - begin)) y_finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load() && y_finite.load();
 }
 
 bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,
@@ -497,8 +539,8 @@ double forward_bytes_needed(const Config& config, int n_q, int n_k, int64_t atte
   bytes += f * (2.0 * n_q * dm.d_q + 2.0 * n_k * dm.d_kv);             // Q, concat, K, V
   const double slots = thread_count();                                  // per thread:
   bytes += f * slots * std::min(n_q, kQueryBlock) * n_k;               //   a block of scores
-  bytes += f * slots * dm.d_k * (n_k + 7.0);                           //   a head's packed scale·Kᵀ (wasm)
-  bytes += f * slots * (dm.d_k + 7.0) * n_k;                           //   and its values as panels
+  bytes += f * dm.h_kv * dm.d_k * (n_k + 7.0);                         // each key/value head's packed
+  bytes += f * dm.h_kv * (dm.d_k + 7.0) * n_k;                         //   scale·Kᵀ and V (wasm)
   bytes += f * static_cast<double>(attention_floats);                  // the weights asked for
   return bytes + mask_bytes;
 }

@@ -313,24 +313,52 @@ void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const Ma
 
 void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
           int K, int N) {
-  const int threads = thread_count();
+  const GemmOutput output{out, ldo, b, bias, N};
+  gemm_shared(a, lda, n, K, &output, 1);
+}
+
+void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count) {
+  const int threads = split_count();
+  double multiply_adds = 0;
+  int N = 0;  // every product's columns
+  for (int i = 0; i < count; ++i) multiply_adds += static_cast<double>(n) * K * outputs[i].N, N += outputs[i].N;
+  // One packing of `a` serves every product only where each would pack it alike.
+  const MatrixRef& b = outputs[0].b;
+  bool alike = true;
+  for (int i = 1; i < count; ++i) {
+    const MatrixRef& bi = outputs[i].b;
+    alike = alike && bi.type == b.type && bi.panels == b.panels && reads_strips(bi, n) == reads_strips(b, n) &&
+            streams_b(bi, n, K) == streams_b(b, n, K) && depth_block(bi, n, K) == depth_block(b, n, K) &&
+            tallest_tile(bi, n, K) == tallest_tile(b, n, K) && a_prescales(bi, n, K, a, lda) == a_prescales(b, n, K, a, lda);
+  }
   // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
   // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
-  const bool touch = touch_ahead(b, K, N, n);
-  if (threads == 1 || static_cast<double>(n) * K * N < 262144.0 || N < 16 || in_parallel_task()) {
-    columns_of(out, ldo, a, lda, b, bias, n, K, 0, N, touch);
+  if (threads == 1 || multiply_adds < 262144.0 || N < 16 || in_parallel_task() || !alike) {
+    for (int i = 0; i < count; ++i) {
+      const GemmOutput& o = outputs[i];
+      if (count > 1 && threads > 1 && !in_parallel_task()) {
+        gemm_shared(a, lda, n, K, &o, 1);  // not alike: each split on its own
+        continue;
+      }
+      columns_of(o.out, o.ldo, a, lda, o.b, o.bias, n, K, 0, o.N, touch_ahead(o.b, K, o.N, n));
+    }
     return;
   }
   // About eight chunks per thread, taken by whichever thread is free, so a thread that starts late
   // or is descheduled (a browser's own threads share the cores) is balanced by the others. At least
-  // 24 columns a chunk.
+  // one panel a chunk: at 24 columns, a 768-wide product gave 16 threads 2 chunks each, and any
+  // one slow chunk held the rest at the barrier (docs/threads.md). The products share the chunks
+  // (Q, K and V: one hand-out instead of three).
   // Whole panels of 8 columns, so every element is computed exactly as in one thread. The rows of
   // `a` are packed once for all chunks (a block of rows at a time, its blocks of depth split over
   // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
   // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
-  const int chunk = std::max(24, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
-  const int chunks = (N + chunk - 1) / chunk;
+  const int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
+  thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
+  first_chunk.assign(1, 0);
+  for (int i = 0; i < count; ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);
+  const int* firsts = first_chunk.data();
   // Rows that read strips (decoding) read `a` in place (few_rows): nothing to pack.
   const bool pack = !reads_strips(b, n) && K > 0;
   const int row_block = !pack || streams_b(b, n, K) ? n : row_block_size(n);
@@ -343,14 +371,31 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
     const int rows = std::min(row_block, n - i0);
     const float* a_rows = a + i0 * lda;
     if (packed) {
+      // Blocks of depth, each cut into groups of row tiles where there are fewer blocks than
+      // threads (one block of 768 at 64 rows would leave 15 of 16 threads waiting).
       const int block = depth_block(b, rows, K), tallest = tallest_tile(b, rows, K);
-      parallel_for((K + block - 1) / block,
-                   [&](int i, int) { pack_depth_block(packed, a_rows, lda, rows, K, i * block, block, tallest); });
+      const int depth_blocks = (K + block - 1) / block;
+      thread_local std::vector<int> tile_starts;
+      tile_starts.clear();
+      for (int i = 0; i < rows; i += tile_height(i, rows, tallest)) tile_starts.push_back(i);
+      const int tiles = static_cast<int>(tile_starts.size());
+      const int groups = std::min(tiles, std::max(1, (2 * threads + depth_blocks - 1) / depth_blocks));
+      const int* starts = tile_starts.data();
+      parallel_for(depth_blocks * groups, [&](int t, int) {
+        const int k0 = t / groups * block, group = t % groups;
+        const int from = starts[group * tiles / groups];
+        const int to = group + 1 == groups ? rows : starts[(group + 1) * tiles / groups];
+        pack_rows(packed + int64_t{rows} * k0, a_rows + k0, lda, rows, std::min(block, K - k0), tallest, from, to);
+      });
       if (a_prescales(b, rows, K, a_rows, lda)) prescale(packed, int64_t{rows} * K);
     }
-    parallel_for(chunks, [&](int t, int) {
-      const int c0 = t * chunk;
-      columns_of(out + i0 * ldo, ldo, a_rows, lda, b, bias, rows, K, c0, std::min(N, c0 + chunk), touch, packed);
+    parallel_for(firsts[count], [&](int t, int) {
+      int i = 0;
+      while (t >= firsts[i + 1]) ++i;
+      const GemmOutput& o = outputs[i];
+      const int c0 = (t - firsts[i]) * chunk;
+      columns_of(o.out + i0 * o.ldo, o.ldo, a_rows, lda, o.b, o.bias, rows, K, c0, std::min(o.N, c0 + chunk),
+                 touch_ahead(o.b, K, o.N, n), packed);
     });
   }
 }

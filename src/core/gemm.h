@@ -41,6 +41,18 @@ inline MatrixRef f32_matrix(const float* data, int64_t ld) { return {data, Weigh
 void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
           int n, int K, int N);
 
+// Several products of the same `a` (n × K): outputs[i].out (n × N_i) = a · b_i + bias_i, as gemm
+// computes each, with `a` packed once and the chunks of all of them handed out together (one
+// barrier instead of one each: attention's Q, K and V).
+struct GemmOutput {
+  float* out;
+  int64_t ldo;
+  MatrixRef b;
+  const float* bias;
+  int N;
+};
+void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count);
+
 // The same for columns [col_begin, col_end) only, on the calling thread (col_begin a multiple of 8).
 // Those columns' size and the row count n decide whether the next blocks are touched ahead (gemm.cpp,
 // touch_ahead).

@@ -215,8 +215,11 @@ inline int tile_count(int rows, int tallest) {
 
 // packed = rows × depth of a (rows lda apart) in tiles of tile_height() rows (at most `tallest`),
 // each k-major: what tile() reads, the tile of rows from i at i · depth.
-void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth, int tallest) {
-  for (int i = 0, r; i < rows; i += r) {
+// Tiles from row `from` (a tile's first row) to row `to` only: threads pack a block's tiles apart.
+void pack_rows(float* packed, const float* a, int64_t lda, int rows, int depth, int tallest, int from = 0,
+               int to = -1) {
+  if (to < 0) to = rows;
+  for (int i = from, r; i < to; i += r) {
     r = tile_height(i, rows, tallest);
     float* tile_start = packed + static_cast<int64_t>(i) * depth;
     const float* first_row = a + i * lda;

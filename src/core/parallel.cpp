@@ -1,10 +1,12 @@
 #include "core/parallel.h"
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #define MH_HAVE_THREADS 1
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -18,15 +20,109 @@ namespace mh {
 
 namespace {
 thread_local bool running_task = false;
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// The profile (parallel.h). Written by the calling thread only, except a region's task_ms and
+// slot_ms, which tasks write at their own index and slot.
+std::atomic<bool> profiling{false};
+ThreadProfile profile;
+Clock::time_point phase_since;
+const char* current_phase = "";
+
+int phase_index(const char* name) {
+  for (size_t i = 0; i < profile.phases.size(); ++i)
+    if (std::strcmp(profile.phases[i].c_str(), name) == 0) return static_cast<int>(i);
+  profile.phases.emplace_back(name);
+  profile.phase_ms.push_back(0);
+  return static_cast<int>(profile.phases.size()) - 1;
+}
+
+void switch_phase(const char* name) {
+  const Clock::time_point now = Clock::now();
+  profile.phase_ms[phase_index(current_phase)] += ms_between(phase_since, now);
+  phase_since = now;
+  current_phase = name;
+}
+
+// A region for the parallel_for about to run, or null when not profiling (or inside a task).
+ParallelRegion* begin_region(int count, int threads) {
+  if (!profiling.load(std::memory_order_relaxed) || running_task) return nullptr;
+  ParallelRegion& region = profile.regions.emplace_back();
+  region.phase = phase_index(current_phase);
+  region.task_ms.assign(static_cast<size_t>(count), 0.0f);
+  region.slot_ms.assign(static_cast<size_t>(threads), 0.0f);
+  return &region;
+}
+
 // Runs one task with running_task set (restored after: the caller of a serial loop may itself be
-// running a task).
-inline void run_one(ParallelTask task, void* context, int i, int slot) {
+// running a task), timed into `region` (task number `index`) when profiling.
+inline void run_one(ParallelTask task, void* context, int i, int slot, ParallelRegion* region = nullptr,
+                    int index = 0) {
   const bool outer = running_task;
   running_task = true;
-  task(context, i, slot);
+  if (region) {
+    const Clock::time_point start = Clock::now();
+    task(context, i, slot);
+    const float ms = static_cast<float>(ms_between(start, Clock::now()));
+    region->task_ms[static_cast<size_t>(index)] = ms;
+    region->slot_ms[static_cast<size_t>(slot)] += ms;
+  } else {
+    task(context, i, slot);
+  }
   running_task = outer;
 }
+
+// The serial loop, for one thread or one task.
+void run_serially(int count, ParallelTask task, void* context) {
+  ParallelRegion* region = begin_region(count, 1);
+  const Clock::time_point start = region ? Clock::now() : Clock::time_point{};
+  for (int i = 0; i < count; ++i) run_one(task, context, i, 0, region, i);
+  if (region) region->wall_ms = ms_between(start, Clock::now());
+}
 }  // namespace
+
+namespace {
+int split_as_threads = 0;
+}
+
+int split_count() {
+  return split_as_threads > 0 && profiling.load(std::memory_order_relaxed) ? split_as_threads : thread_count();
+}
+
+void profile_begin(int split_as) {
+  split_as_threads = split_as > 1 ? split_as : 0;
+  profile = ThreadProfile{};
+  current_phase = "";
+  phase_index("");
+  phase_since = Clock::now();
+  profiling.store(true);
+}
+
+ThreadProfile profile_end() {
+  if (!profiling.load()) return {};
+  switch_phase("");
+  profiling.store(false);
+  split_as_threads = 0;
+  for (double ms : profile.phase_ms) profile.total_ms += ms;
+  ThreadProfile out = std::move(profile);
+  profile = ThreadProfile{};
+  return out;
+}
+
+ProfilePhase::ProfilePhase(const char* name) {
+  if (!profiling.load(std::memory_order_relaxed) || running_task) return;
+  active_ = true;
+  outer_ = current_phase;
+  switch_phase(name);
+}
+
+ProfilePhase::~ProfilePhase() {
+  if (active_ && profiling.load(std::memory_order_relaxed)) switch_phase(outer_);
+}
 
 bool in_parallel_task() { return running_task; }
 
@@ -48,6 +144,8 @@ struct Pool {
   std::atomic<bool> stopping{false};
   ParallelTask task = nullptr;
   void* context = nullptr;
+  ParallelRegion* region = nullptr;  // the job's profile, when profiling
+  int first = 0;                     // the job's first task in its parallel_for (jobs of 65,535)
   std::mutex mutex;
   std::condition_variable wake;
   std::atomic<int> threads_in_use{1};  // workers with slot >= this sit out
@@ -71,7 +169,7 @@ void run_tasks(uint32_t generation, int slot) {
     const int index = index_of(ticket);
     if (index >= count_of(ticket)) return;
     if (pool.ticket.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) {
-      run_one(pool.task, pool.context, index, slot);
+      run_one(pool.task, pool.context, index, slot, pool.region, pool.first + index);
       pool.done.fetch_add(1, std::memory_order_release);
       ticket = pool.ticket.load(std::memory_order_acquire);
     }
@@ -128,9 +226,11 @@ int thread_count() { return pool.threads_in_use.load(std::memory_order_relaxed);
 
 void parallel_for(int count, ParallelTask task, void* context) {
   if (thread_count() == 1 || count <= 1) {
-    for (int i = 0; i < count; ++i) run_one(task, context, i, 0);
+    run_serially(count, task, context);
     return;
   }
+  ParallelRegion* const region = begin_region(count, thread_count());
+  const Clock::time_point start = region ? Clock::now() : Clock::time_point{};
   for (int first = 0; first < count; first += kMaxTasksPerJob) {  // jobs of at most 65,535 tasks
     const int tasks = std::min(kMaxTasksPerJob, count - first);
     struct Offset {
@@ -143,6 +243,8 @@ void parallel_for(int count, ParallelTask task, void* context) {
       o.task(o.context, o.first + i, slot);
     };
     pool.context = first == 0 ? context : &offset;
+    pool.region = region;
+    pool.first = first;
     pool.done.store(0, std::memory_order_relaxed);
     const uint32_t generation = generation_of(pool.ticket.load()) + 1;
     // Publishes the job (release: task and context are visible to whoever sees this ticket).
@@ -160,15 +262,14 @@ void parallel_for(int count, ParallelTask task, void* context) {
     while (pool.done.load(std::memory_order_acquire) < tasks) {
     }
   }
+  if (region) region->wall_ms = ms_between(start, Clock::now());
 }
 
 #else  // a build without threads
 
 int set_thread_count(int) { return 1; }
 int thread_count() { return 1; }
-void parallel_for(int count, ParallelTask task, void* context) {
-  for (int i = 0; i < count; ++i) run_one(task, context, i, 0);
-}
+void parallel_for(int count, ParallelTask task, void* context) { run_serially(count, task, context); }
 
 #endif
 

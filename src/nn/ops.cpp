@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "core/gemm.h"
+#include "core/parallel.h"
 #include "core/simd_exp.h"
 #include "core/eigen_include.h"
 #include "nn/layers.h"
@@ -33,8 +34,17 @@ void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d) 
   }
 }
 
+namespace {
+// Elementwise work is split over the threads in pieces of at least this many floats (a few µs),
+// and row-by-row work in as many rows.
+constexpr int64_t kElementGrain = 4096;
+int64_t row_grain(int d) { return std::max<int64_t>(1, kElementGrain / std::max(d, 1)); }
+}  // namespace
+
 void layer_norm(float* out, const float* x, const float* gamma, const float* beta, int n, int d, float eps) {
-  layernorm_forward(out, nullptr, nullptr, x, gamma, beta, n, d, eps);
+  parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {
+    layernorm_forward(out + begin * d, nullptr, nullptr, x + begin * d, gamma, beta, static_cast<int>(end - begin), d, eps);
+  });
 }
 
 void apply_norm(Norm kind, float* out, const float* x, const Tensor* w, const Tensor* b, int n, int d, float eps) {
@@ -44,11 +54,13 @@ void apply_norm(Norm kind, float* out, const float* x, const Tensor* w, const Te
 
 void rms_norm(float* out, const float* x, const float* weight, int n, int d, float eps) {
   Eigen::Map<const Eigen::ArrayXf> w(weight, d);
-  for (int t = 0; t < n; ++t) {
-    Eigen::Map<const Eigen::ArrayXf> xr(x + static_cast<int64_t>(t) * d, d);
-    const float scale = 1.0f / std::sqrt(xr.square().mean() + eps);
-    Eigen::Map<Eigen::ArrayXf>(out + static_cast<int64_t>(t) * d, d) = w * (xr * scale);
-  }
+  parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      Eigen::Map<const Eigen::ArrayXf> xr(x + t * d, d);
+      const float scale = 1.0f / std::sqrt(xr.square().mean() + eps);
+      Eigen::Map<Eigen::ArrayXf>(out + t * d, d) = w * (xr * scale);
+    }
+  });
 }
 
 void matmul(float* out, const float* in, const Tensor& w, const float* bias, int n) {
@@ -90,16 +102,22 @@ v4 gelu_erf4(v4 x) {
 }
 v4 silu4(v4 g) { return wasm_f32x4_div(g, wasm_f32x4_add(splat(1.0f), exp_clamped(wasm_f32x4_neg(g)))); }
 
+// Pieces start at multiples of 4, so every element is computed by the same vector or scalar code
+// at every thread count.
 template <class Vector, class Scalar>
 void map_in_place(float* x, int64_t count, Vector vector, Scalar scalar) {
-  int64_t i = 0;
-  for (; i + 4 <= count; i += 4) wasm_v128_store(x + i, vector(wasm_v128_load(x + i)));
-  for (; i < count; ++i) x[i] = scalar(x[i]);
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) wasm_v128_store(x + i, vector(wasm_v128_load(x + i)));
+    for (; i < end; ++i) x[i] = scalar(x[i]);
+  }, 4);
 }
 #else
 template <class Vector, class Scalar>
 void map_in_place(float* x, int64_t count, Vector, Scalar scalar) {
-  for (int64_t i = 0; i < count; ++i) x[i] = scalar(x[i]);
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[i] = scalar(x[i]);
+  });
 }
 // No vector forms natively: map_in_place ignores these.
 constexpr std::nullptr_t gelu_tanh4 = nullptr, gelu_erf4 = nullptr, silu4 = nullptr;
@@ -111,21 +129,34 @@ void gelu_erf(float* x, int64_t count) { map_in_place(x, count, gelu_erf4, gelu_
 void silu(float* x, int64_t count) { map_in_place(x, count, silu4, silu_one); }
 
 void relu(float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) x[i] = std::max(x[i], 0.0f);
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[i] = std::max(x[i], 0.0f);
+  });
 }
 
 void silu_times(float* out, const float* gate, const float* up, int64_t count) {
-  float block[256];  // out may alias gate or up: a block of silu(gate) at a time
-  for (int64_t first = 0; first < count; first += 256) {
-    const int64_t size = std::min<int64_t>(256, count - first);
-    std::copy(gate + first, gate + first + size, block);
-    silu(block, size);
-    for (int64_t i = 0; i < size; ++i) out[first + i] = block[i] * up[first + i];
-  }
+  // Pieces of whole blocks of 256 (kElementGrain is a multiple), each block as on one thread.
+  parallel_ranges((count + 255) / 256, kElementGrain / 256, [&](int64_t first_block, int64_t end_block) {
+    float block[256];  // out may alias gate or up: a block of silu(gate) at a time
+    for (int64_t first = first_block * 256; first < std::min(count, end_block * 256); first += 256) {
+      const int64_t size = std::min<int64_t>(256, count - first);
+      std::copy(gate + first, gate + first + size, block);
+      silu(block, size);
+      for (int64_t i = 0; i < size; ++i) out[first + i] = block[i] * up[first + i];
+    }
+  });
+}
+
+void multiply_in_place(float* x, const float* y, int64_t count) {
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[i] *= y[i];
+  });
 }
 
 void add_in_place(float* x, const float* y, int64_t count) {
-  Eigen::Map<Eigen::ArrayXf>(x, count) += Eigen::Map<const Eigen::ArrayXf>(y, count);
+  parallel_ranges(count, 4 * kElementGrain, [&](int64_t begin, int64_t end) {
+    Eigen::Map<Eigen::ArrayXf>(x + begin, end - begin) += Eigen::Map<const Eigen::ArrayXf>(y + begin, end - begin);
+  });
 }
 
 }  // namespace mh

@@ -43,5 +43,7 @@ void silu_times(float* out, const float* gate, const float* up, int64_t count);
 
 // x += y (count elements): a residual connection.
 void add_in_place(float* x, const float* y, int64_t count);
+// x ⊙= y.
+void multiply_in_place(float* x, const float* y, int64_t count);
 
 }  // namespace mh

@@ -107,6 +107,10 @@ struct RunResult {
   std::vector<float> logits, attentions, hidden_states, last_hidden_state, value_norms;
 };
 
+// How run()'s refusal for memory begins: a caller that passed a cheap lower bound of the free
+// memory can ask again with the exact figure.
+constexpr const char* kMemoryRefusal = "this run needs";
+
 class RunContext;
 
 // What a family's forward pass (nn/families/*.cpp) works with: the model's config and weights, the
@@ -221,7 +225,8 @@ class RunContext {
   // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.
   double run_bytes(int n, int n_total, const RunRequest& request) const;
   // "" and results, or what is wrong (ids out of range, too many tokens, over memory_budget bytes,
-  // a float32 overflow). Checked before anything is allocated.
+  // a float32 overflow). Checked before anything is allocated; a refusal for memory begins with
+  // kMemoryRefusal.
   std::string run(RunResult& out, const int32_t* ids, int n, const RunRequest& request,
                   double memory_budget = kNoMemoryBudget);
 

@@ -220,6 +220,42 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   }
 }
 
+TEST(Gemm, SharedProductsGiveTheBitsOfEachAlone) {
+  // gemm_shared (attention's Q, K and V from one packing of x): each output as gemm gives it, at
+  // 1, 3 and 7 threads, for panels alike (one packing) and not alike (bf16 beside float32 panels),
+  // at 37 rows (packed) and 1 row (decoding: strips).
+  std::mt19937 rng(5);
+  for (const int n : {37, 1}) {
+    const int K = 300;
+    const int widths[3] = {203, 64, 64};
+    std::vector<RandomProduct> products;
+    products.reserve(3);
+    for (int i = 0; i < 3; ++i) products.push_back(random_product(WeightType::kBF16, n, K, widths[i], rng));
+    const std::vector<float>& a = products[0].a;
+    for (const bool alike : {true, false}) {
+      std::vector<std::vector<float>> alone(3), shared(3);
+      std::vector<GemmOutput> outputs;
+      for (int i = 0; i < 3; ++i) {
+        const MatrixRef& b = alike || i != 1 ? products[i].in_panels.ref : products[i].b.ref;
+        alone[i].resize(static_cast<size_t>(n) * widths[i]);
+        shared[i].resize(alone[i].size());
+        set_thread_count(1);
+        gemm(alone[i].data(), widths[i], a.data(), K, b, products[i].bias.data(), n, K, widths[i]);
+        outputs.push_back({shared[i].data(), widths[i], b, products[i].bias.data(), widths[i]});
+      }
+      for (const int threads : {1, 3, 7}) {
+        set_thread_count(threads);
+        for (auto& out : shared) std::fill(out.begin(), out.end(), -1.0f);
+        gemm_shared(a.data(), K, n, K, outputs.data(), 3);
+        for (int i = 0; i < 3; ++i)
+          EXPECT_EQ(0, std::memcmp(alone[i].data(), shared[i].data(), alone[i].size() * 4))
+              << "n " << n << ", product " << i << ", alike " << alike << ", threads " << threads;
+      }
+      set_thread_count(1);
+    }
+  }
+}
+
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
   // ahead (B over 512 KB, as here: 290 × 912 floats, 1 MB); a row-major matrix is copied a panel

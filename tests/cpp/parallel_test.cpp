@@ -1,7 +1,9 @@
 // The thread pool (parallel.h) and the forward pass split over it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "core/attention.h"
@@ -114,6 +116,63 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{72, 3, 1, 100, 90, false, false},    // multi-query, cross, 72 = 9 panels
                       Case{256, 8, 0, 16, 16, false, true},     // the benchmark's n = 16 shape
                       Case{40, 5, 0, 257, 257, true, true}));   // 5 blocks, odd d_k
+
+TEST(Parallel, AProfileSplitAsManyThreadsRecordsEveryTaskAndChangesNoBit) {
+  // The thread-scaling benchmark's profile (parallel.h): on one thread, split as at 8 threads, a
+  // forward call's products run as 8 threads' tasks, one after another, each timed; the results
+  // are the bits of the unprofiled call.
+  test::Pair p = test::make_pair(64, 4, 0, true, 7);
+  const int n = 40;
+  std::mt19937 rng(3);
+  const std::vector<float> x = ref::to_float(test::float_exact(size_t(n) * 64, rng));
+  mh::MaskSpec mask;
+  mask.causal = true;
+  Threads one(1);
+  std::vector<float> plain(x.size()), profiled(x.size());
+  ASSERT_EQ(p.model.forward(plain.data(), nullptr, x.data(), x.data(), n, n, mask), "");
+  mh::profile_begin(8);
+  EXPECT_EQ(mh::split_count(), 8);
+  ASSERT_EQ(p.model.forward(profiled.data(), nullptr, x.data(), x.data(), n, n, mask), "");
+  const mh::ThreadProfile profile = mh::profile_end();
+  EXPECT_EQ(mh::split_count(), 1);
+  EXPECT_EQ(0, std::memcmp(plain.data(), profiled.data(), plain.size() * sizeof(float)));
+  ASSERT_FALSE(profile.regions.empty());
+  double in_regions = 0;
+  size_t most_tasks = 0;
+  for (const mh::ParallelRegion& r : profile.regions) {
+    double tasks = 0;
+    for (float ms : r.task_ms) {
+      tasks += ms;
+      EXPECT_GE(ms, 0.0f);
+    }
+    ASSERT_EQ(r.slot_ms.size(), 1u);  // one thread ran them all
+    EXPECT_NEAR(r.slot_ms[0], tasks, 1e-3);
+    EXPECT_GE(r.wall_ms, tasks * 0.999);
+    in_regions += r.wall_ms;
+    most_tasks = std::max(most_tasks, r.task_ms.size());
+    EXPECT_LT(r.phase, static_cast<int>(profile.phases.size()));
+  }
+  EXPECT_GT(most_tasks, 8u);  // several chunks a thread, as at 8 threads
+  double phases = 0;
+  for (double ms : profile.phase_ms) phases += ms;
+  EXPECT_NEAR(phases, profile.total_ms, 1e-6);
+  EXPECT_LE(in_regions, profile.total_ms);
+  EXPECT_NE(std::find(profile.phases.begin(), profile.phases.end(), "attention: heads"), profile.phases.end());
+  // On 3 threads: every task timed once, by the thread that ran it (ThreadSanitizer watches).
+  Threads three(3);
+  mh::profile_begin();
+  ASSERT_EQ(p.model.forward(profiled.data(), nullptr, x.data(), x.data(), n, n, mask), "");
+  const mh::ThreadProfile split = mh::profile_end();
+  EXPECT_EQ(0, std::memcmp(plain.data(), profiled.data(), plain.size() * sizeof(float)));
+  ASSERT_FALSE(split.regions.empty());
+  for (const mh::ParallelRegion& r : split.regions) {
+    ASSERT_EQ(r.slot_ms.size(), 3u);
+    double tasks = 0, slots = 0;
+    for (float ms : r.task_ms) tasks += ms;
+    for (float ms : r.slot_ms) slots += ms;
+    EXPECT_NEAR(slots, tasks, 1e-3);
+  }
+}
 
 TEST(Parallel, OverflowIsStillReportedFromAnyHead) {
   // One head's scores overflow float32 while the others stay finite: a split call must still

@@ -591,6 +591,25 @@ describe('selections and extras', () => {
     model.dispose();
   });
 
+  it('into: the caller\'s arrays are filled with what a new run returns; a wrong one is refused, the model still works', async () => {
+    const model = await loadPretrained(join(FIXTURES, 'gpt2'));
+    const ids = model.tokenize('The cat sat on the mat because it was tired.').ids;
+    const fresh = model.run(ids, { attentions: { layers: [1], heads: [0, 2] }, logits: [ids.length - 1] });
+    const into = { attentions: new Float32Array(fresh.attentions.length).fill(NaN), logits: new Float32Array(fresh.logits.length).fill(NaN) };
+    for (let round = 0; round < 2; round += 1) {  // filled again the second time
+      const out = model.run(ids, { attentions: { layers: [1], heads: [0, 2] }, logits: [ids.length - 1], into });
+      expect(out.attentions).toBe(into.attentions);
+      expect(out.logits).toBe(into.logits);
+      expect(Array.from(into.attentions)).toEqual(Array.from(fresh.attentions));
+      expect(Array.from(into.logits)).toEqual(Array.from(fresh.logits));
+    }
+    expect(() => model.run(ids, { into: { attentions: new Float32Array(3) } })).toThrow(/into\.attentions must be a Float32Array of length \d+, got .* of length 3/);
+    expect(() => model.run(ids, { into: { logits: [1, 2] } })).toThrow(/into\.logits must be a Float32Array/);
+    expect(() => model.run(ids, { into: 5 })).toThrow(/into must be \{ attentions\?, logits\? \}/);
+    expect(Array.from(model.run(ids, { attentions: { layers: [1], heads: [0, 2] }, logits: [ids.length - 1] }).attentions)).toEqual(Array.from(fresh.attentions));
+    model.dispose();
+  });
+
   it('rollout is Π over layers of (½ mean-head attention + ½ I), computed here in float64', async () => {
     const model = await loadPretrained(join(FIXTURES, 'gpt2'));
     const ids = model.tokenize('The cat sat on the mat because it was tired.').ids;

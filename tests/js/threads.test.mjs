@@ -83,10 +83,10 @@ describe('threads in Node', () => {
 
   it('asking for nonsense is a clear error and changes nothing', async () => {
     const before = (await runtimeInfo()).threads;
-    await expect(loadMultihead({ threads: 0 })).rejects.toThrow(/threads must be 'auto' or an integer from 1 to 16, got 0/);
-    await expect(loadMultihead({ threads: 17 })).rejects.toThrow(/integer from 1 to 16, got 17/);
+    await expect(loadMultihead({ threads: 0 })).rejects.toThrow(/threads must be 'auto' or an integer from 1 to 64, got 0/);
+    await expect(loadMultihead({ threads: 65 })).rejects.toThrow(/integer from 1 to 64, got 65/);
     await expect(loadMultihead({ threads: 'two' })).rejects.toThrow(/got "two"/);
-    await expect(setThreads(1.5)).rejects.toThrow(/integer from 1 to 16, got 1.5/);
+    await expect(setThreads(1.5)).rejects.toThrow(/integer from 1 to 64, got 1.5/);
     await expect(loadMultihead(null)).rejects.toThrow(/options must be an object/);
     expect((await runtimeInfo()).threads).toBe(before);
     const mha = await createMultiHeadAttention({ dModel: 16, heads: 2 });

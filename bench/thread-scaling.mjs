@@ -1,0 +1,167 @@
+// How prefill and decoding scale with threads, and why: GPT-2 small's shape (the random F32
+// checkpoint of bench/gpt2.mjs) in Node, the threaded relaxed build, through the JS API.
+//   1. Timing: every case at every thread count, interleaved round by round, medians.
+//   2. Profile (core/parallel.h), at 1 and 2 threads: the time outside parallel regions, phase by
+//      phase, each region's tasks and the imbalance at each barrier; from the 1-thread tasks, the
+//      time at T threads predicted by handing them out as the pool does (in order, each to the
+//      first free thread), plus the serial time and the 2-thread hand-off cost per region.
+// Usage: node --experimental-wasm-relaxed-simd bench/thread-scaling.mjs [--threads 1,2,4,8,12,16]
+//        [--predict 4,8,12,16] [--rounds 7] [--quick] [--no-profile] [--lib DIR]   (npm run bench:scaling)
+// --lib: the multihead.mjs to time (another checkout's bindings/, for a before-and-after on one
+// machine; with --no-profile where it has no profiler). Writes bench/thread-scaling-results.json
+// (or --out FILE).
+import { writeFileSync } from 'node:fs';
+import { ensureCheckpoints, F32_DIR, gpt2Ids, msPerToken } from './gpt2-common.mjs';
+import { machine } from './machine.mjs';
+import { median } from './stats.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const quick = args.includes('--quick');
+const counts = option('--threads', '1,2').split(',').map(Number);
+const predictAt = option('--predict', '4,8,12,16').split(',').map(Number);
+const rounds = Number(option('--rounds', quick ? 3 : 7));
+const outFile = option('--out', 'bench/thread-scaling-results.json');
+const profiling = !args.includes('--no-profile');
+const library = new URL(option('--lib', '../bindings/') + 'multihead.mjs', `file://${process.cwd()}/bench/`);
+
+const CASES = [
+  { name: 'prefill 16, every attention', n: 16, attentions: true },
+  { name: 'prefill 64, every attention', n: 64, attentions: true },
+  { name: 'prefill 64, none', n: 64, attentions: false },
+  ...(quick ? [] : [
+    { name: 'prefill 256, every attention', n: 256, attentions: true },
+    { name: 'prefill 256, none', n: 256, attentions: false },
+  ]),
+];
+
+// The pool hands tasks out in order, each to whichever thread is free first: the makespan of
+// `tasks` (ms) on `threads` threads when every task takes the time it took on one thread.
+export function makespan(tasks, threads) {
+  const free = new Float64Array(threads);
+  for (const ms of tasks) {
+    let first = 0;
+    for (let t = 1; t < threads; t += 1) if (free[t] < free[first]) first = t;
+    free[first] += ms;
+  }
+  return Math.max(...free);
+}
+
+// A profile summarised: per phase, its time and the part outside parallel regions; per region
+// kind, the barrier's imbalance (slowest thread − mean) and hand-off (wall − slowest thread).
+export function summarise(profile) {
+  const phases = profile.phases.map((name, i) => ({ name: name || '(outside the forward pass: JS, copies)', ms: profile.phaseMs[i], inRegions: 0, regions: 0, imbalance: 0, handoff: 0 }));
+  for (const r of profile.regions) {
+    const p = phases[r.phase];
+    p.inRegions += r.wallMs;
+    p.regions += 1;
+    const slowest = Math.max(...r.slotMs), mean = r.slotMs.reduce((a, b) => a + b, 0) / r.slotMs.length;
+    p.imbalance += slowest - mean;
+    p.handoff += Math.max(0, r.wallMs - slowest);
+  }
+  for (const p of phases) p.serial = p.ms - p.inRegions;
+  const sum = (key) => phases.reduce((a, p) => a + p[key], 0);
+  return { totalMs: profile.totalMs, serialMs: sum('serial'), regionMs: sum('inRegions'), regions: sum('regions'),
+    imbalanceMs: sum('imbalance'), handoffMs: sum('handoff'), phases };
+}
+
+// The time at T threads predicted from a profile on one thread of the work split for T (splitAs[T]:
+// each task's time), with the 2-thread profile's hand-off per region (assumed not to grow with the
+// count: the workers spin between regions), against the 1-thread time `oneMs`.
+export function predict(oneMs, splitAs, two) {
+  const s2 = summarise(two);
+  const handoffPerRegion = s2.regions ? s2.handoffMs / s2.regions : 0;
+  const at = {};
+  for (const [T, profile] of Object.entries(splitAs)) {
+    const s = summarise(profile);
+    let ms = s.serialMs;
+    for (const r of profile.regions) ms += makespan(r.taskMs, Number(T)) + handoffPerRegion;
+    at[T] = { ms, speedup: oneMs / ms, serialMs: s.serialMs, serialShare: s.serialMs / ms };
+  }
+  return { handoffPerRegion, at };
+}
+
+async function main() {
+  const { loadMultihead, loadPretrained, runtimeInfo, setThreads } = await import(library.href);
+  ensureCheckpoints();
+  const core = await loadMultihead({ threads: 'auto' });
+  const info = await runtimeInfo();
+  const most = Math.max(...counts);
+  if (info.threads < most) throw new Error(`asked for ${most} threads; this machine's pool has ${info.threads}`);
+  const model = await loadPretrained(F32_DIR);
+  const calls = Object.fromEntries(CASES.map((c) => {
+    const ids = gpt2Ids(c.n);
+    return [c.name, () => model.run(ids, { logits: [c.n - 1], attentions: c.attentions })];
+  }));
+  const results = { machine: machine(), library: library.pathname, build: { gemmKernel: info.gemmKernel, pool: info.threads }, counts, cases: [] };
+  for (const c of CASES) {
+    const call = calls[c.name];
+    for (const T of counts) { await setThreads(T); for (let i = 0; i < 3; i += 1) call(); }  // warm-up
+    const times = Object.fromEntries(counts.map((T) => [T, []]));
+    for (let r = 0; r < rounds; r += 1) {
+      for (const T of counts) {
+        await setThreads(T);
+        const t0 = performance.now();
+        call();
+        times[T].push(performance.now() - t0);
+      }
+    }
+    const ms = Object.fromEntries(counts.map((T) => [T, median(times[T])]));
+    const speedup = Object.fromEntries(counts.map((T) => [T, ms[1] / ms[T]]));
+    if (!profiling) {
+      results.cases.push({ name: c.name, ms, speedup });
+      console.log(`${c.name}: ${counts.map((T) => `${T}: ${ms[T].toFixed(2)} ms (${speedup[T].toFixed(2)}×)`).join(', ')}`);
+      continue;
+    }
+    // Profiles (the median of 5 by total time): at 1 thread, the work split as at each T; at 2.
+    const profileAt = async (T, splitAs = 0) => {
+      await setThreads(T);
+      const profiles = [];
+      for (let i = 0; i < 5; i += 1) {
+        core.threadProfileBegin(splitAs);
+        call();
+        profiles.push(core.threadProfileEnd());
+      }
+      profiles.sort((a, b) => a.totalMs - b.totalMs);
+      return profiles[2];
+    };
+    const one = await profileAt(1), two = await profileAt(2);
+    const splitAs = {};
+    for (const T of [2, ...predictAt]) splitAs[T] = await profileAt(1, T);
+    const prediction = predict(summarise(one).totalMs, splitAs, two);
+    results.cases.push({ name: c.name, ms, speedup,
+      profile1: summarise(one), profile2: summarise(two), prediction });
+    report(c.name, ms, summarise(one), summarise(two), prediction);
+  }
+  // Decoding: ms a token (median gap of 24 greedy tokens after a 16-token prompt), rounds interleaved.
+  const decode = Object.fromEntries(counts.map((T) => [T, []]));
+  for (let r = 0; r < (quick ? 2 : 4); r += 1) {
+    for (const T of counts) {
+      await setThreads(T);
+      const t = await msPerToken(model, quick ? 12 : 24);
+      if (r > 0) decode[T].push(t);
+    }
+  }
+  const decodeMs = Object.fromEntries(counts.map((T) => [T, median(decode[T])]));
+  results.decode = { ms: decodeMs, speedup: Object.fromEntries(counts.map((T) => [T, decodeMs[1] / decodeMs[T]])) };
+  console.log(`\ndecoding, ms a token: ${counts.map((T) => `${T}: ${decodeMs[T].toFixed(2)} (${(decodeMs[1] / decodeMs[T]).toFixed(2)}×)`).join(', ')}`);
+  await setThreads(most);
+  model.dispose();
+  writeFileSync(outFile, `${JSON.stringify(results, null, 1)}\n`);
+  console.log(`\nwrote ${outFile}`);
+}
+
+function report(name, ms, s1, s2, prediction) {
+  const f = (x) => x.toFixed(2);
+  console.log(`\n## ${name}`);
+  console.log(`measured: ${Object.entries(ms).map(([T, t]) => `${T} threads ${f(t)} ms (${f(ms[1] / t)}×)`).join(', ')}`);
+  console.log(`1 thread profiled: ${f(s1.totalMs)} ms, outside parallel regions ${f(s1.serialMs)} ms (${f(100 * s1.serialMs / s1.totalMs)} %), ${s1.regions} regions`);
+  console.log(`2 threads profiled: ${f(s2.totalMs)} ms; imbalance at the barriers ${f(s2.imbalanceMs)} ms, hand-off ${f(s2.handoffMs)} ms (${f(1000 * prediction.handoffPerRegion)} µs a region)`);
+  console.log('| phase | ms (1 thread) | outside regions | regions | imbalance (2 threads) |');
+  console.log('|---|---|---|---|---|');
+  const two = Object.fromEntries(s2.phases.map((p) => [p.name, p]));
+  for (const p of s1.phases) console.log(`| ${p.name} | ${f(p.ms)} | ${f(p.serial)} | ${p.regions} | ${f(two[p.name]?.imbalance ?? 0)} |`);
+  console.log(`predicted: ${Object.entries(prediction.at).map(([T, p]) => `${T} threads ${f(p.ms)} ms (${f(p.speedup)}×, serial ${f(100 * p.serialShare)} %)`).join(', ')}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

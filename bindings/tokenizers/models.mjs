@@ -1,6 +1,8 @@
 // The tokenization models of tokenizer.json: BPE (byte-level, or SentencePiece-style with byte
-// fallback) and WordPiece. Each turns one pre-tokenized piece (aligned units, one code point or
-// byte character each) into tokens { id, token, s, e } with offsets in the original text.
+// fallback) and WordPiece. Each turns pre-tokenized pieces (pretokenize.mjs) into tokens with
+// offsets in the original text, written to a TokenList.
+
+import { IntList } from './normalize.mjs';
 
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 
@@ -14,8 +16,92 @@ function vocabMap(vocab, what) {
   return map;
 }
 
-export class BPE {
+/** Tokens in columns: ids, token strings, and [starts[i], ends[i]) in the original text. */
+export class TokenList {
+  constructor(capacity = 64) {
+    this.length = 0;
+    this.ids = new Int32Array(capacity);
+    this.starts = new Int32Array(capacity);
+    this.ends = new Int32Array(capacity);
+    this.tokens = [];
+  }
+
+  push(id, token, start, end) {
+    if (this.length === this.ids.length) {
+      const grow = (old) => { const a = new Int32Array(2 * old.length); a.set(old); return a; };
+      this.ids = grow(this.ids);
+      this.starts = grow(this.starts);
+      this.ends = grow(this.ends);
+    }
+    this.ids[this.length] = id;
+    this.starts[this.length] = start;
+    this.ends[this.length] = end;
+    this.tokens.push(token);
+    this.length += 1;
+  }
+}
+
+const isHigh = (code) => code >= 0xD800 && code <= 0xDBFF;
+const isLow = (code) => code >= 0xDC00 && code <= 0xDFFF;
+const utf8 = new TextEncoder();
+
+// Text repeats its words, so each model keeps a word's tokens as it found them, as Hugging Face
+// tokenizers does: [fuse, id, token, start, end, id, …], start and end relative to the word; fuse
+// is 1 where the first token is an unknown one that joins an unknown token before it (fuse_unk).
+// Long words are not kept, and the cache empties when it is full.
+const CACHE_ENTRIES = 100000;
+const CACHED_WORD_LENGTH = 256;
+
+class WordModel {
+  constructor() {
+    this.cache = new Map();
+    this.unk = null;
+  }
+
+  /** Appends the tokens of every piece to out. */
+  tokenize({ text, s, e, spans }, out = new TokenList()) {
+    for (let k = 0; k < spans.length; k += 2) {
+      const a = spans.data[k], b = spans.data[k + 1];
+      if (a >= b) continue;
+      const word = a === 0 && b === text.length ? text : text.slice(a, b);
+      const first = out.length;
+      const cuts = b - a > CACHED_WORD_LENGTH ? this.cuts(word) : null;
+      if (!cuts) { this.#append(word, a, s, e, out, first); continue; }
+      // A long word (a document with no pre-tokenizer split) in parts that tokenize apart.
+      let from = 0;
+      for (let c = 0; c < cuts.length; c += 1) {
+        this.#append(word.slice(from, cuts.data[c]), a + from, s, e, out, first);
+        from = cuts.data[c];
+      }
+      this.#append(word.slice(from), a + from, s, e, out, first);
+    }
+    return out;
+  }
+
+  // Places where a long word can be cut without changing its tokens, or null.
+  cuts() { return null; }
+
+  #append(word, a, s, e, out, first) {
+    let tokens = this.cache.get(word);
+    if (tokens === undefined) {
+      tokens = this.word(word);
+      if (word.length <= CACHED_WORD_LENGTH) {
+        if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
+        this.cache.set(word, tokens);
+      }
+    }
+    let t = 1;
+    if (tokens[0] === 1 && out.length > first && out.tokens[out.length - 1] === this.unk) {
+      out.ends[out.length - 1] = e[a + tokens[4] - 1];
+      t = 5;
+    }
+    for (; t < tokens.length; t += 4) out.push(tokens[t], tokens[t + 1], s[a + tokens[t + 2]], e[a + tokens[t + 3] - 1]);
+  }
+}
+
+export class BPE extends WordModel {
   constructor(spec) {
+    super();
     this.vocab = vocabMap(spec.vocab, 'BPE');
     this.ranks = new Map();
     if (!Array.isArray(spec.merges)) fail('the BPE model has no merges list');
@@ -33,37 +119,90 @@ export class BPE {
     this.prefix = spec.continuing_subword_prefix ?? '';
     this.suffix = spec.end_of_word_suffix ?? '';
     this.ignoreMerges = !!spec.ignore_merges;
-    this.cache = new Map();
+    this.byteTokens = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+    this.#compileMerges();
   }
 
-  // The merged symbols of a word, as [token, firstUnit, endUnit] (cached per word). The pair of
-  // lowest rank merges first, the leftmost of equal ranks, as Hugging Face tokenizers does; the
-  // pairs wait in a heap keyed by (rank, position) and the symbols form a linked list, so a word
-  // of m units takes O(m log m): a SentencePiece-style BPE with no pre-tokenizer (Llama 2,
-  // Gemma) sees a whole pasted document as one word. A heap entry whose symbols have changed
-  // since it was pushed (their versions) is skipped.
-  #merge(chars) {
-    // Words are cached (text repeats them), not a whole document read as one word.
-    const key = chars.length <= 256 ? chars.join('\u0000') : null;
-    const hit = key === null ? undefined : this.cache.get(key);
-    if (hit) return hit;
-    const n = chars.length, { prefix, suffix, ranks } = this;
-    const tokens = chars.map((c, i) => (i > 0 ? prefix : '') + c + (i === n - 1 ? suffix : ''));
+  // Merging works on symbol numbers: every string that takes part in a merge is numbered, and the
+  // pairs go into a hash table of (left, right) → (rank, merged symbol). A pair is looked up as
+  // "left right" in ranks, so every way of cutting a key at a space is a pair of it.
+  #compileMerges() {
+    const numbers = new Map(), strings = [];
+    const number = (t) => {
+      let id = numbers.get(t);
+      if (id === undefined) { id = strings.length; numbers.set(t, id); strings.push(t); }
+      return id;
+    };
+    const entries = [];
+    for (const [key, rank] of this.ranks) {
+      for (let at = key.indexOf(' '); at >= 0; at = key.indexOf(' ', at + 1)) {
+        const left = key.slice(0, at), right = key.slice(at + 1);
+        if (!left || !right) continue;
+        entries.push(number(left), number(right), rank, number(left + this.#joined(right)));
+      }
+    }
+    this.pairs = new PairTable(entries.length / 4);
+    for (let k = 0; k < entries.length; k += 4) this.pairs.set(entries[k], entries[k + 1], entries[k + 2], entries[k + 3]);
+    // (last code point of a pair's left, first of its right): no merge ever joins two neighbours
+    // that are not such a pair, so a word cut there tokenizes as its parts do.
+    this.joinable = new PairTable(entries.length / 4);
+    for (let k = 0; k < entries.length; k += 4) {
+      const left = strings[entries[k]];
+      this.joinable.set(lastCodePoint(left), strings[entries[k + 1]].codePointAt(0), 0, 0);
+    }
+    this.symbolNumbers = numbers;
+    this.symbolStrings = strings;
+    this.symbolIds = Int32Array.from(strings, (t) => this.vocab.get(t) ?? -1);
+    // One-code-unit symbols by their code, for words without prefix or suffix to add.
+    this.charSymbols = new Int32Array(65536).fill(-1);
+    strings.forEach((t, id) => { if (t.length === 1) this.charSymbols[t.charCodeAt(0)] = id; });
+  }
+
+  // The right-hand token as a merge appends it: without its continuing-subword prefix.
+  #joined(right) {
+    return this.prefix && right.startsWith(this.prefix) ? right.slice(this.prefix.length) : right;
+  }
+
+  // The symbol string a word starts with at its code point [p, q) (the prefix on all but the first,
+  // the suffix on the last).
+  #initial(word, p, q) {
+    return (p > 0 ? this.prefix : '') + word.slice(p, q) + (q === word.length ? this.suffix : '');
+  }
+
+  // The merged symbols of a word, as a linked list from 0 through next[]: symbol i covers code points
+  // [i, end[i]), UTF-16 [at[i], at[end[i]]); symbol[i] is its number (-1: none, no merge knows its
+  // string). The pair of lowest rank merges first, the leftmost of equal
+  // ranks, as Hugging Face tokenizers does; the pairs wait in a heap keyed by (rank, position) and
+  // the symbols form a linked list, so a word of m code points takes O(m log m): a word can be a
+  // long stretch of a document that no pre-tokenizer split (Llama 2, Gemma) and no cut applies to.
+  // A heap entry whose symbols have changed since it was pushed (their versions) is skipped.
+  #merge(word) {
+    const length = word.length, { pairs } = this;
+    const plain = this.prefix === '' && this.suffix === '';
+    const at = new Int32Array(length + 1), symbol = new Int32Array(length);
+    let n = 0;
+    for (let k = 0; k < length; n += 1) {
+      const code = word.charCodeAt(k);
+      const width = isHigh(code) && k + 1 < length && isLow(word.charCodeAt(k + 1)) ? 2 : 1;
+      at[n] = k;
+      k += width;
+      symbol[n] = plain && width === 1 ? this.charSymbols[code] : this.symbolNumbers.get(this.#initial(word, at[n], k)) ?? -1;
+    }
+    at[n] = length;
     const end = new Int32Array(n), next = new Int32Array(n), previous = new Int32Array(n), version = new Int32Array(n);
     for (let i = 0; i < n; i += 1) { end[i] = i + 1; next[i] = i + 1; previous[i] = i - 1; }
     const heap = new PairHeap(n);
     const push = (i) => {
       const j = next[i];
-      if (j >= n) return;
-      const rank = ranks.get(`${tokens[i]} ${tokens[j]}`);
-      if (rank !== undefined) heap.push(rank, i, j, version[i], version[j]);
+      if (j >= n || symbol[i] < 0 || symbol[j] < 0) return;
+      const slot = pairs.find(symbol[i], symbol[j]);
+      if (slot >= 0) heap.push(pairs.ranks[slot], i, j, version[i], version[j]);
     };
     for (let i = 0; i + 1 < n; i += 1) push(i);
     while (heap.size > 0) {
-      const { left: i, right: j, leftVersion, rightVersion } = heap.pop();
-      if (next[i] !== j || version[i] !== leftVersion || version[j] !== rightVersion) continue;
-      const b = tokens[j];
-      tokens[i] += prefix && b.startsWith(prefix) ? b.slice(prefix.length) : b;
+      const i = heap.pop(), j = heap.right;
+      if (next[i] !== j || version[i] !== heap.leftVersion || version[j] !== heap.rightVersion) continue;
+      symbol[i] = pairs.merged[pairs.find(symbol[i], symbol[j])];
       version[i] += 1;
       version[j] += 1;  // j is gone: no entry of it is valid any more
       end[i] = end[j];
@@ -72,37 +211,90 @@ export class BPE {
       if (previous[i] >= 0) push(previous[i]);
       push(i);
     }
-    const symbols = [];
-    for (let i = 0; i < n; i = next[i]) symbols.push([tokens[i], i, end[i]]);
-    if (key === null) return symbols;
-    if (this.cache.size > 50000) this.cache.clear();
-    this.cache.set(key, symbols);
-    return symbols;
+    return { n, at, symbol, end, next };
   }
 
-  tokenize(units) {
-    if (!units.length) return [];
-    const word = units.map((u) => u.c).join('');
-    if (this.ignoreMerges && this.vocab.has(word)) return [{ id: this.vocab.get(word), token: word, s: units[0].s, e: units[units.length - 1].e }];
-    const out = [];
-    for (const [token, a, b] of this.#merge(units.map((u) => u.c))) {
-      const s = units[a].s, e = units[b - 1].e;
-      const id = this.vocab.get(token);
-      if (id !== undefined) { out.push({ id, token, s, e }); continue; }
+  // Where a long word can be cut: between neighbours no merge joins. Only without a prefix or suffix
+  // (they depend on the place in the word) or ignore_merges (it looks at the whole word).
+  cuts(word) {
+    if (this.prefix !== '' || this.suffix !== '' || this.ignoreMerges) return null;
+    const cuts = new IntList();
+    let previous = -1;
+    for (let k = 0; k < word.length;) {
+      const code = word.charCodeAt(k);
+      const cp = isHigh(code) && isLow(word.charCodeAt(k + 1)) ? word.codePointAt(k) : code;
+      if (previous >= 0 && this.joinable.find(previous, cp) < 0) cuts.push(k);
+      previous = cp;
+      k += cp > 0xFFFF ? 2 : 1;
+    }
+    return cuts;
+  }
+
+  // A word's tokens, [fuse, id, token, start, end, …] with UTF-16 offsets in the word.
+  word(word) {
+    if (this.ignoreMerges && this.vocab.has(word)) return [0, this.vocab.get(word), word, 0, word.length];
+    const out = [0];
+    const { n, at, symbol, end: ends, next } = this.#merge(word);
+    for (let i = 0; i < n; i = next[i]) {
+      const start = at[i], end = at[ends[i]];
+      // A symbol no merge knows is still its first string.
+      const token = symbol[i] >= 0 ? this.symbolStrings[symbol[i]] : this.#initial(word, start, at[i + 1]);
+      const id = symbol[i] >= 0 ? this.symbolIds[symbol[i]] : this.vocab.get(token) ?? -1;
+      if (id >= 0) { out.push(id, token, start, end); continue; }
       if (this.byteFallback) {
-        const bytes = new TextEncoder().encode(token);
-        const pieces = Array.from(bytes, (byte) => `<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`);
+        const pieces = Array.from(utf8.encode(token), (byte) => this.byteTokens[byte]);
         if (pieces.every((p) => this.vocab.has(p))) {
-          for (const p of pieces) out.push({ id: this.vocab.get(p), token: p, s, e });
+          for (const p of pieces) out.push(this.vocab.get(p), p, start, end);
           continue;
         }
       }
       if (this.unk === null || !this.vocab.has(this.unk)) continue;  // no unknown token: dropped, as tokenizers does
-      const last = out[out.length - 1];
-      if (this.fuseUnk && last && last.token === this.unk) last.e = e;
-      else out.push({ id: this.vocab.get(this.unk), token: this.unk, s, e });
+      if (this.fuseUnk && out.length > 1 && out[out.length - 3] === this.unk) { out[out.length - 1] = end; continue; }
+      if (this.fuseUnk && out.length === 1) out[0] = 1;  // it may join an unknown token before the word
+      out.push(this.vocab.get(this.unk), this.unk, start, end);
     }
     return out;
+  }
+}
+
+function lastCodePoint(text) {
+  const k = text.length - 1;
+  return k > 0 && isLow(text.charCodeAt(k)) && isHigh(text.charCodeAt(k - 1)) ? text.codePointAt(k - 1) : text.charCodeAt(k);
+}
+
+// An open-addressing hash table from a pair of symbol numbers to the pair's rank and merged symbol.
+class PairTable {
+  constructor(count) {
+    let size = 16;
+    while (size < 2 * count) size *= 2;
+    this.mask = size - 1;
+    this.lefts = new Int32Array(size).fill(-1);
+    this.rights = new Int32Array(size);
+    this.ranks = new Int32Array(size);
+    this.merged = new Int32Array(size);
+  }
+
+  #start(left, right) {
+    const h = Math.imul(left ^ Math.imul(right, 0x85EBCA6B), 0x9E3779B1);
+    return (h ^ (h >>> 15)) & this.mask;
+  }
+
+  /** The slot of the pair, or -1. */
+  find(left, right) {
+    const { lefts, rights, mask } = this;
+    for (let at = this.#start(left, right); ; at = (at + 1) & mask) {
+      if (lefts[at] === left && rights[at] === right) return at;
+      if (lefts[at] === -1) return -1;
+    }
+  }
+
+  set(left, right, rank, merged) {
+    let at = this.#start(left, right);
+    while (this.lefts[at] !== -1 && (this.lefts[at] !== left || this.rights[at] !== right)) at = (at + 1) & this.mask;
+    this.lefts[at] = left;
+    this.rights[at] = right;
+    this.ranks[at] = rank;
+    this.merged[at] = merged;
   }
 }
 
@@ -111,6 +303,7 @@ export class BPE {
 class PairHeap {
   constructor(capacity) {
     this.size = 0;
+    this.right = this.leftVersion = this.rightVersion = 0;
     this.#allocate(Math.max(16, capacity));
   }
 
@@ -122,44 +315,55 @@ class PairHeap {
     this.rightVersions = grow(this.rightVersions, Int32Array);
   }
 
-  #swap(a, b) {
-    const { keys, rights, leftVersions, rightVersions } = this;
-    let t = keys[a]; keys[a] = keys[b]; keys[b] = t;
-    t = rights[a]; rights[a] = rights[b]; rights[b] = t;
-    t = leftVersions[a]; leftVersions[a] = leftVersions[b]; leftVersions[b] = t;
-    t = rightVersions[a]; rightVersions[a] = rightVersions[b]; rightVersions[b] = t;
+  // Puts an entry at slot at (a hole being filled).
+  #set(at, key, right, leftVersion, rightVersion) {
+    this.keys[at] = key;
+    this.rights[at] = right;
+    this.leftVersions[at] = leftVersion;
+    this.rightVersions[at] = rightVersion;
+  }
+
+  #move(to, from) {
+    this.#set(to, this.keys[from], this.rights[from], this.leftVersions[from], this.rightVersions[from]);
   }
 
   push(rank, left, right, leftVersion, rightVersion) {
     if (this.size === this.keys.length) this.#allocate(this.keys.length * 2);
+    const key = rank * 2147483648 + left;
+    // Parents larger than the new entry move down into the hole.
     let at = this.size;
     this.size += 1;
-    this.keys[at] = rank * 2147483648 + left;
-    this.rights[at] = right;
-    this.leftVersions[at] = leftVersion;
-    this.rightVersions[at] = rightVersion;
     while (at > 0) {
       const up = (at - 1) >> 1;
-      if (this.keys[up] <= this.keys[at]) break;
-      this.#swap(up, at);
+      if (this.keys[up] <= key) break;
+      this.#move(at, up);
       at = up;
     }
+    this.#set(at, key, right, leftVersion, rightVersion);
   }
 
+  // Removes the top entry and returns its left position; its right position and versions are left
+  // in right, leftVersion and rightVersion (no object per pop).
   pop() {
-    const top = { left: this.keys[0] % 2147483648, right: this.rights[0], leftVersion: this.leftVersions[0], rightVersion: this.rightVersions[0] };
+    const { keys } = this;
+    const left = keys[0] % 2147483648;
+    this.right = this.rights[0];
+    this.leftVersion = this.leftVersions[0];
+    this.rightVersion = this.rightVersions[0];
     this.size -= 1;
-    this.#swap(0, this.size);
-    for (let at = 0; ;) {
-      const l = 2 * at + 1, r = l + 1;
-      let min = at;
-      if (l < this.size && this.keys[l] < this.keys[min]) min = l;
-      if (r < this.size && this.keys[r] < this.keys[min]) min = r;
-      if (min === at) break;
-      this.#swap(min, at);
-      at = min;
+    // The last entry sinks from the top: smaller children move up into the hole.
+    const last = this.size, key = keys[last];
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= last) break;
+      if (child + 1 < last && keys[child + 1] < keys[child]) child += 1;
+      if (keys[child] >= key) break;
+      this.#move(at, child);
+      at = child;
     }
-    return top;
+    this.#move(at, last);
+    return left;
   }
 }
 
@@ -169,8 +373,9 @@ function splitMerge(text) {
   return at > 0 ? [text.slice(0, at), text.slice(at + 1)] : null;
 }
 
-export class WordPiece {
+export class WordPiece extends WordModel {
   constructor(spec) {
+    super();
     this.vocab = vocabMap(spec.vocab, 'WordPiece');
     this.unk = spec.unk_token ?? '[UNK]';
     if (!this.vocab.has(this.unk)) fail(`the WordPiece unknown token ${JSON.stringify(this.unk)} is not in its vocab`);
@@ -178,20 +383,22 @@ export class WordPiece {
     this.maxChars = spec.max_input_chars_per_word ?? 100;
   }
 
-  tokenize(units) {
-    if (!units.length) return [];
-    const whole = { id: this.vocab.get(this.unk), token: this.unk, s: units[0].s, e: units[units.length - 1].e };
-    if (units.length > this.maxChars) return [whole];
-    const out = [];
-    for (let start = 0; start < units.length;) {
-      let end = units.length, found = null;
+  // A word's tokens, [id, token, start, end, …] with UTF-16 offsets in the word: the longest
+  // vocabulary entry at each point, or the unknown token for the whole word.
+  word(word) {
+    const whole = [0, this.vocab.get(this.unk), this.unk, 0, word.length];
+    if (word.length > this.maxChars && Array.from(word).length > this.maxChars) return whole;
+    const out = [0];
+    for (let start = 0; start < word.length;) {
+      let end = word.length, found = null;
       while (end > start) {
-        const piece = (start > 0 ? this.prefix : '') + units.slice(start, end).map((u) => u.c).join('');
+        const piece = (start > 0 ? this.prefix : '') + word.slice(start, end);
         if (this.vocab.has(piece)) { found = piece; break; }
-        end -= 1;
+        // One code point back (a surrogate pair is one).
+        end -= end - 2 >= start && isLow(word.charCodeAt(end - 1)) && isHigh(word.charCodeAt(end - 2)) ? 2 : 1;
       }
-      if (!found) return [whole];
-      out.push({ id: this.vocab.get(found), token: found, s: units[start].s, e: units[end - 1].e });
+      if (!found) return whole;
+      out.push(this.vocab.get(found), found, start, end);
       start = end;
     }
     return out;

@@ -4,8 +4,8 @@
 // post-processor (templates such as [CLS] $A [SEP] $B:1 [SEP]:1) → ids, token types, offsets;
 // and decoders for the way back. Offsets are [start, end) in the original JS string.
 import { alignedText, makeNormalizer } from './normalize.mjs';
-import { makePreTokenizer, codePointUnits, CHAR_TO_BYTE, GPT2_PATTERN } from './pretokenize.mjs';
-import { makeModel } from './models.mjs';
+import { makePreTokenizer, textPieces, toPieces, CHAR_TO_BYTE, GPT2_PATTERN } from './pretokenize.mjs';
+import { makeModel, TokenList } from './models.mjs';
 
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 // out.push(...items) one at a time: a pasted document is a million tokens, past a call's arguments.
@@ -37,7 +37,7 @@ export class Tokenizer {
   #init(spec) {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) fail('it is not a JSON object');
     this.model = makeModel(spec.model);
-    this.normalize = makeNormalizer(spec.normalizer);
+    this.normalize = spec.normalizer ? makeNormalizer(spec.normalizer) : null;
     this.preTokenize = makePreTokenizer(spec.pre_tokenizer);
     this.postProcessor = spec.post_processor ?? null;
     this.decoder = spec.decoder ?? null;
@@ -67,15 +67,11 @@ export class Tokenizer {
 
   // The tokens of one sequence, before the post-processor.
   #encodeSequence(text) {
-    const out = [];
-    const segments = this.#splitAdded(text);
-    segments.forEach((seg, index) => {
-      if (seg.added) { out.push({ id: seg.added.id, token: seg.added.content, s: seg.s, e: seg.e }); return; }
-      const units = codePointUnits(this.normalize(alignedText(seg.text, seg.s)));
-      if (!units.length) return;
-      for (const piece of this.preTokenize([units], index === 0 && seg.s === 0)) {
-        if (piece.length) append(out, this.model.tokenize(piece));
-      }
+    const out = new TokenList((text.length >> 1) + 16);  // about the number of tokens of English text
+    this.#splitAdded(text).forEach((seg, index) => {
+      if (seg.added) { out.push(seg.added.id, seg.added.content, seg.s, seg.e); return; }
+      const pieces = this.normalize ? toPieces(this.normalize(alignedText(seg.text, seg.s))) : textPieces(seg.text, seg.s);
+      if (pieces.spans.length) this.model.tokenize(this.preTokenize(pieces, index === 0 && seg.s === 0), out);
     });
     return out;
   }
@@ -116,20 +112,15 @@ export class Tokenizer {
   #encode(text, textPair, addSpecialTokens) {
     const a = this.#encodeSequence(text);
     const b = typeof textPair === 'string' ? this.#encodeSequence(textPair) : null;
-    const parts = addSpecialTokens ? this.#applyTemplate(a, b) : [...tag(a, 0), ...(b ? tag(b, 1) : [])];
-    return {
-      ids: Int32Array.from(parts, (t) => t.id),
-      tokenTypeIds: Int32Array.from(parts, (t) => t.type),
-      tokens: parts.map((t) => t.token),
-      offsets: parts.map((t) => [t.s, t.e]),
-      special: parts.map((t) => !!t.special),
-    };
+    const encoding = new Encoding();
+    if (addSpecialTokens) this.#applyTemplate(encoding, a, b);
+    else encoding.sequence(a, 0).sequence(b, 1);
+    return encoding.done();
   }
 
-  #applyTemplate(a, b) {
-    const specialToken = (token, id, type) => ({ id, token, s: 0, e: 0, type, special: true });
+  #applyTemplate(out, a, b) {
     const run = (pp) => {
-      if (!pp) return [...tag(a, 0), ...(b ? tag(b, 1) : [])];
+      if (!pp) return out.sequence(a, 0).sequence(b, 1);
       switch (pp.type) {
         case 'Sequence': {
           const template = (pp.processors || []).find((p) => p.type !== 'ByteLevel');
@@ -138,13 +129,12 @@ export class Tokenizer {
         case 'ByteLevel': return run(null);
         case 'TemplateProcessing': {
           const items = b ? pp.pair : pp.single;
-          const out = [];
           for (const item of items || []) {
-            if (item.Sequence) append(out, tag(item.Sequence.id === 'B' ? b || [] : a, item.Sequence.type_id ?? 0));
+            if (item.Sequence) out.sequence(item.Sequence.id === 'B' ? b : a, item.Sequence.type_id ?? 0);
             else if (item.SpecialToken) {
               const sp = pp.special_tokens?.[item.SpecialToken.id];
               if (!sp) fail(`the template names special token ${JSON.stringify(item.SpecialToken.id)} but does not define it`);
-              sp.ids.forEach((id, k) => out.push(specialToken(sp.tokens?.[k] ?? item.SpecialToken.id, id, item.SpecialToken.type_id ?? 0)));
+              sp.ids.forEach((id, k) => out.special(sp.tokens?.[k] ?? item.SpecialToken.id, id, item.SpecialToken.type_id ?? 0));
             }
           }
           return out;
@@ -152,10 +142,10 @@ export class Tokenizer {
         case 'BertProcessing': case 'RobertaProcessing': {
           const [clsToken, clsId] = pp.cls, [sepToken, sepId] = pp.sep;
           const roberta = pp.type === 'RobertaProcessing';
-          const out = [specialToken(clsToken, clsId, 0), ...tag(a, 0), specialToken(sepToken, sepId, 0)];
+          out.special(clsToken, clsId, 0).sequence(a, 0).special(sepToken, sepId, 0);
           if (b) {
-            if (roberta) out.push(specialToken(sepToken, sepId, 0));
-            append(out, tag(b, roberta ? 0 : 1)).push(specialToken(sepToken, sepId, roberta ? 0 : 1));
+            if (roberta) out.special(sepToken, sepId, 0);
+            out.sequence(b, roberta ? 0 : 1).special(sepToken, sepId, roberta ? 0 : 1);
           }
           return out;
         }
@@ -185,8 +175,51 @@ export class Tokenizer {
 }
 
 const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-// Marks each token (fresh objects from the model, or made here) with its token type, in place.
-const tag = (tokens, type) => { for (const t of tokens) t.type = type; return tokens; };
+
+// The post-processor's output, built part by part: sequences (TokenLists) and special tokens.
+// A sequence the template names twice takes the type id of its last mention everywhere.
+class Encoding {
+  constructor() {
+    this.parts = [];
+    this.types = new Map();
+  }
+
+  sequence(tokens, type) {
+    if (tokens) { this.parts.push(tokens); this.types.set(tokens, type); }
+    return this;
+  }
+
+  special(token, id, type) {
+    this.parts.push({ token, id, type });
+    return this;
+  }
+
+  done() {
+    const { parts } = this;
+    const length = parts.reduce((sum, p) => sum + (p instanceof TokenList ? p.length : 1), 0);
+    const ids = new Int32Array(length), tokenTypeIds = new Int32Array(length);
+    const offsets = new Array(length), special = new Array(length).fill(false);
+    let k = 0;
+    for (const part of parts) {
+      if (part instanceof TokenList) {
+        ids.set(part.ids.subarray(0, part.length), k);
+        tokenTypeIds.fill(this.types.get(part), k, k + part.length);
+        const { starts, ends } = part;
+        for (let i = 0; i < part.length; i += 1) offsets[k + i] = [starts[i], ends[i]];
+        k += part.length;
+      } else {
+        ids[k] = part.id;
+        tokenTypeIds[k] = part.type;
+        offsets[k] = [0, 0];
+        special[k] = true;
+        k += 1;
+      }
+    }
+    const lists = parts.map((p) => (p instanceof TokenList ? p.tokens : [p.token]));
+    const tokens = lists.length === 1 ? lists[0] : [].concat(...lists);
+    return { ids, tokenTypeIds, tokens, offsets, special };
+  }
+}
 
 function checkPostProcessor(pp) {
   const known = ['Sequence', 'ByteLevel', 'TemplateProcessing', 'BertProcessing', 'RobertaProcessing'];

@@ -7,13 +7,13 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '../../bindings/tokenizers/tokenizer.mjs';
-import { makePreTokenizer, codePointUnits } from '../../bindings/tokenizers/pretokenize.mjs';
-import { alignedText, textOf, toJsRegex } from '../../bindings/tokenizers/normalize.mjs';
+import { CHAR_TO_BYTE, makePreTokenizer, pieceTexts, toPieces } from '../../bindings/tokenizers/pretokenize.mjs';
+import { alignedText, toJsRegex } from '../../bindings/tokenizers/normalize.mjs';
 import { FIXTURES } from './checkpoints.mjs';
 
 const spec = (model) => JSON.parse(readFileSync(join(FIXTURES, model, 'tokenizer.json'), 'utf8'));
 const LLAMA3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const splitWith = (pre, text) => makePreTokenizer(pre)([codePointUnits(alignedText(text))], true).map(textOf);
+const splitWith = (pre, text) => pieceTexts(makePreTokenizer(pre)(toPieces(alignedText(text)), true));
 
 describe('split patterns in Oniguruma syntax', () => {
   it('(?i:…) groups match either case; the rest of the pattern keeps its case', () => {
@@ -133,6 +133,62 @@ describe('properties on random text', () => {
     const text = 'It is a truth universally acknowledged. '.repeat(2500);
     const enc = new Tokenizer(spec('gpt2')).encode(text);
     expect(enc.ids.length).toBeGreaterThan(10000);
+  });
+});
+
+describe('offsets and the per-word cache on random text', () => {
+  const MODELS = ['gpt2', 'bert', 'llama', 'qwen2', 'gpt_neox', 'gpt_neo', 'qwen3', 'gemma3', 'distilbert', 'roberta'];
+  // Words the fixtures know, in varied company (spaces, newlines, punctuation, accents, CJK, emoji).
+  const WORDS = ['the', 'The', 'cat', 'sat', 'mat', "don't", 'café', 'Zwölf', 'naïve', '東京', '🙂', '1234', 'aaaa', 'ababab', 'tired', '▁the'];
+  const GLUE = [' ', '  ', '\n', '\t', '', ', ', '. ', '!', ' — ', '\u00a0', ' 🙂'];
+  const prose = fc.array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...GLUE)), { minLength: 1, maxLength: 10 })
+    .map((parts) => parts.flat().join(''));
+  const anyText = fc.oneof(prose, fc.string({ unit: 'binary', maxLength: 40 }));
+  const utf8 = new TextEncoder();
+  const containsBytes = (haystack, needle) => {
+    for (let i = 0; i + needle.length <= haystack.length; i += 1) if (needle.every((b, j) => haystack[i + j] === b)) return true;
+    return false;
+  };
+  // Runs check(token, text.slice(start, end), start) on every token that came from the text.
+  const eachToken = (tok, text, check) => {
+    const enc = tok.encode(text);
+    enc.tokens.forEach((token, i) => { if (!enc.special[i]) check(token, text.slice(...enc.offsets[i]), enc.offsets[i][0]); });
+  };
+
+  it.each(MODELS)('%s: a word in new company gives the tokens a fresh tokenizer gives', (model) => {
+    const file = spec(model);
+    const warm = new Tokenizer(file);
+    fc.assert(fc.property(prose, (text) => {
+      expect(warm.encode(text)).toEqual(new Tokenizer(file).encode(text));
+    }), { seed: 70, numRuns: 40 });
+  });
+
+  it.each(['gpt2', 'roberta', 'qwen2', 'qwen3', 'gpt_neox', 'gpt_neo'])("%s (byte level): a token's bytes lie in the UTF-8 of its text.slice(start, end)", (model) => {
+    const tok = new Tokenizer(spec(model));
+    fc.assert(fc.property(anyText, (text) => eachToken(tok, text, (token, slice) => {
+      const bytes = Array.from(token, (c) => CHAR_TO_BYTE.get(c));
+      expect(containsBytes(utf8.encode(slice), bytes), `${JSON.stringify(token)} in ${JSON.stringify(slice)}`).toBe(true);
+    })), { seed: 71, numRuns: 150 });
+  });
+
+  it.each(['llama', 'gemma3'])('%s (SentencePiece style): a token is its text.slice(start, end) with ▁ for spaces, or a byte of it', (model) => {
+    const tok = new Tokenizer(spec(model));
+    fc.assert(fc.property(anyText, (text) => eachToken(tok, text, (token, slice, start) => {
+      const byte = /^<0x([0-9A-F]{2})>$/.exec(token);
+      if (byte) { expect(utf8.encode(slice)).toContain(parseInt(byte[1], 16)); return; }
+      const spaced = slice.replaceAll(' ', '▁');
+      // Llama's normalizer prepends ▁ to the text: it belongs to the first token, with no width.
+      expect(token === spaced || (start === 0 && token === `▁${spaced}`), `${JSON.stringify(token)} for ${JSON.stringify(slice)}`).toBe(true);
+    })), { seed: 72, numRuns: 150 });
+  });
+
+  it.each(['bert', 'distilbert'])('%s (WordPiece): a token lies in its text.slice(start, end) lowercased, without accents or control characters', (model) => {
+    const tok = new Tokenizer(spec(model));
+    const normalize = (text) => Array.from(text, (c) => (/^[\p{Cc}\p{Cf}\uFFFD]$/u.test(c) && !'\t\n\r'.includes(c) ? ''
+      : c.normalize('NFD').replace(/\p{Mn}/gu, '').toLowerCase())).join('');
+    fc.assert(fc.property(anyText, (text) => eachToken(tok, text, (token, slice) => {
+      if (token !== '[UNK]') expect(normalize(slice)).toContain(token.replace(/^##/, ''));
+    })), { seed: 73, numRuns: 150 });
   });
 });
 

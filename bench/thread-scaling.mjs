@@ -25,12 +25,15 @@ const outFile = option('--out', 'bench/thread-scaling-results.json');
 const profiling = !args.includes('--no-profile');
 const library = new URL(option('--lib', '../bindings/') + 'multihead.mjs', `file://${process.cwd()}/bench/`);
 
+// "every attention": into arrays the caller keeps (run's into option), as a page or loop would;
+// "new arrays": a new Float32Array each run, which the engine must map and zero (37.7 MB at 256).
 const CASES = [
-  { name: 'prefill 16, every attention', n: 16, attentions: true },
-  { name: 'prefill 64, every attention', n: 64, attentions: true },
+  { name: 'prefill 16, every attention', n: 16, attentions: true, into: true },
+  { name: 'prefill 64, every attention', n: 64, attentions: true, into: true },
   { name: 'prefill 64, none', n: 64, attentions: false },
   ...(quick ? [] : [
-    { name: 'prefill 256, every attention', n: 256, attentions: true },
+    { name: 'prefill 256, every attention', n: 256, attentions: true, into: true },
+    { name: 'prefill 256, every attention, new arrays', n: 256, attentions: true },
     { name: 'prefill 256, none', n: 256, attentions: false },
   ]),
 ];
@@ -89,9 +92,13 @@ async function main() {
   const most = Math.max(...counts);
   if (info.threads < most) throw new Error(`asked for ${most} threads; this machine's pool has ${info.threads}`);
   const model = await loadPretrained(F32_DIR);
+  const oldBuild = typeof core.threadProfileBegin !== 'function';
+  const { layers, heads } = model.config;
   const calls = Object.fromEntries(CASES.map((c) => {
     const ids = gpt2Ids(c.n);
-    return [c.name, () => model.run(ids, { logits: [c.n - 1], attentions: c.attentions })];
+    const into = c.into ? { attentions: new Float32Array(layers * heads * c.n * c.n) } : undefined;
+    // An older build (--lib) without into gets new arrays: its row says so in the JSON.
+    return [c.name, () => model.run(ids, { logits: [c.n - 1], attentions: c.attentions, ...(into && !oldBuild ? { into } : {}) })];
   }));
   const results = { machine: machine(), library: library.pathname, build: { gemmKernel: info.gemmKernel, pool: info.threads }, counts, cases: [] };
   for (const c of CASES) {
@@ -145,6 +152,18 @@ async function main() {
   const decodeMs = Object.fromEntries(counts.map((T) => [T, median(decode[T])]));
   results.decode = { ms: decodeMs, speedup: Object.fromEntries(counts.map((T) => [T, decodeMs[1] / decodeMs[T]])) };
   console.log(`\ndecoding, ms a token: ${counts.map((T) => `${T}: ${decodeMs[T].toFixed(2)} (${(decodeMs[1] / decodeMs[T]).toFixed(2)}×)`).join(', ')}`);
+  // The bound: a step reads every weight once (GPT-2 small's 497.8 MB in F32), at the read
+  // bandwidth the same threads reach over a 256 MB buffer.
+  if (!oldBuild) {
+    const weightBytes = 124.44e6 * 4;
+    results.bandwidth = {};
+    for (const T of counts) {
+      await setThreads(T);
+      const gbps = core.readBandwidth(256, 5);
+      results.bandwidth[T] = { gbps, boundMs: weightBytes / gbps / 1e6, decodeOverBound: decodeMs[T] / (weightBytes / gbps / 1e6) };
+    }
+    console.log(`read bandwidth, GB/s: ${counts.map((T) => `${T}: ${results.bandwidth[T].gbps.toFixed(1)} (decoding ${results.bandwidth[T].decodeOverBound.toFixed(2)}× the bound)`).join(', ')}`);
+  }
   await setThreads(most);
   model.dispose();
   writeFileSync(outFile, `${JSON.stringify(results, null, 1)}\n`);

@@ -9,10 +9,13 @@
 // Every fallible call returns "" or an error message; JS turns a message into an Error. Nothing
 // throws across the boundary, so a failed call leaves no C++ object half-built or leaked.
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 #include <malloc.h>
+#include <wasm_simd128.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -218,6 +221,37 @@ emscripten::val threadProfileEnd() {
   out.set("regions", regions);
   return out;
 }
+// For the thread-scaling benchmark: GB/s of reading `megabytes` once, split over the threads as a
+// decoding step's products split their weights (the best of `repeats`): a step reads every weight
+// once, so this is its bound at the thread count.
+double readBandwidth(double megabytes, int repeats) {
+  static std::vector<float> buffer;
+  const size_t count = static_cast<size_t>(megabytes * (1 << 20) / sizeof(float)) / 64 * 64;
+  if (buffer.size() != count) buffer.assign(count, 1.0f);
+  constexpr int kChunks = 512;
+  const size_t per_chunk = (count / kChunks + 63) / 64 * 64;
+  std::vector<float> sums(kChunks);
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double start = emscripten_get_now();
+    mh::parallel_for(kChunks, [&](int chunk, int) {
+      const float* x = buffer.data() + std::min(count, chunk * per_chunk);
+      const float* end = buffer.data() + std::min(count, (chunk + 1) * per_chunk);
+      v128_t a = wasm_f32x4_splat(0), b = a, c = a, d = a;
+      for (; x + 16 <= end; x += 16) {
+        a = wasm_f32x4_add(a, wasm_v128_load(x));
+        b = wasm_f32x4_add(b, wasm_v128_load(x + 4));
+        c = wasm_f32x4_add(c, wasm_v128_load(x + 8));
+        d = wasm_f32x4_add(d, wasm_v128_load(x + 12));
+      }
+      const v128_t s = wasm_f32x4_add(wasm_f32x4_add(a, b), wasm_f32x4_add(c, d));
+      sums[chunk] = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 3);
+    });
+    const double seconds = (emscripten_get_now() - start) / 1000;
+    best = std::max(best, count * sizeof(float) / seconds / 1e9);
+  }
+  return sums[0] < 0 ? 0 : best;  // read the sums: the loop must not be optimised away
+}
 // What the first checkpoint big enough measured of touching ahead (core/gemm_tuning.h).
 emscripten::val touchTuning() {
   const mh::TouchTuning t = mh::touch_tuning();
@@ -276,6 +310,7 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("threadCount", &threadCount);
   emscripten::function("threadProfileBegin", &threadProfileBegin);
   emscripten::function("threadProfileEnd", &threadProfileEnd);
+  emscripten::function("readBandwidth", &readBandwidth);
   emscripten::function("touchTuning", &touchTuning);
   emscripten::constant("maxTokens", mh::kMaxTokens);
 }

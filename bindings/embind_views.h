@@ -8,8 +8,8 @@
 namespace bindings {
 
 // A zero-copy view of v; valid until v reallocates or the heap grows (the JS layer copies out).
-template <typename T>
-emscripten::val view_of(const std::vector<T>& v) {
+template <typename T, typename Allocator>
+emscripten::val view_of(const std::vector<T, Allocator>& v) {
   return emscripten::val(emscripten::typed_memory_view(v.size(), v.data()));
 }
 

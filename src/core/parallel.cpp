@@ -129,18 +129,24 @@ bool in_parallel_task() { return running_task; }
 #if MH_HAVE_THREADS
 namespace {
 
-// One job at a time. `ticket` packs (generation << 32 | task count << 16 | next task index), so a
-// worker can only claim a task of the job it read the ticket of: a compare-and-swap with a stale
-// generation fails, and the count it compares against is that job's own. (A separate count field
-// let a worker finishing job k read job k + 1's count before k + 1 was published, and claim a
-// task of job k that did not exist: the back-to-back test caught it.) The task and context are
-// written before the job is published and stay fixed until all of its tasks have finished
-// (done == count), which cannot happen while a worker still runs one of them.
+// One job at a time. `ticket` packs (generation << 32 | task count << 16 | next task index): a
+// thread claims a task with one fetch_add, and the value it gets back names the job, its count and
+// the task, so a claim can never be of a task that does not exist. (A separate count field let a
+// worker finishing job k read job k + 1's count before k + 1 was published, and claim a task of
+// job k that did not exist: the back-to-back test caught it. A compare-and-swap loop on the ticket
+// was safe too, but 16 threads claiming ~100 tasks a region retried each other's swaps.) A claim
+// past the count fails and leaves the index one higher: at most one such claim per thread a job,
+// so the index stays below 2^16. The task and context are written before the job is published and
+// stay fixed until all of its tasks have finished (done == count), which cannot happen while a
+// worker still runs one of them. A worker may claim from whichever job is published, the next one
+// too: set_thread_count waits until no worker is claiming (busy == 0), so a worker's slot is in use
+// for every job it claims from.
 struct Pool {
   std::vector<std::thread> workers;
   std::atomic<uint64_t> ticket{0};
   std::atomic<int> done{0};
   std::atomic<int> sleepers{0};
+  std::atomic<int> busy{0};  // workers claiming tasks
   std::atomic<bool> stopping{false};
   ParallelTask task = nullptr;
   void* context = nullptr;
@@ -157,22 +163,19 @@ struct Pool {
 
 Pool pool;
 
-constexpr int kMaxTasksPerJob = 0xffff;
+constexpr int kMaxTasksPerJob = 0xffff - kMaxThreads;  // room for the failed claims
 uint32_t generation_of(uint64_t ticket) { return static_cast<uint32_t>(ticket >> 32); }
 int count_of(uint64_t ticket) { return static_cast<int>((ticket >> 16) & 0xffff); }
 int index_of(uint64_t ticket) { return static_cast<int>(ticket & 0xffff); }
 
-// Claims and runs tasks of job `generation` until none are left (or a newer job replaced it).
-void run_tasks(uint32_t generation, int slot) {
-  uint64_t ticket = pool.ticket.load(std::memory_order_acquire);
-  while (generation_of(ticket) == generation) {
+// Claims and runs tasks of the published job until a claim finds none left.
+void run_tasks(int slot) {
+  for (;;) {
+    const uint64_t ticket = pool.ticket.fetch_add(1, std::memory_order_acq_rel);
     const int index = index_of(ticket);
     if (index >= count_of(ticket)) return;
-    if (pool.ticket.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) {
-      run_one(pool.task, pool.context, index, slot, pool.region, pool.first + index);
-      pool.done.fetch_add(1, std::memory_order_release);
-      ticket = pool.ticket.load(std::memory_order_acquire);
-    }
+    run_one(pool.task, pool.context, index, slot, pool.region, pool.first + index);
+    pool.done.fetch_add(1, std::memory_order_release);
   }
 }
 
@@ -198,7 +201,9 @@ void worker_main(int slot) {
     }
     if (pool.stopping.load()) return;
     seen = current;
-    if (slot < pool.threads_in_use.load()) run_tasks(current, slot);
+    pool.busy.fetch_add(1);
+    if (slot < pool.threads_in_use.load()) run_tasks(slot);
+    pool.busy.fetch_sub(1);
   }
 }
 
@@ -219,6 +224,8 @@ int set_thread_count(int threads) {
   for (int slot = static_cast<int>(pool.workers.size()) + 1; slot < threads; ++slot)
     pool.workers.emplace_back(worker_main, slot);
   pool.threads_in_use.store(threads);
+  while (pool.busy.load() != 0) {  // a worker still claiming saw the old count (see Pool)
+  }
   return threads;
 }
 
@@ -257,7 +264,7 @@ void parallel_for(int count, ParallelTask task, void* context) {
       pool.wake.notify_all();
       pool.mutex.unlock();
     }
-    run_tasks(generation, 0);
+    run_tasks(0);
     // Every task has been claimed; wait for those still running on other threads.
     while (pool.done.load(std::memory_order_acquire) < tasks) {
     }

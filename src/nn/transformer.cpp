@@ -156,7 +156,11 @@ std::string RunContext::run(RunResult& out, const int32_t* ids, int n, const Run
   out.n_k = cached + n;
   int layers_asked = 0;
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
-  out.attentions.assign(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k, 0.0f);
+  // Zeroed over the threads (keys a causal block skips stay 0; the kernel writes the rest).
+  out.attentions.resize(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k);
+  float* const attentions = out.attentions.data();
+  parallel_ranges(static_cast<int64_t>(out.attentions.size()), int64_t{1} << 16,
+                  [&](int64_t begin, int64_t end) { std::fill(attentions + begin, attentions + end, 0.0f); });
   if (r.value_norms) out.value_norms.assign(static_cast<size_t>(c.layers) * c.heads * out.n_k, 0.0f);
   if (r.hidden_states) out.hidden_states.resize((c.layers + 1) * int64_t{n} * c.d_model);
   overflow_ = false;
@@ -269,7 +273,7 @@ std::string RunContext::run_reusing_prefix(RunResult& out, const int32_t* ids, i
   const double kept_bytes = 4.0 * out.attentions.size();
   prefix_.valid = run_bytes(n, n, r) + 2 * kept_bytes < memory_budget;
   if (!prefix_.valid) {
-    std::vector<float>().swap(prefix_.attentions);
+    FloatBuffer().swap(prefix_.attentions);
     return "";
   }
   prefix_.ids.assign(ids, ids + n);

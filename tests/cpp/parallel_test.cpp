@@ -54,6 +54,25 @@ TEST(Parallel, ManyShortJobsInARowLoseNothing) {
   }
 }
 
+TEST(Parallel, EveryTaskRunsOnASlotInUseWhileTheCountChanges) {
+  // Workers claim from whichever job is published: after the count drops, a worker of a higher
+  // slot must not take a task (its slot's scratch is gone), and no task may be lost or run twice.
+  // More threads than cores (8 on 2 here), so workers are often descheduled mid-claim.
+  for (int round = 0; round < 20000; ++round) {
+    const int threads = round % 2 ? 8 : 2;
+    mh::set_thread_count(threads);
+    std::vector<std::atomic<int>> runs(37);
+    std::atomic<int> bad_slot{0};
+    mh::parallel_for(37, [&](int i, int slot) {
+      runs[i].fetch_add(1);
+      if (slot < 0 || slot >= threads) bad_slot.fetch_add(1);
+    });
+    ASSERT_EQ(bad_slot.load(), 0) << "round " << round;
+    for (int i = 0; i < 37; ++i) ASSERT_EQ(runs[i].load(), 1) << "round " << round << ", task " << i;
+  }
+  mh::set_thread_count(1);
+}
+
 TEST(Parallel, ThreadCountIsClampedAndCanChange) {
   EXPECT_EQ(mh::set_thread_count(0), 1);
   EXPECT_EQ(mh::set_thread_count(-5), 1);

@@ -431,9 +431,12 @@ export class ModelContext {
       const live = this.#live();  // dispose() may have come between two tokens
       const result = this.#run(live, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true, copyLogits: false });
       const [L, H, n, nk] = result.attentionShape;
-      // The last query's row of every head.
-      const rows = new Float32Array(L * H * nk);
-      for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
+      // The last query's row of every head (a step after the prompt has one query: all of them).
+      let rows = result.attentions;
+      if (n > 1) {
+        rows = new Float32Array(L * H * nk);
+        for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
+      }
       const id = live.sample(temperature, topK);
       all.push(id);
       let text = null;

@@ -12,13 +12,23 @@
 
 namespace mh {
 
+namespace {
+// Elementwise work is split over the threads in pieces of at least this many floats (a few µs),
+// and row-by-row work in as many rows.
+constexpr int64_t kElementGrain = 4096;
+int64_t row_grain(int d) { return std::max<int64_t>(1, kElementGrain / std::max(d, 1)); }
+}  // namespace
+
 void embedding_rows(float* x, const int32_t* ids, const Tensor& table, int n, int d, bool add) {
-  std::vector<float> row(static_cast<size_t>(d));
-  for (int t = 0; t < n; ++t) {
-    float* out = x + static_cast<int64_t>(t) * d;
-    table.widen_rows(add ? row.data() : out, ids[t], 1);
-    if (add) Eigen::Map<Eigen::ArrayXf>(out, d) += Eigen::Map<const Eigen::ArrayXf>(row.data(), d);
-  }
+  // Rows over the threads; added rows are widened into a buffer first (tasks do not allocate).
+  std::vector<float> rows(add ? static_cast<size_t>(n) * d : 0);
+  float* const widened = add ? rows.data() : x;
+  parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      table.widen_rows(widened + t * d, ids[t], 1);
+      if (add) Eigen::Map<Eigen::ArrayXf>(x + t * d, d) += Eigen::Map<const Eigen::ArrayXf>(widened + t * d, d);
+    }
+  });
 }
 
 void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n, int d) {
@@ -27,19 +37,16 @@ void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n,
 }
 
 void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d) {
-  std::vector<float> row(static_cast<size_t>(d));
-  for (int t = 0; t < n; ++t) {
-    table.widen_rows(row.data(), first_row + t, 1);
-    Eigen::Map<Eigen::ArrayXf>(x + static_cast<int64_t>(t) * d, d) += Eigen::Map<const Eigen::ArrayXf>(row.data(), d);
-  }
+  std::vector<float> rows(static_cast<size_t>(n) * d);
+  float* const widened = rows.data();
+  parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      table.widen_rows(widened + t * d, first_row + t, 1);
+      Eigen::Map<Eigen::ArrayXf>(x + t * d, d) += Eigen::Map<const Eigen::ArrayXf>(widened + t * d, d);
+    }
+  });
 }
 
-namespace {
-// Elementwise work is split over the threads in pieces of at least this many floats (a few µs),
-// and row-by-row work in as many rows.
-constexpr int64_t kElementGrain = 4096;
-int64_t row_grain(int d) { return std::max<int64_t>(1, kElementGrain / std::max(d, 1)); }
-}  // namespace
 
 void layer_norm(float* out, const float* x, const float* gamma, const float* beta, int n, int d, float eps) {
   parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {

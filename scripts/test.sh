@@ -28,9 +28,9 @@ tsan_shard 0 & tsan_first=$!
 tsan_shard 1 || tsan_failed=1
 wait $tsan_first || tsan_failed=1
 [ $tsan_failed -eq 0 ] || exit 1
-echo "== fuzzing the C++ core and the checkpoint readers (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s over two cores)"
-# Two thirds of the time on the attention core, one third on the safetensors/JSON/config readers,
-# side by side (a core each), so the step takes two thirds of FUZZ_SECONDS.
+echo "== fuzzing the C++ core and the file readers (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s over two cores)"
+# Half the time on the attention core; a quarter each on the safetensors/JSON/config readers and on
+# the GGUF reader, one after the other beside it (a core each), so the step takes half of FUZZ_SECONDS.
 # New inputs go to build/sanitize/<target>-corpus; the kept corpora in tests/fuzz are only read.
 fuzz() {  # target, seconds, kept corpus
   mkdir -p "build/sanitize/$1-corpus" build/sanitize/artifacts
@@ -46,13 +46,21 @@ fuzz_report() {  # target, its exit status
   echo "$1: $(grep -E '^stat::(number_of_executed_units|new_units_added)' "build/sanitize/$1.log" | tr '\n' ' ')"
 }
 seconds=${FUZZ_SECONDS:-60}
-fuzz attention_fuzzer $(( seconds * 2 / 3 )) tests/fuzz/corpus & attention_pid=$!
-fuzz checkpoint_fuzzer $(( seconds - seconds * 2 / 3 )) tests/fuzz/checkpoint-corpus & checkpoint_pid=$!
+readers() {  # the two readers' targets in turn; both run even if the first finds something
+  local first=0 second=0
+  fuzz checkpoint_fuzzer $(( seconds / 4 )) tests/fuzz/checkpoint-corpus || first=$?
+  fuzz gguf_fuzzer $(( seconds / 2 - seconds / 4 )) tests/fuzz/gguf-corpus || second=$?
+  echo "$first $second" > build/sanitize/readers.status
+}
+fuzz attention_fuzzer $(( seconds / 2 )) tests/fuzz/corpus & attention_pid=$!
+readers & readers_pid=$!
 attention_status=0; wait $attention_pid || attention_status=$?
-checkpoint_status=0; wait $checkpoint_pid || checkpoint_status=$?
+wait $readers_pid
+read -r checkpoint_status gguf_status < build/sanitize/readers.status
 fuzz_failed=0
 fuzz_report attention_fuzzer $attention_status || fuzz_failed=1
 fuzz_report checkpoint_fuzzer $checkpoint_status || fuzz_failed=1
+fuzz_report gguf_fuzzer $gguf_status || fuzz_failed=1
 [ $fuzz_failed -eq 0 ] || exit 1
 echo "== wasm module in Node (vitest)"
 MULTIHEAD_REQUIRE_NATIVE=1 npx vitest run

@@ -1,0 +1,210 @@
+#include "io/ggml_types.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/half.h"
+
+namespace mh::ggml {
+
+namespace {
+// By type number; a null name is a number ggml does not (or no longer) use. Sizes: ggml-common.h.
+constexpr TypeInfo kTypes[] = {
+    {"F32", 1, 4, true},        {"F16", 1, 2, true},       {"Q4_0", 32, 18, true},
+    {"Q4_1", 32, 20, true},     {nullptr, 0, 0, false},    {nullptr, 0, 0, false},
+    {"Q5_0", 32, 22, true},     {"Q5_1", 32, 24, true},    {"Q8_0", 32, 34, true},
+    {"Q8_1", 32, 36, false},    {"Q2_K", 256, 84, false},  {"Q3_K", 256, 110, false},
+    {"Q4_K", 256, 144, true},   {"Q5_K", 256, 176, true},  {"Q6_K", 256, 210, true},
+    {"Q8_K", 256, 292, false},  {"IQ2_XXS", 256, 66, false}, {"IQ2_XS", 256, 74, false},
+    {"IQ3_XXS", 256, 98, false}, {"IQ1_S", 256, 50, false}, {"IQ4_NL", 32, 18, false},
+    {"IQ3_S", 256, 110, false}, {"IQ2_S", 256, 82, false}, {"IQ4_XS", 256, 136, false},
+    {"I8", 1, 1, false},        {"I16", 1, 2, false},      {"I32", 1, 4, false},
+    {"I64", 1, 8, false},       {"F64", 1, 8, false},      {"IQ1_M", 256, 56, false},
+    {"BF16", 1, 2, true},       {nullptr, 0, 0, false},    {nullptr, 0, 0, false},
+    {nullptr, 0, 0, false},     {"TQ1_0", 256, 54, false}, {"TQ2_0", 256, 66, false},
+    {nullptr, 0, 0, false},     {nullptr, 0, 0, false},    {nullptr, 0, 0, false},
+    {"MXFP4", 32, 17, false},   {"NVFP4", 64, 36, false},  {"Q1_0", 128, 18, false},
+    {"Q2_0", 64, 18, false},
+};
+constexpr uint32_t kTypeCount = sizeof(kTypes) / sizeof(kTypes[0]);
+
+float f16_at(const uint8_t* p) { return half_to_float(static_cast<uint16_t>(p[0] | p[1] << 8)); }
+
+// Q4_0, 18 bytes: f16 d, 16 bytes of 4-bit q. Element j < 16 is byte j's low nibble, j + 16 its
+// high nibble; value (q − 8)·d.
+void q4_0(const uint8_t* b, float* y) {
+  const float d = f16_at(b);
+  for (int j = 0; j < 16; ++j) {
+    y[j] = static_cast<float>((b[2 + j] & 0xF) - 8) * d;
+    y[j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
+  }
+}
+
+// Q4_1, 20 bytes: f16 d, f16 m, nibbles as Q4_0; value q·d + m.
+void q4_1(const uint8_t* b, float* y) {
+  const float d = f16_at(b), m = f16_at(b + 2);
+  for (int j = 0; j < 16; ++j) {
+    y[j] = static_cast<float>(b[4 + j] & 0xF) * d + m;
+    y[j + 16] = static_cast<float>(b[4 + j] >> 4) * d + m;
+  }
+}
+
+// The 32 fifth bits of Q5_0 / Q5_1 (bit j belongs to element j), little endian.
+uint32_t le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+
+// Q5_0, 22 bytes: f16 d, 4 bytes of fifth bits, nibbles as Q4_0; value (q − 16)·d.
+void q5_0(const uint8_t* b, float* y) {
+  const float d = f16_at(b);
+  const uint32_t high = le32(b + 2);
+  for (int j = 0; j < 16; ++j) {
+    const int lo = (b[6 + j] & 0xF) | ((high >> j) & 1) << 4;
+    const int hi = (b[6 + j] >> 4) | ((high >> (j + 16)) & 1) << 4;
+    y[j] = static_cast<float>(lo - 16) * d;
+    y[j + 16] = static_cast<float>(hi - 16) * d;
+  }
+}
+
+// Q5_1, 24 bytes: f16 d, f16 m, fifth bits, nibbles; value q·d + m.
+void q5_1(const uint8_t* b, float* y) {
+  const float d = f16_at(b), m = f16_at(b + 2);
+  const uint32_t high = le32(b + 4);
+  for (int j = 0; j < 16; ++j) {
+    const int lo = (b[8 + j] & 0xF) | ((high >> j) & 1) << 4;
+    const int hi = (b[8 + j] >> 4) | ((high >> (j + 16)) & 1) << 4;
+    y[j] = static_cast<float>(lo) * d + m;
+    y[j + 16] = static_cast<float>(hi) * d + m;
+  }
+}
+
+// Q8_0, 34 bytes: f16 d, 32 int8 q; value q·d.
+void q8_0(const uint8_t* b, float* y) {
+  const float d = f16_at(b);
+  for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
+}
+
+// The K-quants' eight 6-bit (scale, min) pairs in 12 bytes: pairs 0–3 are the low 6 bits of bytes
+// 0–3 (scales) and 4–7 (mins); pairs 4–7 take their low 4 bits from byte j + 4 (scale: low nibble,
+// min: high nibble) and their top 2 bits from the top of byte j − 4 (scale) or byte j (min).
+void scale_min(const uint8_t* s, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = s[j] & 63;
+    min = s[j + 4] & 63;
+  } else {
+    scale = (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4;
+    min = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+  }
+}
+
+// Q4_K, 144 bytes for 256 elements: f16 d, f16 dmin, 12 bytes of scales and mins, 128 bytes of
+// nibbles. Sub-block s (32 elements) is the low (s even) or high (s odd) nibbles of bytes
+// 32·(s/2) … +31; value (d·scale)·q − dmin·min.
+void q4_k(const uint8_t* b, float* y) {
+  const float d = f16_at(b), dmin = f16_at(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* q = b + 16;
+  for (int s = 0; s < 8; ++s) {
+    int scale, min;
+    scale_min(scales, s, scale, min);
+    const float ds = d * static_cast<float>(scale), ms = dmin * static_cast<float>(min);
+    const uint8_t* row = q + 32 * (s / 2);
+    const int shift = 4 * (s % 2);
+    for (int l = 0; l < 32; ++l) y[32 * s + l] = ds * static_cast<float>((row[l] >> shift) & 0xF) - ms;
+  }
+}
+
+// Q5_K, 176 bytes: as Q4_K with 32 bytes of fifth bits after the scales: element l of sub-block s
+// takes bit s of byte l.
+void q5_k(const uint8_t* b, float* y) {
+  const float d = f16_at(b), dmin = f16_at(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* high = b + 16;
+  const uint8_t* q = b + 48;
+  for (int s = 0; s < 8; ++s) {
+    int scale, min;
+    scale_min(scales, s, scale, min);
+    const float ds = d * static_cast<float>(scale), ms = dmin * static_cast<float>(min);
+    const uint8_t* row = q + 32 * (s / 2);
+    const int shift = 4 * (s % 2);
+    for (int l = 0; l < 32; ++l) {
+      const int v = ((row[l] >> shift) & 0xF) | ((high[l] >> s) & 1) << 4;
+      y[32 * s + l] = ds * static_cast<float>(v) - ms;
+    }
+  }
+}
+
+// Q6_K, 210 bytes for 256 elements: 128 bytes of low nibbles, 64 of high 2-bit pairs, 16 int8
+// scales, f16 d. Each half h (128 elements) uses 64 low bytes, 32 high bytes and 8 scales; its
+// element 32·k + l (k = 0..3) is the low (k < 2) or high nibble of low byte l + 32·(k % 2), with
+// bits 2k, 2k+1 of high byte l on top, and scale 2k + l/16; value (d·scale)·(q − 32).
+void q6_k(const uint8_t* b, float* y) {
+  const float d = f16_at(b + 208);
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* low = b + 64 * h;
+    const uint8_t* high = b + 128 + 32 * h;
+    const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192 + 8 * h);
+    for (int k = 0; k < 4; ++k)
+      for (int l = 0; l < 32; ++l) {
+        const int q = ((low[l + 32 * (k % 2)] >> (4 * (k / 2))) & 0xF) | ((high[l] >> (2 * k)) & 3) << 4;
+        y[128 * h + 32 * k + l] = d * static_cast<float>(scales[2 * k + l / 16]) * static_cast<float>(q - 32);
+      }
+  }
+}
+
+template <void (*Block)(const uint8_t*, float*)>
+void blocks(const uint8_t* src, float* dst, int64_t n, const TypeInfo& t) {
+  for (int64_t i = 0; i < n; ++i) Block(src + i * t.bytes, dst + i * t.block);
+}
+}  // namespace
+
+const TypeInfo* type_info(uint32_t type) {
+  return type < kTypeCount && kTypes[type].name ? &kTypes[type] : nullptr;
+}
+
+std::string type_name(uint32_t type) {
+  const TypeInfo* t = type_info(type);
+  return t ? t->name : "type " + std::to_string(type);
+}
+
+std::string supported_types() {
+  std::string list;
+  for (const TypeInfo& t : kTypes)
+    if (t.dequantizable) list += (list.empty() ? "" : ", ") + std::string(t.name);
+  return list;
+}
+
+std::string dequantize_row(uint32_t type, const void* source, float* dst, int64_t count) {
+  const TypeInfo* t = type_info(type);
+  if (!t || !t->dequantizable)
+    return "ggml type " + type_name(type) + " cannot be dequantized here (supported: " + supported_types() + ")";
+  if (count < 0 || count % t->block != 0)
+    return std::to_string(count) + " elements of " + t->name + " are not a whole number of its " +
+           std::to_string(t->block) + "-element blocks";
+  if (static_cast<uint64_t>(count) > SIZE_MAX / sizeof(float))  // wasm32: no such buffer exists
+    return std::to_string(count) + " elements do not fit in this machine's memory";
+  const uint8_t* src = static_cast<const uint8_t*>(source);
+  const int64_t n = count / t->block;
+  switch (type) {
+    case kF32: std::memcpy(dst, src, static_cast<size_t>(count) * 4); break;  // little-endian hosts
+    case kF16:
+      for (int64_t i = 0; i < count; ++i) dst[i] = f16_at(src + 2 * i);
+      break;
+    case kBF16:
+      for (int64_t i = 0; i < count; ++i) dst[i] = bf16_to_float(static_cast<uint16_t>(src[2 * i] | src[2 * i + 1] << 8));
+      break;
+    case kQ4_0: blocks<q4_0>(src, dst, n, *t); break;
+    case kQ4_1: blocks<q4_1>(src, dst, n, *t); break;
+    case kQ5_0: blocks<q5_0>(src, dst, n, *t); break;
+    case kQ5_1: blocks<q5_1>(src, dst, n, *t); break;
+    case kQ8_0: blocks<q8_0>(src, dst, n, *t); break;
+    case kQ4_K: blocks<q4_k>(src, dst, n, *t); break;
+    case kQ5_K: blocks<q5_k>(src, dst, n, *t); break;
+    case kQ6_K: blocks<q6_k>(src, dst, n, *t); break;
+    default: return "ggml type " + type_name(type) + " is marked dequantizable but has no decoder";
+  }
+  return "";
+}
+
+}  // namespace mh::ggml

@@ -1,0 +1,39 @@
+// ggml's tensor types, as GGUF files name them by number (ggml.h's enum ggml_type), and the
+// dequantization of the block types to float32. A quantized row is a run of blocks; each block holds
+// `block` elements in `bytes` bytes (Q8_0: 32 elements as one f16 scale + 32 int8 = 34 bytes).
+// Dequantization is bit for bit what ggml's reference dequantize_row_* computes (float32, no fused
+// multiply-add), written from the block layouts of ggml-common.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mh::ggml {
+
+enum Type : uint32_t {
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ8_1 = 9,
+  kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kQ8_K = 15,
+  kIQ2_XXS = 16, kIQ2_XS = 17, kIQ3_XXS = 18, kIQ1_S = 19, kIQ4_NL = 20, kIQ3_S = 21, kIQ2_S = 22,
+  kIQ4_XS = 23, kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27, kF64 = 28, kIQ1_M = 29, kBF16 = 30,
+  kTQ1_0 = 34, kTQ2_0 = 35, kMXFP4 = 39, kNVFP4 = 40, kQ1_0 = 41, kQ2_0 = 42,
+};
+
+struct TypeInfo {
+  const char* name;  // as llama.cpp prints it, upper case: "Q4_K"
+  int64_t block;     // elements per block (1 for F32, F16, BF16, the integers)
+  uint32_t bytes;    // bytes per block
+  bool dequantizable;
+};
+
+// nullptr where `type` is no ggml type (unknown, or one ggml has removed from files: 4, 5, 31–33, 36–38).
+const TypeInfo* type_info(uint32_t type);
+// "Q4_K", or "type 31" for a number that names none.
+std::string type_name(uint32_t type);
+// The types dequantize_row takes, as a list for messages: "F32, F16, BF16, Q4_0, …".
+std::string supported_types();
+
+// Dequantizes `count` elements (a whole number of blocks) from src, which needs no alignment, to
+// dst. "" or why not (a type it cannot dequantize, a count that is not whole blocks).
+std::string dequantize_row(uint32_t type, const void* src, float* dst, int64_t count);
+
+}  // namespace mh::ggml

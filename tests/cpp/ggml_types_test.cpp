@@ -1,0 +1,227 @@
+// ggml's block types (io/ggml_types.h) against their definition: blocks packed here from chosen
+// values (every scale/min field of the K-quants, Q6_K's high bits, negative scales, every quant
+// value), and random blocks decoded by gguf_support.h's float64 reader. The results must be ggml's
+// float32 bit for bit, i.e. the float64 value rounded once.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "gguf_support.h"
+#include "io/ggml_types.h"
+
+namespace {
+
+using namespace mh::ggml;
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Dequantizes `bytes` and checks every element against `expected` (float64, rounded once), and the
+// test's own decoder against the same values.
+void expect_values(uint32_t type, const std::vector<uint8_t>& bytes, const std::vector<double>& expected) {
+  std::vector<float> got(expected.size());
+  ASSERT_EQ(dequantize_row(type, bytes.data(), got.data(), static_cast<int64_t>(got.size())), "");
+  const TypeInfo& t = *type_info(type);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float want = static_cast<float>(expected[i]);
+    ASSERT_EQ(bits_of(got[i]), bits_of(want)) << t.name << " element " << i << ": " << got[i] << " vs " << want;
+    const uint8_t* block = bytes.data() + (i / t.block) * t.bytes;
+    ASSERT_EQ(test::reference_element(type, block, static_cast<int>(i % t.block)), expected[i]) << t.name << " " << i;
+  }
+}
+
+void put16(std::vector<uint8_t>& b, size_t at, uint16_t v) {
+  b[at] = static_cast<uint8_t>(v);
+  b[at + 1] = static_cast<uint8_t>(v >> 8);
+}
+
+// The 12 bytes of eight 6-bit (scale, min) pairs, as the K-quants pack them.
+void pack_k_scales(uint8_t* s, const int* scale, const int* min) {
+  for (int j = 0; j < 4; ++j) {
+    s[j] = static_cast<uint8_t>((scale[j] & 63) | (scale[j + 4] >> 4) << 6);
+    s[j + 4] = static_cast<uint8_t>((min[j] & 63) | (min[j + 4] >> 4) << 6);
+    s[j + 8] = static_cast<uint8_t>((scale[j + 4] & 15) | (min[j + 4] & 15) << 4);
+  }
+}
+
+constexpr uint16_t kQuarter = 0x3400, kMinusEighth = 0xB000, kMinusHalf = 0xB800, kThree = 0x4200;
+
+TEST(GgmlTypes, TableMatchesGgml) {
+  const struct { uint32_t id; const char* name; int64_t block; uint32_t bytes; } known[] = {
+      {0, "F32", 1, 4},      {1, "F16", 1, 2},      {2, "Q4_0", 32, 18},   {3, "Q4_1", 32, 20},
+      {6, "Q5_0", 32, 22},   {7, "Q5_1", 32, 24},   {8, "Q8_0", 32, 34},   {10, "Q2_K", 256, 84},
+      {11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144}, {13, "Q5_K", 256, 176}, {14, "Q6_K", 256, 210},
+      {15, "Q8_K", 256, 292}, {20, "IQ4_NL", 32, 18}, {23, "IQ4_XS", 256, 136}, {30, "BF16", 1, 2},
+      {39, "MXFP4", 32, 17}};
+  for (const auto& k : known) {
+    const TypeInfo* t = type_info(k.id);
+    ASSERT_NE(t, nullptr) << k.id;
+    EXPECT_STREQ(t->name, k.name);
+    EXPECT_EQ(t->block, k.block) << k.name;
+    EXPECT_EQ(t->bytes, k.bytes) << k.name;
+  }
+  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 43u, 1000u}) EXPECT_EQ(type_info(removed), nullptr);
+  EXPECT_EQ(type_name(31), "type 31");
+  EXPECT_EQ(supported_types(), "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, BF16");
+}
+
+TEST(GgmlTypes, RefusesWhatItCannotDequantize) {
+  std::vector<uint8_t> block(292);
+  std::vector<float> out(256);
+  std::string e = dequantize_row(kQ2_K, block.data(), out.data(), 256);
+  EXPECT_NE(e.find("Q2_K"), std::string::npos) << e;
+  EXPECT_NE(e.find("supported: F32"), std::string::npos) << e;
+  EXPECT_NE(dequantize_row(99, block.data(), out.data(), 1).find("type 99"), std::string::npos);
+  EXPECT_NE(dequantize_row(kQ8_0, block.data(), out.data(), 33).find("whole number"), std::string::npos);
+  EXPECT_NE(dequantize_row(kQ4_K, block.data(), out.data(), -256), "");
+  EXPECT_EQ(dequantize_row(kQ4_K, block.data(), out.data(), 0), "");
+}
+
+TEST(GgmlTypes, Q8_0EveryValueNegativeScale) {
+  std::vector<uint8_t> b(8 * 34);
+  std::vector<double> want(256);
+  for (int i = 0; i < 256; ++i) {
+    const int block = i / 32, q = i - 128;
+    put16(b, 34 * block, kMinusHalf);
+    b[34 * block + 2 + i % 32] = static_cast<uint8_t>(static_cast<int8_t>(q));
+    want[i] = q * -0.5;
+  }
+  expect_values(kQ8_0, b, want);
+}
+
+TEST(GgmlTypes, Q4_0AndQ5_0EveryValueBothHalves) {
+  // Block 0: element j and j + 16 hold q = j % 16 and 15 − j % 16 (Q4_0); Q5_0 adds the fifth bit
+  // to every other element, so all 32 values appear in each half.
+  std::vector<uint8_t> q4(2 * 18), q5(2 * 22);
+  std::vector<double> want4(64), want5(64);
+  for (int block = 0; block < 2; ++block) {
+    const uint16_t d = block ? kMinusEighth : kThree;
+    const double dv = block ? -0.125 : 3.0;
+    put16(q4, 18 * block, d);
+    put16(q5, 22 * block, d);
+    for (int j = 0; j < 32; ++j) {
+      const int q = j < 16 ? j : 31 - j, high = (j + block) % 2;
+      const int e = 32 * block + j;
+      q4[18 * block + 2 + j % 16] |= static_cast<uint8_t>(j < 16 ? q : q << 4);
+      q5[22 * block + 6 + j % 16] |= static_cast<uint8_t>(j < 16 ? q : q << 4);
+      q5[22 * block + 2 + j / 8] |= static_cast<uint8_t>(high << (j % 8));
+      want4[e] = (q - 8) * dv;
+      want5[e] = (q + 16 * high - 16) * dv;
+    }
+  }
+  expect_values(kQ4_0, q4, want4);
+  expect_values(kQ5_0, q5, want5);
+}
+
+// One Q4_K or Q5_K block from its values: d, dmin (f16 bits), scale/min per 32-element sub-block,
+// quants (0–15, or 0–31 for Q5_K); and the values it stands for.
+std::vector<uint8_t> pack_k(uint32_t type, uint16_t d, uint16_t dmin, const int* scale, const int* min,
+                            const std::vector<int>& q, std::vector<double>& want) {
+  std::vector<uint8_t> b(type == kQ4_K ? 144 : 176);
+  put16(b, 0, d);
+  put16(b, 2, dmin);
+  pack_k_scales(&b[4], scale, min);
+  const int qs = type == kQ4_K ? 16 : 48;
+  const double dv = test::half_value(&b[0]), mv = test::half_value(&b[2]);
+  for (int e = 0; e < 256; ++e) {
+    const int s = e / 32, l = e % 32;
+    b[qs + 32 * (s / 2) + l] |= static_cast<uint8_t>((q[e] & 15) << (4 * (s % 2)));
+    if (type == kQ5_K) b[16 + l] |= static_cast<uint8_t>((q[e] >> 4) << s);
+    want.push_back(dv * scale[s] * q[e] - mv * min[s]);
+  }
+  return b;
+}
+
+TEST(GgmlTypes, KQuantsEveryScaleAndMinField) {
+  // Each of the 16 six-bit fields (8 scales, 8 mins) alone set to 45 (0b101101: bits in both its
+  // low and its top part), then all of them at once with distinct values.
+  for (uint32_t type : {kQ4_K, kQ5_K}) {
+    const int levels = type == kQ4_K ? 16 : 32;
+    std::vector<int> q(256);
+    for (int e = 0; e < 256; ++e) q[e] = (7 * e + e / 32) % levels;
+    for (int field = 0; field <= 16; ++field) {
+      int scale[8] = {}, min[8] = {};
+      if (field < 8) scale[field] = 45;
+      else if (field < 16) min[field - 8] = 45;
+      else for (int s = 0; s < 8; ++s) scale[s] = 63 - 5 * s, min[s] = 9 * s % 64;
+      for (uint16_t dmin : {kMinusEighth, kQuarter}) {
+        std::vector<double> w;
+        const std::vector<uint8_t> b = pack_k(type, kThree, dmin, scale, min, q, w);
+        SCOPED_TRACE("type " + type_name(type) + " field " + std::to_string(field));
+        expect_values(type, b, w);
+      }
+    }
+  }
+}
+
+TEST(GgmlTypes, Q6_KHighBitsAndNegativeScales) {
+  // q = 0..63 in every position (so each of the four 2-bit high fields of a byte takes every value);
+  // 16 int8 scales from −128 to 127.
+  std::vector<uint8_t> b(210 * 2);
+  std::vector<double> want;
+  const int8_t scales[16] = {-128, -77, -1, 0, 1, 2, 5, 13, 31, 63, 64, 100, 126, 127, -64, -3};
+  for (int block = 0; block < 2; ++block) {
+    uint8_t* p = &b[210 * block];
+    put16(b, 210 * block + 208, block ? kMinusEighth : kQuarter);
+    const double d = block ? -0.125 : 0.25;
+    for (int e = 0; e < 256; ++e) {
+      const int q = (e * 5 + block) % 64, h = e / 128, k = (e % 128) / 32, l = e % 32;
+      p[64 * h + l + 32 * (k % 2)] |= static_cast<uint8_t>((q & 15) << (4 * (k / 2)));
+      p[128 + 32 * h + l] |= static_cast<uint8_t>((q >> 4) << (2 * k));
+      want.push_back(d * scales[e / 16] * (q - 32));
+    }
+    for (int s = 0; s < 16; ++s) p[192 + s] = static_cast<uint8_t>(scales[s]);
+  }
+  expect_values(kQ6_K, b, want);
+}
+
+// Random bytes, with every f16/bf16/f32 field made a finite number of a moderate size (so the
+// float64 value rounds to float32 once, as ggml's does).
+TEST(GgmlTypes, RandomBlocksMatchTheDefinition) {
+  std::mt19937 rng(20240607);
+  for (uint32_t type : {kF32, kF16, kBF16, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ4_K, kQ5_K, kQ6_K}) {
+    const TypeInfo& t = *type_info(type);
+    const int blocks = 64;
+    std::vector<uint8_t> b(blocks * t.bytes);
+    for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+    auto moderate_half = [&](size_t at) {  // exponent 5..24: magnitudes 2^-10 … 2^9
+      const int e = 5 + static_cast<int>(rng() % 20);
+      b[at + 1] = static_cast<uint8_t>((b[at + 1] & 0x80) | e << 2 | (b[at + 1] & 3));
+    };
+    std::vector<size_t> halves;  // the f16 fields of a block
+    if (type == kQ4_0 || type == kQ5_0 || type == kQ8_0) halves = {0};
+    if (type == kQ4_1 || type == kQ5_1 || type == kQ4_K || type == kQ5_K) halves = {0, 2};
+    if (type == kQ6_K) halves = {208};
+    for (int i = 0; i < blocks; ++i)
+      for (size_t h : halves) moderate_half(i * t.bytes + h);
+    if (type == kF16)
+      for (size_t i = 0; i < b.size(); i += 2) moderate_half(i);
+    if (type == kBF16 || type == kF32)  // exponent below 255: finite
+      for (size_t i = t.bytes - 1; i < b.size(); i += t.bytes) b[i] &= 0xBF;
+    std::vector<double> want(blocks * t.block);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = test::reference_element(type, &b[(i / t.block) * t.bytes], static_cast<int>(i % t.block));
+    SCOPED_TRACE(t.name);
+    expect_values(type, b, want);
+  }
+}
+
+TEST(GgmlTypes, HalfSubnormalsAndSignedZero) {
+  // Q8_0 with the smallest subnormal scale, and with −0: ±0 and 2^-24·q exactly.
+  for (uint16_t d : {uint16_t{0x0001}, uint16_t{0x8000}, uint16_t{0x03FF}}) {
+    std::vector<uint8_t> b(34);
+    put16(b, 0, d);
+    std::vector<double> want(32);
+    for (int j = 0; j < 32; ++j) {
+      b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(j * 8 - 127));
+      want[j] = (j * 8 - 127) * test::half_value(&b[0]);
+    }
+    expect_values(kQ8_0, b, want);
+  }
+}
+
+}  // namespace

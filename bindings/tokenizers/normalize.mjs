@@ -118,10 +118,11 @@ class Writer {
   }
 }
 
-// Each unit's text mapped on its own by fn (lowercasing, decomposition, accent removal): a unit
-// keeps its offsets. fn of a one-character ASCII unit is looked up, not called.
-function mapUnits(units, fn) {
-  const ascii = asciiTable(fn);
+// Each unit's text mapped on its own by fn (lowercasing, decomposition, accent removal, BERT's
+// cleaning): a unit keeps its offsets, and null drops it. fn of a one-character ASCII unit is
+// looked up in `ascii`, not called. A unit for which padded(c) holds (BERT's Chinese characters)
+// gets a space on each side, at its start and its end.
+function mapUnits(units, fn, ascii = asciiTable(fn), padded = null) {
   const { text, n, at } = units;
   const out = new Writer(units, n);
   for (let i = 0; i < n; i += 1) {
@@ -133,7 +134,14 @@ function mapUnits(units, fn) {
     } else {
       c = text.slice(p, at[i + 1]);
       mapped = fn(c);
+      if (mapped !== null && padded?.(c)) {
+        out.unit(' ', units.s[i], units.s[i]);
+        out.unit(mapped, units.s[i], units.e[i]);
+        out.unit(' ', units.e[i], units.e[i]);
+        continue;
+      }
     }
+    if (mapped === null) continue;
     if (mapped === c) out.keep(i);
     else out.unit(mapped, units.s[i], units.e[i]);
   }
@@ -309,33 +317,10 @@ function bertUnit(c, { clean, chinese, strip, lower }) {
 function bertNormalizer(spec) {
   const lower = spec.lowercase ?? true;
   const options = { clean: spec.clean_text ?? true, chinese: spec.handle_chinese_chars ?? true, strip: spec.strip_accents ?? lower, lower };
-  const ascii = Array.from({ length: 128 }, (_, code) => bertUnit(String.fromCharCode(code), options));
-  return (units) => {
-    const { text, n, at } = units;
-    const out = new Writer(units, n);
-    for (let i = 0; i < n; i += 1) {
-      const p = at[i];
-      let c, mapped;
-      if (at[i + 1] - p === 1 && text.charCodeAt(p) < 128) {
-        c = text[p];
-        mapped = ascii[text.charCodeAt(p)];
-      } else {
-        c = text.slice(p, at[i + 1]);
-        mapped = bertUnit(c, options);
-        // Spaces around a Chinese character, at its start and end.
-        if (mapped !== null && options.chinese && isChinese(c)) {
-          out.unit(' ', units.s[i], units.s[i]);
-          out.unit(mapped, units.s[i], units.e[i]);
-          out.unit(' ', units.e[i], units.e[i]);
-          continue;
-        }
-      }
-      if (mapped === null) continue;
-      if (mapped === c) out.keep(i);
-      else out.unit(mapped, units.s[i], units.e[i]);
-    }
-    return out.done();
-  };
+  const fn = (c) => bertUnit(c, options);
+  const ascii = Array.from({ length: 128 }, (_, code) => fn(String.fromCharCode(code)));
+  const padded = options.chinese ? isChinese : null;
+  return (units) => mapUnits(units, fn, ascii, padded);
 }
 
 /** Builds a normalizer from its tokenizer.json description: a function aligned → aligned. */

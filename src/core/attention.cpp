@@ -328,12 +328,15 @@ static bool all_finite(const float* values, int64_t count) {
   return inf_or_nan == 0;
 }
 static bool all_finite(const std::vector<float>& v) { return all_finite(v.data(), static_cast<int64_t>(v.size())); }
-static bool all_finite_parallel(const std::vector<float>& v) {
+static bool all_finite_parallel(const float* values, int64_t count) {
   std::atomic<bool> finite{true};
-  parallel_ranges(static_cast<int64_t>(v.size()), 65536, [&](int64_t begin, int64_t end) {
-    if (!all_finite(v.data() + begin, end - begin)) finite.store(false, std::memory_order_relaxed);
+  parallel_ranges(count, 65536, [&](int64_t begin, int64_t end) {
+    if (!all_finite(values + begin, end - begin)) finite.store(false, std::memory_order_relaxed);
   });
   return finite.load();
+}
+static bool all_finite_parallel(const std::vector<float>& v) {
+  return all_finite_parallel(v.data(), static_cast<int64_t>(v.size()));
 }
 
 // Below this many flops a call runs on one thread: waking another costs microseconds, which a
@@ -489,11 +492,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   }
   ProfilePhase output("attention: W_O");
   gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
-  std::atomic<bool> y_finite{true};
-  parallel_ranges(int64_t{n_q} * dm.d, 65536, [&](int64_t begin, int64_t end) {
-    if (!all_finite(y + begin, end - begin)) y_finite.store(false, std::memory_order_relaxed);
-  });
-  return finite.load() && y_finite.load();
+  return finite.load() && all_finite_parallel(y, int64_t{n_q} * dm.d);
 }
 
 bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xkv, int n_q,

@@ -331,15 +331,15 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
             streams_b(bi, n, K) == streams_b(b, n, K) && depth_block(bi, n, K) == depth_block(b, n, K) &&
             tallest_tile(bi, n, K) == tallest_tile(b, n, K) && a_prescales(bi, n, K, a, lda) == a_prescales(b, n, K, a, lda);
   }
+  if (!alike) {  // each on its own
+    for (int i = 0; i < count; ++i) gemm_shared(a, lda, n, K, outputs + i, 1);
+    return;
+  }
   // Below ~260k multiply-adds a split costs more than it saves; one token's product with a
   // 768 × 768 matrix is above it, and is split too: several cores pull more memory bandwidth.
-  if (threads == 1 || multiply_adds < 262144.0 || N < 16 || in_parallel_task() || !alike) {
+  if (threads == 1 || multiply_adds < 262144.0 || N < 16 || in_parallel_task()) {
     for (int i = 0; i < count; ++i) {
       const GemmOutput& o = outputs[i];
-      if (count > 1 && threads > 1 && !in_parallel_task()) {
-        gemm_shared(a, lda, n, K, &o, 1);  // not alike: each split on its own
-        continue;
-      }
       columns_of(o.out, o.ldo, a, lda, o.b, o.bias, n, K, 0, o.N, touch_ahead(o.b, K, o.N, n));
     }
     return;

@@ -100,28 +100,11 @@ void scale_min(const uint8_t* s, int j, int& scale, int& min) {
 
 // Q4_K, 144 bytes for 256 elements: f16 d, f16 dmin, 12 bytes of scales and mins, 128 bytes of
 // nibbles. Sub-block s (32 elements) is the low (s even) or high (s odd) nibbles of bytes
-// 32·(s/2) … +31; value (d·scale)·q − dmin·min.
-void q4_k(const uint8_t* b, float* y) {
+// 32·(s/2) … +31; value (d·scale)·q − dmin·min. Q5_K, 176 bytes, is the same with 32 bytes of
+// fifth bits after the scales (`high`): element l of sub-block s takes bit s of byte l.
+void k_quant_4_or_5(const uint8_t* b, float* y, const uint8_t* high, const uint8_t* q) {
   const float d = f16_at(b), dmin = f16_at(b + 2);
   const uint8_t* scales = b + 4;
-  const uint8_t* q = b + 16;
-  for (int s = 0; s < 8; ++s) {
-    int scale, min;
-    scale_min(scales, s, scale, min);
-    const float ds = d * static_cast<float>(scale), ms = dmin * static_cast<float>(min);
-    const uint8_t* row = q + 32 * (s / 2);
-    const int shift = 4 * (s % 2);
-    for (int l = 0; l < 32; ++l) y[32 * s + l] = ds * static_cast<float>((row[l] >> shift) & 0xF) - ms;
-  }
-}
-
-// Q5_K, 176 bytes: as Q4_K with 32 bytes of fifth bits after the scales: element l of sub-block s
-// takes bit s of byte l.
-void q5_k(const uint8_t* b, float* y) {
-  const float d = f16_at(b), dmin = f16_at(b + 2);
-  const uint8_t* scales = b + 4;
-  const uint8_t* high = b + 16;
-  const uint8_t* q = b + 48;
   for (int s = 0; s < 8; ++s) {
     int scale, min;
     scale_min(scales, s, scale, min);
@@ -129,11 +112,13 @@ void q5_k(const uint8_t* b, float* y) {
     const uint8_t* row = q + 32 * (s / 2);
     const int shift = 4 * (s % 2);
     for (int l = 0; l < 32; ++l) {
-      const int v = ((row[l] >> shift) & 0xF) | ((high[l] >> s) & 1) << 4;
+      const int v = ((row[l] >> shift) & 0xF) | (high ? ((high[l] >> s) & 1) << 4 : 0);
       y[32 * s + l] = ds * static_cast<float>(v) - ms;
     }
   }
 }
+void q4_k(const uint8_t* b, float* y) { k_quant_4_or_5(b, y, nullptr, b + 16); }
+void q5_k(const uint8_t* b, float* y) { k_quant_4_or_5(b, y, b + 16, b + 48); }
 
 // Q6_K, 210 bytes for 256 elements: 128 bytes of low nibbles, 64 of high 2-bit pairs, 16 int8
 // scales, f16 d. Each half h (128 elements) uses 64 low bytes, 32 high bytes and 8 scales; its

@@ -156,7 +156,8 @@ std::string RunContext::run(RunResult& out, const int32_t* ids, int n, const Run
   out.n_k = cached + n;
   int layers_asked = 0;
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
-  // Zeroed over the threads (keys a causal block skips stay 0; the kernel writes the rest).
+  // Zeroed over the threads: the kernel writes every row of the layers it runs, but a run that
+  // resumes at a later layer (patching) leaves the earlier layers' rows to this.
   out.attentions.resize(static_cast<size_t>(layers_asked) * r.heads * n * out.n_k);
   float* const attentions = out.attentions.data();
   parallel_ranges(static_cast<int64_t>(out.attentions.size()), int64_t{1} << 16,

@@ -722,7 +722,7 @@ int first_largest(const float* x, int count) {
 int argmax(const float* logits, int vocab) {
   constexpr int kPieces = 16;
   const int size = (vocab + kPieces - 1) / kPieces;
-  int best[kPieces];
+  int best[kPieces] = {};
   const int pieces = (vocab + size - 1) / size;
   auto piece = [&](int i, int) {
     const int begin = i * size, end = std::min(vocab, (i + 1) * size);

@@ -690,7 +690,10 @@ export declare function readGgufMetadata(bytes: Uint8Array | ArrayBuffer, fileSi
 export declare function isHubId(text: string): boolean;
 /** The base URL (ending in '/') of a hub model's files: https://huggingface.co/ID/resolve/REVISION/. */
 export declare function hubUrl(id: string, options?: { revision?: string; hub?: string }): string;
-/** A hub id, a URL, or a site path ("./x", "/x") → the base URL of a checkpoint's files. */
+/**
+ * A hub id, a URL, or a site path ("./x", "/x") → the base URL of a checkpoint's files. A GGUF file
+ * ("owner/repo/file.gguf", or a URL or path ending in .gguf) gives the file's own URL.
+ */
 export declare function resolveSource(text: string, options?: { revision?: string; hub?: string; base?: string }): string;
 export interface CheckpointFile {
   name: string;
@@ -699,6 +702,7 @@ export interface CheckpointFile {
 }
 /**
  * What loading the checkpoint at a base URL would download, every size asked first (a few small
- * requests, no weights): config.json, the weights (or shards), the tokenizer files.
+ * requests, no weights): config.json, the weights (or shards), the tokenizer files; for a GGUF
+ * file's URL, that one file.
  */
 export declare function listCheckpointFiles(base: string, options?: { signal?: AbortSignal }): Promise<{ base: string; files: CheckpointFile[]; total: number }>;

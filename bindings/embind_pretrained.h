@@ -65,9 +65,9 @@ class PretrainedCore {
     return error_.empty() ? mh::gguf::metadata_json(file.metadata) : "";
   }
   double shardBytes(int shard) const { return static_cast<double>(loader_->shard_bytes(shard)); }
-  // storage: 0 matrices as stored, 1 fp16, 2 bf16 (mh::MatrixStorage).
+  // storage: 0 matrices as stored, 1 fp16, 2 bf16, 3 float32 (mh::MatrixStorage).
   std::string plan(int storage) {
-    if (storage < 0 || storage > 2) return "internal: no such matrix storage";
+    if (storage < 0 || storage > 3) return "internal: no such matrix storage";
     // Leave a tenth of what is free for the activations of the first runs.
     return loader_->plan(heap_available() * 0.9, static_cast<mh::MatrixStorage>(storage));
   }
@@ -112,8 +112,13 @@ class PretrainedCore {
   double parameterCount() const { return static_cast<double>(model_->parameter_count()); }
   double weightBytes() const { return static_cast<double>(model_->weight_bytes()); }
   std::string matrixType() const {
-    const mh::WeightType t = model_->matrix_type();
-    return t == mh::WeightType::kF16 ? "f16" : t == mh::WeightType::kBF16 ? "bf16" : "f32";
+    switch (model_->matrix_type()) {
+      case mh::WeightType::kF16: return "f16";
+      case mh::WeightType::kBF16: return "bf16";
+      case mh::WeightType::kQ8: return "q8";
+      case mh::WeightType::kQ4: return "q4";
+      default: return "f32";
+    }
   }
 
   // The model, which every context of it shares (read-only).

@@ -409,8 +409,12 @@ export interface PretrainedConfig {
   readonly parameterCount: number;
   /** Bytes the weights take in memory (2-byte weights stay at 2 bytes). */
   readonly weightBytes: number;
-  /** What the weight matrices are kept in: the checkpoint's type, or loadPretrained's weightType. */
-  readonly weightType: 'f32' | 'f16' | 'bf16';
+  /**
+   * What the weight matrices are kept in: the checkpoint's type, or loadPretrained's weightType; a
+   * GGUF file's 8-bit (Q8_0, Q5_0) or 4-bit (Q4_0, Q4_1, Q4_K) blocks stay 'q8' or 'q4' (the first
+   * layer's query projection's; a layer's other matrices may differ).
+   */
+  readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
 }
 
 export interface LogitLensOptions {
@@ -664,9 +668,10 @@ export declare function loadPretrained(
      * Keep the weight matrices at 2 bytes, rounded to nearest: half the memory (and bandwidth) of a
      * float32 checkpoint, for a small change in the outputs (README "Weights at 2 bytes"). 'f16'
      * keeps more precision and refuses a weight beyond ±65504; 'bf16' has float32's range.
-     * Left out: the checkpoint's own type.
+     * 'f32' widens every matrix to float32 (a GGUF file's 8- and 4-bit blocks too: the same
+     * results, 3–5× the memory). Left out: the checkpoint's own type.
      */
-    weightType?: 'f16' | 'bf16';
+    weightType?: 'f16' | 'bf16' | 'f32';
     /** A hub id's branch, tag or commit. Default 'main'. Only with a hub id. */
     revision?: string;
     /** A server with the hub's layout instead of https://huggingface.co (a mirror). */

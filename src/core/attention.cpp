@@ -362,9 +362,9 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   ws.v.resize(static_cast<size_t>(n_k) * dm.d_kv);
   ws.concat.resize(static_cast<size_t>(n_q) * dm.d_q);
 
-  const GemmOutput q{ws.q.data(), dm.d_q, w.matrix(w.wq, dm.d, dm.d_q), w.bq, dm.d_q};
-  const GemmOutput kv[2] = {{ws.k.data(), dm.d_kv, w.matrix(w.wk, dm.d, dm.d_kv), w.bk, dm.d_kv},
-                            {ws.v.data(), dm.d_kv, w.matrix(w.wv, dm.d, dm.d_kv), w.bv, dm.d_kv}};
+  const GemmOutput q{ws.q.data(), dm.d_q, w.matrix(WeightsView::kQ, w.wq, dm.d, dm.d_q), w.bq, dm.d_q};
+  const GemmOutput kv[2] = {{ws.k.data(), dm.d_kv, w.matrix(WeightsView::kK, w.wk, dm.d, dm.d_kv), w.bk, dm.d_kv},
+                            {ws.v.data(), dm.d_kv, w.matrix(WeightsView::kV, w.wv, dm.d, dm.d_kv), w.bv, dm.d_kv}};
   if (xq == xkv && n_q == n_k) {  // self-attention: one product of x with W_Q, W_K and W_V
     const GemmOutput qkv[3] = {q, kv[0], kv[1]};
     gemm_shared(xq, dm.d, n_q, dm.d, qkv, 3);
@@ -491,7 +491,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     }
   }
   ProfilePhase output("attention: W_O");
-  gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
+  gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(WeightsView::kO, w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
   return finite.load() && all_finite_parallel(y, int64_t{n_q} * dm.d);
 }
 

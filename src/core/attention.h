@@ -67,8 +67,14 @@ struct WeightsView {
   WeightType type = WeightType::kF32;
   bool panels = false;        // the matrices are in gemm's panel layout (core/gemm.h)
   bool known_finite = false;  // the four matrices hold no inf or NaN (MatrixRef::known_finite)
+  // Each matrix's type (q, k, v, o) where they differ (a GGUF file's layer can hold Q4_K and Q6_K
+  // projections); null: all are `type`.
+  const WeightType* types = nullptr;
+  enum Matrix { kQ, kK, kV, kO };
   // One of the matrices (K × N) as gemm's operand.
-  MatrixRef matrix(const float* w, int64_t K, int64_t N) const { return {w, type, panels ? K : N, panels, known_finite}; }
+  MatrixRef matrix(Matrix which, const float* w, int64_t K, int64_t N) const {
+    return {w, types ? types[which] : type, panels ? K : N, panels, known_finite};
+  }
 };
 
 // 4·d² + 4·d for plain MHA with biases; K and V shrink to d × d_kv with grouped/multi-query heads.

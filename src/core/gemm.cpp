@@ -37,6 +37,7 @@
 
 #include "core/gemm_strips.h"
 #include "core/gemm_tiles.h"
+#include "core/blocks.h"
 #include "core/gemm_tuning.h"
 #include "core/gemm_vectors.h"
 #include "core/parallel.h"
@@ -88,26 +89,33 @@ bool widen_f16_panel(float* panel, const uint16_t* p, int depth) {
 // values on the way.
 template <WeightType T>
 const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, float* scratch) {
-  if (!b.panels) {
-    pack_panel<T>(scratch, b, k0, depth, j, width);
+  if constexpr (is_block_type(T)) {  // always panels; k0 and depth whole blocks (depth_block())
+    const uint8_t* base = static_cast<const uint8_t*>(b.data);
+    for (int k = k0; k < k0 + depth; k += kBlockRows)
+      dequantize_block_rows(T, base + block_offset(T, k, j, b.ld), 0, kBlockRows, scratch + (k - k0) * 8);
+    return scratch;
+  } else {
+    if (!b.panels) {
+      pack_panel<T>(scratch, b, k0, depth, j, width);
+      return scratch;
+    }
+    const int64_t start = panel_index(k0, j, b.ld);
+    if (T == WeightType::kF32) return static_cast<const float*>(b.data) + start;
+    if (T == WeightType::kF16 && kEvenOdd) {
+      // The fast widening, put back in column order; redone exactly below if it met inf or NaN. A
+      // matrix known finite skips the watch (docs/performance.md, "Kernel decisions in detail").
+      const uint16_t* p = static_cast<const uint16_t*>(b.data) + start;
+      const bool met_special = b.known_finite ? widen_f16_panel<false>(scratch, p, depth) : widen_f16_panel<true>(scratch, p, depth);
+      if (!met_special) return scratch;
+    }
+    for (int e = 0; e < depth * 8; e += 8) {  // contiguous: 8 values (2 vectors) at a time
+      v4 lo, hi;
+      load8<T>(b, start + e, lo, hi);
+      store(scratch + e, lo);
+      store(scratch + e + 4, hi);
+    }
     return scratch;
   }
-  const int64_t start = panel_index(k0, j, b.ld);
-  if (T == WeightType::kF32) return static_cast<const float*>(b.data) + start;
-  if (T == WeightType::kF16 && kEvenOdd) {
-    // The fast widening, put back in column order; redone exactly below if it met inf or NaN. A
-    // matrix known finite skips the watch (docs/performance.md, "Kernel decisions in detail").
-    const uint16_t* p = static_cast<const uint16_t*>(b.data) + start;
-    const bool met_special = b.known_finite ? widen_f16_panel<false>(scratch, p, depth) : widen_f16_panel<true>(scratch, p, depth);
-    if (!met_special) return scratch;
-  }
-  for (int e = 0; e < depth * 8; e += 8) {  // contiguous: 8 values (2 vectors) at a time
-    v4 lo, hi;
-    load8<T>(b, start + e, lo, hi);
-    store(scratch + e, lo);
-    store(scratch + e + 4, hi);
-  }
-  return scratch;
 }
 
 // Whether a product streams B once with all of `a` packed (columns()), and how many rows of `a` go
@@ -148,7 +156,16 @@ inline int tallest_tile(const MatrixRef& b, int n, int K) {
 // Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
 // tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels 2 and 3 rows go in
 // tiles too, which measured faster; the same bits.
-inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 : 4); }
+// Block types go in tiles at every row count: their panels are widened into the scratch.
+inline bool reads_strips(const MatrixRef& b, int n) { return !is_block_type(b.type) && n < (b.panels ? 2 : 4); }
+
+// The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
+// block type, its block's first byte.
+inline int64_t stored_byte(const MatrixRef& b, int64_t element) {
+  if (!is_block_type(b.type)) return element * weight_type_bytes(b.type);
+  const int64_t panel_span = 8 * b.ld;
+  return block_offset(b.type, element % panel_span / 8, element / panel_span * 8, b.ld);
+}
 
 // Touching ahead pays where B comes from memory (a checkpoint's weights). A B that fits in L2
 // (kCachedB, the smallest L2 these pages meet) is used call after call and read from L2, where
@@ -159,7 +176,9 @@ inline bool reads_strips(const MatrixRef& b, int n) { return n < (b.panels ? 2 :
 constexpr int64_t kCachedB = int64_t{512} << 10;
 std::atomic<int> g_touch_from_rows{0};
 inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
-  return int64_t{K} * ((N + 7) / 8 * 8) * weight_type_bytes(b.type) > kCachedB &&
+  const int64_t bytes = is_block_type(b.type) ? block_matrix_bytes(b.type, K, N)
+                                              : int64_t{K} * ((N + 7) / 8 * 8) * weight_type_bytes(b.type);
+  return bytes > kCachedB &&
          tile_count(rows, std::min(tallest_tile(b, rows, K), 5)) >= 3 &&
          rows >= g_touch_from_rows.load(std::memory_order_relaxed);
 }
@@ -169,12 +188,13 @@ inline bool touch_ahead(const MatrixRef& b, int K, int64_t N, int rows) {
 // row-major B, whose next block is not contiguous.
 template <WeightType T>
 Lookahead block_at(const MatrixRef& b, int64_t start, int depth, int64_t limit) {
-  const int bytes = weight_type_bytes(T);
   Lookahead ahead;
   const int64_t count = std::min<int64_t>(int64_t{depth} * 8, limit - start);
   if (!b.panels || count <= 0) return ahead;
-  ahead.next = static_cast<const char*>(b.data) + bytes * start;
-  ahead.end = ahead.next + bytes * count;
+  ahead.next = static_cast<const char*>(b.data) + stored_byte(b, start);
+  ahead.end = static_cast<const char*>(b.data) + (is_block_type(T) ? std::min(stored_byte(b, limit), stored_byte(b, start) +
+                                                  (depth + kBlockRows - 1) / kBlockRows * block_bytes(T))
+                                                                    : stored_byte(b, start + count));
   return ahead;
 }
 
@@ -216,17 +236,19 @@ inline void pack_depth_block(float* packed, const float* a, int64_t lda, int row
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
-  if (reads_strips(b, n)) {
-    for (int i = 0; i < n;) {
-      const int r = std::min(n - i, 3);
-      float* o = out + i * ldo;
-      const float* ai = a + i * lda;
-      if (r == 3) few_rows<T, 3>(o, ldo, ai, lda, b, bias, K, c0, c1);
-      else if (r == 2) few_rows<T, 2>(o, ldo, ai, lda, b, bias, K, c0, c1);
-      else few_rows<T, 1>(o, ldo, ai, lda, b, bias, K, c0, c1);
-      i += r;
+  if constexpr (!is_block_type(T)) {
+    if (reads_strips(b, n)) {
+      for (int i = 0; i < n;) {
+        const int r = std::min(n - i, 3);
+        float* o = out + i * ldo;
+        const float* ai = a + i * lda;
+        if (r == 3) few_rows<T, 3>(o, ldo, ai, lda, b, bias, K, c0, c1);
+        else if (r == 2) few_rows<T, 2>(o, ldo, ai, lda, b, bias, K, c0, c1);
+        else few_rows<T, 1>(o, ldo, ai, lda, b, bias, K, c0, c1);
+        i += r;
+      }
+      return;
     }
-    return;
   }
   if (K == 0) {
     for (int i = 0; i < n; ++i)
@@ -257,15 +279,18 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
         const float* a_block = a_packed + int64_t{n} * k0;
         const float* bias_j = bias ? bias + j : nullptr;
         const Lookahead ahead = block_at<T>(b, next_block(b, k0 + depth, j, K), block, limit);
-        const Stored<T>* stored = static_cast<const Stored<T>*>(b.data) + panel_index(k0, j, b.ld);
         if constexpr (T == WeightType::kF16) {
+          const Stored<T>* stored = static_cast<const Stored<T>*>(b.data) + panel_index(k0, j, b.ld);
           if (in_place && prescaled)
             panel_rows<T, Fp16Widening::kPrescaled>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
           else if (in_place)
             panel_rows<T, Fp16Widening::kTrusted>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
         }
         if constexpr (T == WeightType::kBF16)
-          if (in_place) panel_rows<T>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+          if (in_place) {
+            const Stored<T>* stored = static_cast<const Stored<T>*>(b.data) + panel_index(k0, j, b.ld);
+            panel_rows<T>(out + j, ldo, a_block, stored, depth, n, tallest, width, k0 > 0, bias_j, ahead);
+          }
         if (!in_place) {
           panel_rows<WeightType::kF32>(out + j, ldo, a_block, panel_of<T>(b, k0, depth, j, 8, panel), depth, n, tallest,
                                        width, k0 > 0, bias_j, ahead);
@@ -301,6 +326,8 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kF32: columns<WeightType::kF32>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kF16: columns<WeightType::kF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ8: columns<WeightType::kQ8>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ4: columns<WeightType::kQ4>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 

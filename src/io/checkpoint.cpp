@@ -204,13 +204,26 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
              shape_text(want) + ": the weights do not match the config";
     planned.push_back({spec_read, *source});
   }
-  // Matrices keep their stored type (or the one asked for), unless the checkpoint mixes types: the
-  // attention reads a layer's four projections as one type (WeightsView), so a mixed checkpoint is
-  // widened whole. Vectors (biases, norms, embeddings read by rows) are float32.
+  // A GGUF file's Q8_0, Q5_0, Q4_0, Q4_1 and Q4_K matrices stay in blocks (core/blocks.h) where
+  // products read them whole: nn.Linear weights (a row of the file is a column of ours), K whole
+  // blocks, and the output projection's heads too (switching a head off zeroes its rows' blocks).
+  auto block_type = [&](const Planned& p) -> WeightType {
+    const Shard& sh = shards_[p.source.shard];
+    if (!sh.gguf || storage != MatrixStorage::kAsStored || !p.spec.matrix || !p.spec.panels ||
+        p.spec.layout != Layout::kTranspose || p.spec.rows % kBlockRows != 0)
+      return WeightType::kF32;
+    const std::string& name = p.spec.name;
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && config_.head_dim % kBlockRows != 0)
+      return WeightType::kF32;
+    const ggml::Regrouping kind = ggml::regrouping(sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type);
+    return kind == ggml::Regrouping::kEight ? WeightType::kQ8 : kind == ggml::Regrouping::kFour ? WeightType::kQ4 : WeightType::kF32;
+  };
+  // Other matrices keep their stored type (or the one asked for), unless the checkpoint mixes
+  // types: a mixed checkpoint is widened whole. Vectors (biases, norms) are float32.
   bool mixed = false;
   const Planned* first_matrix = nullptr;
   for (const Planned& p : planned) {
-    if (!p.spec.matrix) continue;
+    if (!p.spec.matrix || is_block_type(block_type(p))) continue;
     if (!first_matrix) first_matrix = &p;
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
@@ -218,13 +231,17 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     if (!p.spec.matrix) return WeightType::kF32;
     if (storage == MatrixStorage::kF16) return WeightType::kF16;
     if (storage == MatrixStorage::kBF16) return WeightType::kBF16;
+    if (storage == MatrixStorage::kF32) return WeightType::kF32;
+    if (const WeightType blocks = block_type(p); is_block_type(blocks)) return blocks;
     WeightType stored = WeightType::kF32;
     weight_type_of(p.source.info->dtype, stored);
     return mixed ? WeightType::kF32 : stored;
   };
   double at_two_bytes = 0;  // what the weights would need with every matrix at 2 bytes
   for (const Planned& p : planned) {
-    bytes += double(p.spec.rows) * p.spec.cols * weight_type_bytes(kept_type(p));
+    const WeightType type = kept_type(p);
+    bytes += is_block_type(type) ? double(block_matrix_bytes(type, p.spec.rows, p.spec.cols))
+                                 : double(p.spec.rows) * p.spec.cols * weight_type_bytes(type);
     at_two_bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix ? 2 : 4);
   }
   bytes_needed_ = bytes;
@@ -246,7 +263,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     t.rows = p.spec.rows;
     t.cols = p.spec.cols;
     t.panels = p.spec.matrix && p.spec.panels;
-    t.bytes.assign(static_cast<size_t>(t.stored_elements() * weight_type_bytes(t.type)), 0);
+    t.bytes.assign(static_cast<size_t>(t.stored_bytes()), 0);
     shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}});
     if (p.spec.offset != 0.0f) offsets_.emplace_back(p.spec.name, p.spec.offset);
   }
@@ -365,6 +382,24 @@ std::string CheckpointLoader::feed_gguf(Shard& sh, const uint8_t* bytes, size_t 
 
 std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int header_index, int64_t r, const uint8_t* raw) {
   const int64_t n = t.info->ne[0];
+  // Destinations kept in blocks take the row's blocks as they are: it is one of their columns.
+  bool widened_too = header_index < 0;
+  for (int i : header_index < 0 ? std::vector<int>() : sh.scatters_of[header_index]) {
+    Tensor& dest = *sh.scatters[i].dest;
+    if (!is_block_type(dest.type)) {
+      widened_too = true;
+      continue;
+    }
+    const int64_t column = t.rotary_heads > 0 ? unpermuted_feature(r, t.head_dim) : r;
+    sh.values.resize(static_cast<size_t>(2 * (n / kBlockRows)));
+    sh.regrouped.resize(static_cast<size_t>(n));
+    float *scales = sh.values.data(), *mins = scales + n / kBlockRows;
+    ggml::regroup_row(t.info->type, raw, n, scales, mins, sh.regrouped.data());
+    for (int64_t b = 0; b < n / kBlockRows; ++b)
+      write_block_column(dest.type, dest.bytes.data() + block_offset(dest.type, b * kBlockRows, column, dest.rows),
+                         static_cast<int>(column % 8), scales[b], mins[b], sh.regrouped.data() + b * kBlockRows);
+  }
+  if (!widened_too) return "";
   const bool as_stored = t.info->type == ggml::kF16 || t.info->type == ggml::kBF16 || t.info->type == ggml::kF32;
   const uint8_t* values = raw;
   if (!as_stored || t.rotary_heads > 0 || header_index < 0) {
@@ -393,6 +428,7 @@ std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int heade
   const uint64_t lo = static_cast<uint64_t>(dest_row * n) * es, hi = lo + static_cast<uint64_t>(n) * es;
   for (int i : sh.scatters_of[header_index]) {
     Scatter& s = sh.scatters[i];
+    if (is_block_type(s.dest->type)) continue;  // above
     const WeightType declared = s.source_type;
     s.source_type = type;
     scatter_bytes(s, lo, hi, values, s.source->begin + lo);
@@ -413,7 +449,7 @@ void tune_touching_once(const std::map<std::string, Tensor>& tensors) {
   std::vector<GemmProduct> products;
   double bytes = 0;
   for (const auto& [name, t] : tensors) {
-    const double size = double(t.stored_elements()) * weight_type_bytes(t.type);
+    const double size = double(t.stored_bytes());
     if (!t.panels || size > kLargestMatrix || bytes >= kFromMemory) continue;
     products.push_back({t.matrix(), static_cast<int>(t.rows), static_cast<int>(t.cols)});
     bytes += size;

@@ -30,7 +30,9 @@ namespace mh {
 
 // What type the weight matrices are kept in: as stored, or narrowed to 2 bytes (halving the memory
 // a float32 checkpoint needs; rounded to nearest even while the bytes stream in).
-enum class MatrixStorage { kAsStored, kF16, kBF16 };
+// A GGUF file's blocks as stored are kQ8 / kQ4 blocks (core/blocks.h), or float32 where its
+// matrices cannot stay in blocks; kF32 widens every matrix to float32.
+enum class MatrixStorage { kAsStored, kF16, kBF16, kF32 };
 
 class CheckpointLoader {
  public:
@@ -89,6 +91,7 @@ class CheckpointLoader {
     std::vector<std::vector<int>> scatters_of;
     std::vector<uint8_t> row;
     std::vector<float> values;
+    std::vector<int> regrouped;
   };
   std::string feed_gguf(Shard& sh, const uint8_t* bytes, size_t size);
   // One whole row `r` of GGUF tensor t (its file bytes), into every destination that reads it.

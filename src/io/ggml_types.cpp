@@ -192,4 +192,59 @@ std::string dequantize_row(uint32_t type, const void* source, float* dst, int64_
   return "";
 }
 
+Regrouping regrouping(uint32_t type) {
+  switch (type) {
+    case kQ8_0: case kQ5_0: return Regrouping::kEight;
+    case kQ4_0: case kQ4_1: case kQ4_K: return Regrouping::kFour;
+    default: return Regrouping::kNone;
+  }
+}
+
+// Each layout as its dequantization above reads it; Q4_0's (q − 8)·d is d·q − 8d exactly (both
+// products are exact, and so is their difference), Q4_1's q·d + m is q·d − (−m).
+void regroup_row(uint32_t type, const void* source, int64_t count, float* scales, float* mins, int* q) {
+  const uint8_t* b = static_cast<const uint8_t*>(source);
+  const TypeInfo& t = *type_info(type);
+  for (int64_t i = 0; i < count / t.block; ++i, b += t.bytes) {
+    switch (type) {
+      case kQ8_0:
+        scales[i] = f16_at(b), mins[i] = 0;
+        for (int j = 0; j < 32; ++j) q[32 * i + j] = static_cast<int8_t>(b[2 + j]);
+        break;
+      case kQ5_0: {
+        scales[i] = f16_at(b), mins[i] = 0;
+        const uint32_t high = le32(b + 2);
+        for (int j = 0; j < 16; ++j) {
+          q[32 * i + j] = ((b[6 + j] & 0xF) | ((high >> j) & 1) << 4) - 16;
+          q[32 * i + j + 16] = ((b[6 + j] >> 4) | ((high >> (j + 16)) & 1) << 4) - 16;
+        }
+        break;
+      }
+      case kQ4_0: case kQ4_1: {
+        const int at = type == kQ4_0 ? 2 : 4;
+        scales[i] = f16_at(b);
+        mins[i] = type == kQ4_0 ? 8.0f * scales[i] : -f16_at(b + 2);
+        for (int j = 0; j < 16; ++j) {
+          q[32 * i + j] = b[at + j] & 0xF;
+          q[32 * i + j + 16] = b[at + j] >> 4;
+        }
+        break;
+      }
+      case kQ4_K: {
+        const float d = f16_at(b), dmin = f16_at(b + 2);
+        for (int sub = 0; sub < 8; ++sub) {
+          int scale, min;
+          scale_min(b + 4, sub, scale, min);
+          scales[8 * i + sub] = d * static_cast<float>(scale);
+          mins[8 * i + sub] = dmin * static_cast<float>(min);
+          const uint8_t* row = b + 16 + 32 * (sub / 2);
+          for (int l = 0; l < 32; ++l) q[256 * i + 32 * sub + l] = (row[l] >> (4 * (sub % 2))) & 0xF;
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
 }  // namespace mh::ggml

@@ -8,6 +8,9 @@
 namespace mh {
 
 float Tensor::at(int64_t r, int64_t c) const {
+  if (is_block_type(type))
+    return block_element(type, bytes.data() + block_offset(type, r, c, rows), static_cast<int>(r % kBlockRows),
+                         static_cast<int>(c % 8));
   const int64_t i = index(r, c);
   if (type == WeightType::kF32) {
     float value;
@@ -20,6 +23,16 @@ float Tensor::at(int64_t r, int64_t c) const {
 }
 
 void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
+  if (is_block_type(type)) {  // 8 columns of a block's row at a time
+    float eight[8];
+    for (int64_t r = 0; r < count; ++r)
+      for (int64_t c = 0; c < cols; c += 8) {
+        const int64_t k = first + r;
+        dequantize_block_rows(type, bytes.data() + block_offset(type, k, c, rows), static_cast<int>(k % kBlockRows), 1, eight);
+        std::copy(eight, eight + std::min<int64_t>(8, cols - c), out + r * cols + c);
+      }
+    return;
+  }
   // A row is stored in runs: whole (row-major), or 8 columns in each panel.
   const int64_t run = panels ? 8 : cols;
   for (int64_t r = 0; r < count; ++r)
@@ -37,6 +50,14 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
 
 void Tensor::find_finite() {
   known_finite = true;
+  if (is_block_type(type)) {  // the values are small integers: the scales (and mins) are what could not be finite
+    for (int64_t b = 0; b < stored_bytes(); b += block_bytes(type)) {
+      float f[16];
+      std::memcpy(f, bytes.data() + b, type == WeightType::kQ8 ? 32 : 64);
+      for (int i = 0; i < (type == WeightType::kQ8 ? 8 : 16); ++i) known_finite &= std::isfinite(f[i]);
+    }
+    return;
+  }
   if (type == WeightType::kF32) {
     const float* v = f32();
     for (int64_t i = 0; i < stored_elements(); ++i) known_finite &= std::isfinite(v[i]);
@@ -49,6 +70,12 @@ void Tensor::find_finite() {
 }
 
 void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {
+  if (is_block_type(type)) {  // a block's scales (and mins) at 0 make its values 0
+    for (int64_t c = 0; c < cols; c += 8)
+      for (int64_t k = first; k < first + count; k += kBlockRows)
+        std::fill_n(stored.begin() + block_offset(type, k, c, rows), type == WeightType::kQ8 ? 32 : 64, uint8_t{0});
+    return;
+  }
   const int64_t size = weight_type_bytes(type);
   if (!panels) {
     std::fill_n(stored.begin() + first * cols * size, count * cols * size, uint8_t{0});

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/blocks.h"
 #include "core/gemm.h"
 
 namespace mh {
@@ -22,10 +23,15 @@ struct Tensor {
   // No inf or NaN among the values (find_finite() sets it once the bytes are in; the products
   // over an fp16 matrix that has it skip watching for them).
   bool known_finite = false;
-  std::vector<uint8_t> bytes;  // stored_elements() · weight_type_bytes(type)
+  std::vector<uint8_t> bytes;  // stored_bytes()
 
   int64_t elements() const { return rows * cols; }
   int64_t stored_elements() const { return panels ? rows * ((cols + 7) / 8 * 8) : rows * cols; }
+  // The bytes the values take: stored_elements() of the type's size, or the blocks of a block type
+  // (always in panels, rows a whole number of blocks: core/blocks.h).
+  int64_t stored_bytes() const {
+    return is_block_type(type) ? block_matrix_bytes(type, rows, cols) : stored_elements() * weight_type_bytes(type);
+  }
   // Where element (r, c) is stored, in elements.
   int64_t index(int64_t r, int64_t c) const { return panels ? panel_index(r, c, rows) : r * cols + c; }
   // The float32 data when the tensor is float32 (zero-copy use), else null.
@@ -35,10 +41,12 @@ struct Tensor {
   // The matrix as gemm's operand (rows × cols, in its stored type and layout).
   MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels, known_finite}; }
   // Rows [first, rows) as gemm's operand, in place: in panel layout too, since a panel's rows are
-  // 8 elements apart and its stride (8 · ld) stays that of the whole matrix.
+  // 8 elements apart and its stride (8 · ld) stays that of the whole matrix (a block type's: from a
+  // whole block, first a multiple of 32).
   MatrixRef matrix_rows(int64_t first) const {
-    return {bytes.data() + first * (panels ? 8 : cols) * weight_type_bytes(type), type, panels ? rows : cols, panels,
-            known_finite};
+    const int64_t offset = is_block_type(type) ? first / kBlockRows * block_bytes(type)
+                                               : first * (panels ? 8 : cols) * weight_type_bytes(type);
+    return {bytes.data() + offset, type, panels ? rows : cols, panels, known_finite};
   }
   // The first element, for a WeightsView (core/attention.h): float32 data, or (2-byte types) the
   // raw elements, which only gemm reads, through the view's type.
@@ -49,7 +57,8 @@ struct Tensor {
   void widen_rows(float* out, int64_t first, int64_t count) const;
   // Sets known_finite to whether every value is finite (a pass over the bytes).
   void find_finite();
-  // Sets rows [first, first + count) to 0 in `stored`, a copy of this tensor's bytes.
+  // Sets rows [first, first + count) to 0 in `stored`, a copy of this tensor's bytes (a block
+  // type's: whole blocks, first and count multiples of 32).
   void zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const;
 };
 

@@ -311,6 +311,8 @@ bool RunContext::attention(float* y, const float* x, int n, int layer, const Run
                    w.bq ? w.bq->f32() : nullptr, w.bk ? w.bk->f32() : nullptr,
                    w.bv ? w.bv->f32() : nullptr, w.bo ? w.bo->f32() : nullptr, w.wq->type, w.wq->panels,
                    w.wq->known_finite && w.wk->known_finite && w.wv->known_finite && w.wo->known_finite};
+  const WeightType types[4] = {w.wq->type, w.wk->type, w.wv->type, w.wo->type};
+  if (types[1] != types[0] || types[2] != types[0] || types[3] != types[0]) view.types = types;
   const int d_k = c.head_dim;
   // The ablation's flags are heads switched on.
   std::vector<uint8_t> on;

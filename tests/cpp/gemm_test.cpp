@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/blocks.h"
 #include "core/gemm.h"
 #include "core/gemm_tuning.h"
 #include "core/parallel.h"
@@ -18,7 +19,14 @@
 namespace mh {
 
 std::string weight_type_name(WeightType type) {
-  return type == WeightType::kF32 ? "F32" : type == WeightType::kF16 ? "F16" : "BF16";
+  switch (type) {
+    case WeightType::kF32: return "F32";
+    case WeightType::kF16: return "F16";
+    case WeightType::kBF16: return "BF16";
+    case WeightType::kQ8: return "Q8";
+    case WeightType::kQ4: return "Q4";
+  }
+  return "?";
 }
 // How gtest prints a parameter (found by argument-dependent lookup, so in mh itself).
 void PrintTo(WeightType type, std::ostream* os) { *os << weight_type_name(type); }
@@ -218,6 +226,57 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
     }
     EXPECT_EQ(0, std::memcmp(one.data(), by_row.data(), one.size() * 4));
   }
+}
+
+// Blocks of 8- and 4-bit values (core/blocks.h) are widened into the tiles' panels: the product
+// gives the bits of the same values stored as float32 panels, at every row count (one row too:
+// blocks always go in tiles), thread count and depth (a deep K goes in blocks of 256 or 1024 rows).
+TEST(Gemm, BlocksGiveTheBitsOfTheirValuesAsFloat32) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4})
+    for (const int K : {32, 288, 2080})
+      for (const int N : {8, 13, 203}) {
+        std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
+        std::vector<float> f32(static_cast<size_t>(K) * ((N + 7) / 8 * 8), 0.0f);
+        for (int j = 0; j < N; ++j)
+          for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+            int q[kBlockRows];
+            for (int& v : q) v = type == WeightType::kQ8 ? static_cast<int>(rng() % 256) - 128 : static_cast<int>(rng() % 16);
+            const float scale = 0.05f * normal(rng), min = type == WeightType::kQ4 ? 0.2f * normal(rng) : 0.0f;
+            uint8_t* block = blocks.data() + block_offset(type, k0, j, K);
+            write_block_column(type, block, j % 8, scale, min, q);
+            for (int r = 0; r < kBlockRows; ++r) {
+              const float value = block_element(type, block, r, j % 8);
+              // The value as the format defines it: the product, then the difference.
+              const float defined = type == WeightType::kQ8 ? scale * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
+              ASSERT_EQ(value, defined);
+              f32[panel_index(k0 + r, j, K)] = value;
+            }
+          }
+        const MatrixRef in_blocks{blocks.data(), type, K, true}, widened{f32.data(), WeightType::kF32, K, true};
+        for (const int n : {1, 2, 5, 37, 130}) {
+          std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
+          for (float& x : a) x = normal(rng);
+          for (float& x : bias) x = normal(rng);
+          std::vector<float> want(static_cast<size_t>(n) * N), got(want.size()), got_threads(want.size());
+          set_thread_count(1);
+          gemm(want.data(), N, a.data(), K, widened, bias.data(), n, K, N);
+          if (n == 1) {  // one row of float32 panels may take the few-rows path: compare with the tiles' rows
+            std::vector<float> two(static_cast<size_t>(2) * K), two_out(static_cast<size_t>(2) * N);
+            std::copy(a.begin(), a.end(), two.begin());
+            std::copy(a.begin(), a.end(), two.begin() + K);
+            gemm(two_out.data(), N, two.data(), K, widened, bias.data(), 2, K, N);
+            std::copy(two_out.begin(), two_out.begin() + N, want.begin());
+          }
+          gemm(got.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+          set_thread_count(3);
+          gemm(got_threads.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+          set_thread_count(1);
+          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << weight_type_name(type) << " K " << K << " N " << N << " n " << n;
+          EXPECT_EQ(0, std::memcmp(got.data(), got_threads.data(), got.size() * 4)) << weight_type_name(type) << " K " << K << " N " << N << " n " << n;
+        }
+      }
 }
 
 TEST(Gemm, SharedProductsGiveTheBitsOfEachAlone) {

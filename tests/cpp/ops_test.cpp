@@ -140,3 +140,46 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
 }
 
 }  // namespace
+
+// A matrix kept in blocks (core/blocks.h) reads as the float32 matrix of its values everywhere a
+// tensor is read element- or row-wise: an element (a tied embedding's lookup), rows widened (value
+// norms, contributions), rows zeroed (a head switched off), and the panels a product reads.
+TEST(Tensor, BlocksReadAsTheirValues) {
+  std::mt19937 rng(5);
+  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4}) {
+    const int64_t rows = 96, cols = 21;
+    mh::Tensor t;
+    t.type = type;
+    t.rows = rows;
+    t.cols = cols;
+    t.panels = true;
+    t.bytes.assign(static_cast<size_t>(t.stored_bytes()), 0);
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t k0 = 0; k0 < rows; k0 += mh::kBlockRows) {
+        int q[mh::kBlockRows];
+        for (int& v : q) v = type == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+        const float scale = 0.01f * static_cast<float>(rng() % 100 + 1), min = type == mh::WeightType::kQ4 ? 0.05f : 0.0f;
+        mh::write_block_column(type, t.bytes.data() + mh::block_offset(type, k0, c, rows), static_cast<int>(c % 8), scale, min, q);
+        for (int r = 0; r < mh::kBlockRows; ++r) values[static_cast<size_t>((k0 + r) * cols + c)] = scale * static_cast<float>(q[r]) - min;
+      }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(t.at(r, c), values[static_cast<size_t>(r * cols + c)]) << r << " " << c;
+    std::vector<float> widened(static_cast<size_t>(40 * cols));
+    t.widen_rows(widened.data(), 37, 40);
+    EXPECT_EQ(0, std::memcmp(widened.data(), values.data() + 37 * cols, widened.size() * 4));
+    std::vector<uint8_t> copy = t.bytes;
+    t.zero_rows(copy, 32, 32);
+    mh::Tensor zeroed = t;
+    zeroed.bytes = copy;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(zeroed.at(r, c), r >= 32 && r < 64 ? 0.0f : values[static_cast<size_t>(r * cols + c)]);
+    t.find_finite();
+    EXPECT_TRUE(t.known_finite);
+    const float inf = INFINITY;
+    std::memcpy(t.bytes.data() + mh::block_offset(type, 64, 16, rows), &inf, 4);
+    t.find_finite();
+    EXPECT_FALSE(t.known_finite);
+  }
+}

@@ -8,9 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, fixtureConfig, readSafetensors, toF32 } from './checkpoints.mjs';
 
-const T = { U32: 4, F32: 6, BOOL: 7, STRING: 8 };
+export const T = { U32: 4, F32: 6, BOOL: 7, STRING: 8 };
 
-/** GGUF v3 bytes from [key, type, value] metadata and { name, shape (PyTorch order), data: Float32Array } tensors. */
+/**
+ * GGUF v3 bytes from [key, type, value] metadata and { name, shape (PyTorch order), data: Float32Array }
+ * tensors, or { name, shape, type (ggml's id), bytes } for tensors already in another type.
+ */
 export function writeGguf(metadata, tensors, alignment = 32) {
   const parts = [];
   const enc = new TextEncoder();
@@ -36,19 +39,20 @@ export function writeGguf(metadata, tensors, alignment = 32) {
     str(t.name);
     u32(t.shape.length);
     for (const ne of [...t.shape].reverse()) u64(ne);
-    u32(0);  // F32
+    u32(t.type ?? 0);  // F32 unless given
     offsets.push(offset);
     u64(offset);
-    offset += Math.ceil((t.data.length * 4) / alignment) * alignment;
+    offset += Math.ceil(tensorBytes(t).length / alignment) * alignment;
   }
   const headerBytes = parts.reduce((n, p) => n + p.length, 0);
   const dataStart = Math.ceil(headerBytes / alignment) * alignment;
   const out = new Uint8Array(dataStart + offset);
   let at = 0;
   for (const p of parts) { out.set(p, at); at += p.length; }
-  tensors.forEach((t, i) => out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.length * 4), dataStart + offsets[i]));
+  tensors.forEach((t, i) => out.set(tensorBytes(t), dataStart + offsets[i]));
   return out;
 }
+const tensorBytes = (t) => t.bytes ?? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.length * 4);
 
 // llama.cpp's LlamaModel.permute: each head's rows reordered for rotary on adjacent pairs
 // (reshape(heads, 2, D/2, in).swapaxes(1, 2)).

@@ -62,13 +62,29 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
       const model = await loadPretrained(fileOf(name), { onProgress: (p) => seen.push(p) });
       const expected = JSON.parse(readFileSync(join(GGUF, name, 'expected.json'), 'utf8'));
       expect(model.config.modelType).toBe(expected.architecture === 'gpt2' ? 'gpt2' : expected.architecture);
-      // Quantized blocks become float32 where that fits; gpt2-f16 mixes F16 and F32 matrices, so widens too.
-      expect(model.config.weightType).toBe('f32');
+      // Q8_0 stays in 8-bit blocks, Q4_0 and Q4_K in 4-bit ones; gpt2-f16 mixes F16 and F32 matrices, so widens.
+      expect(model.config.weightType).toBe({ 'llama-q8_0': 'q8', 'qwen2-q4_0': 'q4', 'llama-q4_k_m': 'q4', 'gpt2-f16': 'f32' }[name]);
+      if (name !== 'gpt2-f16') expect(model.config.weightBytes).toBeLessThan(0.45 * 4 * model.config.parameterCount);
       expect(seen.at(-1).loaded).toBe(seen.at(-1).total);
       await checkAgainstReference(model, name);
       model.dispose();
     });
   }
+
+  it('blocks widened in the product give the bits of float32 weights (weightType f32)', async () => {
+    for (const name of ['llama-q8_0', 'llama-q4_k_m']) {
+      const blocks = await loadPretrained(fileOf(name)), widened = await loadPretrained(fileOf(name), { weightType: 'f32' });
+      expect(widened.config.weightType).toBe('f32');
+      expect(blocks.config.weightBytes).toBeLessThan(0.45 * widened.config.weightBytes);
+      for (const c of reference(name)) {
+        const a = blocks.run(c.ids), b = widened.run(c.ids);
+        expect(Buffer.compare(Buffer.from(a.logits.buffer, a.logits.byteOffset, a.logits.byteLength), Buffer.from(b.logits.buffer, b.logits.byteOffset, b.logits.byteLength)), `${name} ${c.key}`).toBe(0);
+        expect(Buffer.compare(Buffer.from(a.attentions.buffer, a.attentions.byteOffset, a.attentions.byteLength), Buffer.from(b.attentions.buffer, b.attentions.byteOffset, b.attentions.byteLength)), `${name} ${c.key}`).toBe(0);
+      }
+      blocks.dispose();
+      widened.dispose();
+    }
+  });
 
   it('at 2 bytes a weight (weightType bf16) it stays close, with the same clear top tokens', async () => {
     const model = await loadPretrained(fileOf('llama-q8_0'), { weightType: 'bf16' });

@@ -126,13 +126,13 @@ function readTokens(metadata) {
   return { tokens, vocab };
 }
 
-// Control, unknown and user-defined tokens, as tokenizer.json's added tokens. Tokens that
-// llama.cpp treats as ends of generation by their text count as control ones, as there.
-function addedTokens(tokens, types, endIds) {
+// Control, unknown and user-defined tokens, as tokenizer.json's added tokens; controlIds are
+// more that count as control ones.
+function addedTokens(tokens, types, controlIds) {
   const added = [];
   tokens.forEach((content, id) => {
     const type = types?.[id];
-    const control = type === TOKEN_TYPE.CONTROL || type === TOKEN_TYPE.UNKNOWN || endIds.has(id);
+    const control = type === TOKEN_TYPE.CONTROL || type === TOKEN_TYPE.UNKNOWN || controlIds.has(id);
     if (!control && type !== TOKEN_TYPE.USER_DEFINED) return;
     added.push({ id, content, special: control, single_word: false, lstrip: false, rstrip: false, normalized: false });
   });
@@ -152,9 +152,11 @@ function specialTokens(metadata, tokens, vocab, defaults, pre) {
     eot: readTokenId(metadata, 'eot_token_id', null, count) ?? byText(END_OF_TURN),
     eom: readTokenId(metadata, 'eom_token_id', null, count) ?? byText(['<|eom_id|>']),
   };
-  const ends = new Set(tokens.flatMap((t, id) => (END_OF_GENERATION.has(t) ? [id] : [])));
+  // Tokens that look like ends llama.cpp makes control tokens, whatever their type says.
+  const endsByText = new Set(tokens.flatMap((t, id) => (END_OF_GENERATION.has(t) ? [id] : [])));
+  const ends = new Set(endsByText);
   for (const id of [ids.eos, ids.eot, ids.eom]) if (id !== null) ends.add(id);
-  return { ...ids, ends };
+  return { ...ids, ends, endsByText };
 }
 
 // BOS / EOS around each sequence, as a tokenizer.json template.
@@ -298,7 +300,7 @@ export function tokenizerFromGguf(metadata) {
   if (addBos && special.bos === null) fail(`${KEY('add_bos_token')} is true, but there is no ${KEY('bos_token_id')}`);
   if (addEos && special.eos === null) fail(`${KEY('add_eos_token')} is true, but there is no ${KEY('eos_token_id')}`);
   const spec = spm ? sentencePieceSpec(metadata, tokens, vocab, special) : byteLevelSpec(metadata, tokens, vocab, pre);
-  spec.added_tokens = addedTokens(tokens, types, special.ends);
+  spec.added_tokens = addedTokens(tokens, types, special.endsByText);
   spec.post_processor = template(tokens, special, addBos, addEos);
   try {
     return new GgufTokenizer(spec, { model, special, addBos, addEos });

@@ -181,33 +181,38 @@ function template(tokens, { bos, eos }, addBos, addEos) {
 // symbols (tokens, or single characters), ranked by the token's score, highest first. Equal
 // scores share a rank, so the leftmost pair merges first, as in llama.cpp. Tokens with a space
 // never match (spaces became ▁) and would make ambiguous merge keys: left out.
-function sentencePieceMerges(tokens, vocab, scores) {
-  const candidates = [];
-  const isSymbol = (text) => vocab[text] !== undefined || Array.from(text).length === 1;
+function sentencePieceMerges(tokens, scores) {
+  // Columns, not an object per candidate: a 256k vocabulary has about a million.
+  const lefts = [], rights = [], candidateScores = [];
+  const known = new Set(tokens);
+  const isSymbol = (text) => known.has(text) || text.length === 1 || (text.length === 2 && text.codePointAt(0) > 0xFFFF);
   tokens.forEach((token, id) => {
     if (token.includes(' ')) return;
-    const points = Array.from(token);
-    let left = '';
-    for (let k = 0; k + 1 < points.length; k += 1) {
-      left += points[k];
-      const right = token.slice(left.length);
-      if (isSymbol(left) && isSymbol(right)) candidates.push({ left, right, score: scores ? scores[id] : 0 });
+    for (let k = codePointWidth(token, 0); k < token.length; k += codePointWidth(token, k)) {
+      const left = token.slice(0, k), right = token.slice(k);
+      if (!isSymbol(left) || !isSymbol(right)) continue;
+      lefts.push(left);
+      rights.push(right);
+      candidateScores.push(scores ? scores[id] : 0);
     }
   });
-  candidates.sort((a, b) => b.score - a.score);
-  const merges = [], ranks = [];
+  // Highest score first; a comparison, not a difference, so that ±Infinity sort too.
+  const order = Array.from(lefts.keys()).sort((x, y) => (candidateScores[y] > candidateScores[x]) - (candidateScores[y] < candidateScores[x]));
+  const merges = new Array(order.length), ranks = new Array(order.length);
   let rank = -1, previous = NaN;
-  for (const { left, right, score } of candidates) {
-    if (score !== previous) { rank += 1; previous = score; }
-    merges.push([left, right]);
-    ranks.push(rank);
-  }
+  order.forEach((c, k) => {
+    if (candidateScores[c] !== previous) { rank += 1; previous = candidateScores[c]; }
+    merges[k] = [lefts[c], rights[c]];
+    ranks[k] = rank;
+  });
   return { merges, ranks };
 }
 
+const codePointWidth = (text, k) => (text.codePointAt(k) > 0xFFFF ? 2 : 1);
+
 function sentencePieceSpec(metadata, tokens, vocab, special) {
   const scores = readArray(metadata, 'scores', { length: tokens.length, element: NUMBER });
-  const { merges, ranks } = sentencePieceMerges(tokens, vocab, scores);
+  const { merges, ranks } = sentencePieceMerges(tokens, scores);
   const addSpacePrefix = readBoolean(metadata, 'add_space_prefix', true);
   return {
     normalizer: { type: 'Sequence', normalizers: [

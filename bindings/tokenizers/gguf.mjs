@@ -210,8 +210,7 @@ function sentencePieceMerges(tokens, scores) {
 
 const codePointWidth = (text, k) => (text.codePointAt(k) > 0xFFFF ? 2 : 1);
 
-function sentencePieceSpec(metadata, tokens, vocab, special) {
-  const scores = readArray(metadata, 'scores', { length: tokens.length, element: NUMBER });
+function sentencePieceSpec(tokens, vocab, scores, special, metadata) {
   const { merges, ranks } = sentencePieceMerges(tokens, scores);
   const addSpacePrefix = readBoolean(metadata, 'add_space_prefix', true);
   return {
@@ -295,6 +294,8 @@ export function tokenizerFromGguf(metadata) {
   }
   const { tokens, vocab } = readTokens(metadata);
   const types = readArray(metadata, 'token_type', { length: tokens.length, element: INTEGER });
+  // Read (and checked) for BPE files too, as llama.cpp does, though only SentencePiece merges by them.
+  const scores = readArray(metadata, 'scores', { length: tokens.length, element: NUMBER });
   const spm = model === 'llama';
   const pre = spm ? null : preTokenizerOf(metadata);
   // llama.cpp's defaults where a key is absent (BPE's 11 is Falcon's).
@@ -304,7 +305,7 @@ export function tokenizerFromGguf(metadata) {
   const addEos = readBoolean(metadata, 'add_eos_token', false);
   if (addBos && special.bos === null) fail(`${KEY('add_bos_token')} is true, but there is no ${KEY('bos_token_id')}`);
   if (addEos && special.eos === null) fail(`${KEY('add_eos_token')} is true, but there is no ${KEY('eos_token_id')}`);
-  const spec = spm ? sentencePieceSpec(metadata, tokens, vocab, special) : byteLevelSpec(metadata, tokens, vocab, pre);
+  const spec = spm ? sentencePieceSpec(tokens, vocab, scores, special, metadata) : byteLevelSpec(metadata, tokens, vocab, pre);
   spec.added_tokens = addedTokens(tokens, types, special.endsByText);
   spec.post_processor = template(tokens, special, addBos, addEos);
   try {

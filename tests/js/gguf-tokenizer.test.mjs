@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tokenizerFromGguf } from '../../bindings/tokenizers/gguf.mjs';
+import { Tokenizer } from '../../bindings/tokenizers/tokenizer.mjs';
 import { readGgufMetadataForTests } from './gguf-metadata.mjs';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'gguf');
@@ -255,12 +256,21 @@ describe('metadata that is not a tokenizer we read is refused with our Error', (
     ['a merge of an unknown token', { ...bpe, 'tokenizer.ggml.merges': [...bpe['tokenizer.ggml.merges'], 'Ġ zzzq'] }, /merge 743 \("Ġ zzzq"\) needs token "zzzq"/],
     ['a merge whose result is no token', { ...bpe, 'tokenizer.ggml.merges': ['Ġt Ġt'] }, /needs token "ĠtĠt"/],
     ['an unknown pre-tokenizer', { ...bpe, 'tokenizer.ggml.pre': 'my-own' }, /pre-tokenizer "my-own" .*supported: default, gpt-2, .*qwen2.*llama-bpe|pre-tokenizer "my-own" .*supported: .*llama-bpe.*qwen2/],
+    ['BPE scores of the wrong length', { ...bpe, 'tokenizer.ggml.scores': [0, 1] }, /scores has 2 entries for 1000 tokens/],
     ['a pre-tokenizer that is a number', { ...bpe, 'tokenizer.ggml.pre': 3 }, /pre must be a string/],
   ];
 
   for (const [what, metadata, pattern] of cases) {
     it(what, () => expectOurError(() => tokenizerFromGguf(metadata), pattern));
   }
+
+  it("BPE's merge_ranks (how equal SentencePiece scores reach it) must give each merge a rank", () => {
+    const model = { type: 'BPE', vocab: { a: 0, b: 1, ab: 2 }, merges: ['a b'] };
+    for (const merge_ranks of [[], [0, 1], [-1], [0.5], 'x']) {
+      expectOurError(() => new Tokenizer({ model: { ...model, merge_ranks } }), /merge_ranks must give each merge/);
+    }
+    expect(new Tokenizer({ model: { ...model, merge_ranks: [0] } }).encode('ab').tokens).toEqual(['ab']);
+  });
 
   it('a special id past the vocabulary falls back as in llama.cpp (its default, or none)', () => {
     const tok = tokenizerFromGguf({ ...llama, 'tokenizer.ggml.bos_token_id': 5000, 'tokenizer.ggml.padding_token_id': 5000 });

@@ -47,6 +47,23 @@ class PretrainedCore {
     error_ = loader_->add_shard(name, stage_.data(), static_cast<uint64_t>(n), static_cast<uint64_t>(file_size), index);
     return error_.empty() ? index : -1;
   }
+  // A GGUF file from the first n bytes in the stage (of file_size): its metadata is the config. -1
+  // and error() when not; needsMore() then says whether more of the file would do.
+  int addGguf(const std::string& name, double n, double file_size) {
+    int index = -1;
+    error_ = loader_->add_gguf(name, stage_.data(), static_cast<uint64_t>(n), static_cast<uint64_t>(file_size), index);
+    return error_.empty() ? index : -1;
+  }
+  bool needsMore() const { return mh::gguf::needs_more(error_); }
+  // After addGguf: its metadata as JSON (the tokenizer's vocabulary is there), and the config it implies.
+  std::string ggufMetadata() const { return loader_ ? loader_->gguf_metadata_json() : ""; }
+  std::string ggufConfig() const { return loader_ ? loader_->gguf_config_json() : ""; }
+  // Any GGUF file's metadata from the first n bytes in the stage, as JSON; "" and error() when not.
+  std::string readGgufMetadata(double n, double file_size) {
+    mh::gguf::File file;
+    error_ = mh::gguf::parse(stage_.data(), static_cast<uint64_t>(n), static_cast<uint64_t>(file_size), file);
+    return error_.empty() ? mh::gguf::metadata_json(file.metadata) : "";
+  }
   double shardBytes(int shard) const { return static_cast<double>(loader_->shard_bytes(shard)); }
   // storage: 0 matrices as stored, 1 fp16, 2 bf16 (mh::MatrixStorage).
   std::string plan(int storage) {

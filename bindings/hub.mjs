@@ -22,9 +22,17 @@ export function hubUrl(id, { revision = 'main', hub = HUB } = {}) {
 /**
  * "gpt2", "Qwen/Qwen2.5-0.5B", a URL of a checkpoint folder, or a path on this site ("./x", "/x")
  * → its base URL (ending in '/'). base resolves site paths (default: the page's location).
+ * A GGUF file — a hub id followed by its file name ("Qwen/Qwen2.5-0.5B-Instruct-GGUF/x-q4_k_m.gguf"),
+ * or a URL or path ending in .gguf — gives the file's own URL.
  */
 export function resolveSource(text, { revision, hub, base = globalThis.location?.href } = {}) {
   const input = String(text).trim();
+  const ggufOfHub = /^([A-Za-z0-9][\w.-]*\/[\w.-]+)\/([^/?#]+\.gguf)$/i.exec(input);
+  if (ggufOfHub && !/^https?:/i.test(input) && isHubId(ggufOfHub[1])) return hubUrl(ggufOfHub[1], { revision, hub }) + encodeURIComponent(ggufOfHub[2]);
+  if (/\.gguf$/i.test(input)) {
+    if (/^https?:\/\//i.test(input)) return input;
+    if (/^\.{0,2}\//.test(input)) return new URL(input, base).href;
+  }
   if (/^https?:\/\//i.test(input)) return input.endsWith('/') ? input : `${input}/`;
   if (/^\.{0,2}\//.test(input)) return new URL(input.endsWith('/') ? input : `${input}/`, base).href;
   if (isHubId(input)) return hubUrl(input, { revision, hub });
@@ -55,11 +63,18 @@ async function sizeOf(base, name, signal) {
 
 /**
  * What loading a checkpoint at a base URL (resolveSource's) would download: { base, files:
- * [{ name, size }], total } (size −1: the server gave none). Reads config.json, to check that it
+ * [{ name, size }], total } (size −1: the server gave none). A GGUF file's URL: that one file. Reads config.json, to check that it
  * is a checkpoint, then asks the sizes of the weights (model.safetensors or the shards its index
  * names) and of the tokenizer files, one small range request each.
  */
 export async function listCheckpointFiles(base, { signal } = {}) {
+  if (/\.gguf$/i.test(new URL(base).pathname)) {  // one GGUF file: the whole model
+    const name = decodeURIComponent(new URL(base).pathname.split('/').pop());
+    const folder = new URL('./', base).href;
+    const size = await sizeOf(folder, encodeURIComponent(name), signal);
+    if (size === 0) fail(`there is no ${name} at ${folder}: check the file name (a hub model page lists its files)`);
+    return { base: folder, files: [{ name, size }], total: Math.max(0, size) };
+  }
   const config = await request(new URL('config.json', base).href, { signal });
   if (config.status === 404 || config.status === 401 || config.status === 403) {
     fail(`there is no config.json at ${base}: check the model id (private and gated models cannot be downloaded here)`);

@@ -360,10 +360,15 @@ export declare function createTrainer(options?: TrainerOptions): Promise<Trainer
 /**
  * A checkpoint's files: a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"; in Node a folder of that name
  * wins), a folder path (Node), a base URL ("./models/x/" for a page's own site), or the files.
+ * A GGUF model: a path or URL ending in .gguf, one File or Blob, or the file's bytes.
  */
 export type PretrainedSource =
   | string
   | URL
+  | File
+  | Blob
+  | ArrayBuffer
+  | Uint8Array
   | File[]
   | FileList
   | Map<string, Blob | ArrayBuffer | Uint8Array>
@@ -645,7 +650,8 @@ export declare function supportedModelTypes(): Promise<string[]>;
 
 /**
  * Loads a Hugging Face checkpoint (a model_type of supportedModelTypes(); safetensors
- * weights in F32, F16 or BF16, sharded or not) and its tokenizer. Rejects with an Error that says
+ * weights in F32, F16 or BF16, sharded or not) and its tokenizer, or a GGUF file (architectures
+ * llama, qwen2, qwen3, gemma3, gpt2; blocks dequantized while loading). Rejects with an Error that says
  * what is wrong: missing files, an unsupported architecture, a corrupt or truncated file, a model
  * too large for this memory (bytes needed and available).
  */
@@ -665,14 +671,29 @@ export declare function loadPretrained(
     revision?: string;
     /** A server with the hub's layout instead of https://huggingface.co (a mirror). */
     hub?: string;
+    /**
+     * The GGUF file to read from the source: a hub id's repository of GGUF files
+     * ('Qwen/Qwen2.5-0.5B-Instruct-GGUF', { file: 'qwen2.5-0.5b-instruct-q4_k_m.gguf' }), a folder,
+     * or the files given. A path or URL ending in .gguf, or a single File, names it already.
+     */
+    file?: string;
   },
 ): Promise<PretrainedModel>;
+
+/**
+ * A GGUF file's metadata (key → value; arrays as arrays), from its bytes or its first bytes (then
+ * fileSize is the whole file's). Rejects with an Error saying what is wrong with a malformed file.
+ */
+export declare function readGgufMetadata(bytes: Uint8Array | ArrayBuffer, fileSize?: number): Promise<Record<string, unknown>>;
 
 /** True for a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), false for a URL or a path. */
 export declare function isHubId(text: string): boolean;
 /** The base URL (ending in '/') of a hub model's files: https://huggingface.co/ID/resolve/REVISION/. */
 export declare function hubUrl(id: string, options?: { revision?: string; hub?: string }): string;
-/** A hub id, a URL, or a site path ("./x", "/x") → the base URL of a checkpoint's files. */
+/**
+ * A hub id, a URL, or a site path ("./x", "/x") → the base URL of a checkpoint's files. A GGUF file
+ * ("owner/repo/file.gguf", or a URL or path ending in .gguf) gives the file's own URL.
+ */
 export declare function resolveSource(text: string, options?: { revision?: string; hub?: string; base?: string }): string;
 export interface CheckpointFile {
   name: string;
@@ -681,6 +702,7 @@ export interface CheckpointFile {
 }
 /**
  * What loading the checkpoint at a base URL would download, every size asked first (a few small
- * requests, no weights): config.json, the weights (or shards), the tokenizer files.
+ * requests, no weights): config.json, the weights (or shards), the tokenizer files; for a GGUF
+ * file's URL, that one file.
  */
 export declare function listCheckpointFiles(base: string, options?: { signal?: AbortSignal }): Promise<{ base: string; files: CheckpointFile[]; total: number }>;

@@ -35,6 +35,15 @@ async function isFolder(path) {
  * read from the hub at `revision` (default main); hub replaces https://huggingface.co (a mirror).
  */
 export async function openSource(source, signal, { revision, hub } = {}) {
+  // A path or URL of one .gguf file: its folder, with the file named.
+  if ((typeof source === 'string' || source instanceof URL) && /\.gguf$/i.test(String(source).replace(/[?#].*$/, ''))) {
+    const text = String(source);
+    if (revision !== undefined || hub !== undefined) fail('revision and hub apply to a hub id; give the GGUF file\'s name with { file } after the id');
+    const cut = text.replace(/[?#].*$/, '').search(/[^/\\]+$/);
+    const folder = cut > 0 ? text.slice(0, cut) : (/^(https?|blob):/i.test(text) ? fail(`"${text.slice(0, 80)}" is not a URL of a file`) : '.');
+    const opened = await openSource(folder, signal);
+    return { ...opened, file: decodeURIComponent(text.slice(cut).replace(/[?#].*$/, '')) };
+  }
   if (typeof source === 'string' && isHubId(source) && !(inNode() && (await isFolder(source)))) {
     return { ...urlSource(hubUrl(source, { revision, hub }), signal), hubId: source };
   }
@@ -46,6 +55,9 @@ export async function openSource(source, signal, { revision, hub } = {}) {
     if (!inNode()) fail('a folder path can be read only in Node: in a browser pass a URL or the File objects');
     return folderSource(text.startsWith('file:') ? new URL(text) : text, signal);
   }
+  // One file or its bytes: a GGUF model is one file.
+  if (typeof Blob === 'function' && source instanceof Blob) return memorySource(new Map([[source.name || 'model.gguf', source]]), signal);
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return memorySource(new Map([['model.gguf', source]]), signal);
   const isFileList = typeof FileList === 'function' && source instanceof FileList;
   if (Array.isArray(source) || isFileList) {
     const files = new Map();

@@ -4,11 +4,15 @@
 // tokenizer (bindings/tokenizers/) and copies results out.
 import { describe, fail, optionsOf } from './checks.mjs';
 import { withOldNames } from './deprecated.mjs';
+import { isGgufName, loadGguf } from './gguf.mjs';
 import { ModelContext } from './model-context.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
 import { release, track } from './registry.mjs';
 import { loadMultihead } from './runtime.mjs';
 import { loadTokenizer } from './tokenizers/tokenizer.mjs';
+
+// The GGUF tokenizer (bindings/tokenizers/gguf.mjs) is not in yet: ids only.
+const ggufTokenizer = () => null;
 
 // The safetensors files of a checkpoint: model.safetensors, or else the shards its index lists.
 // Asked in that order, and the tokenizer files below only as needed, so that a URL source asks the
@@ -32,24 +36,32 @@ async function weightFiles(source) {
  * Loads a Hugging Face checkpoint: config.json, model.safetensors (or its shards and their
  * index), and the tokenizer files when present (tokenizer.json; or vocab.json + merges.txt; or
  * vocab.txt). Supported: the model types supportedModelTypes() lists; weights F32, F16, BF16.
+ * Or a GGUF file (llama.cpp's): architectures llama, qwen2, qwen3, gemma3, gpt2; its blocks
+ * (Q8_0, Q4_0, Q4_K, Q6_K, …) are dequantized while loading, to float32 where that fits in memory,
+ * else to bf16 (docs/models.md "GGUF files").
  *
- * @param {string | URL | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
+ * @param {string | URL | File | Blob | ArrayBuffer | Uint8Array | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
  *   a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), a folder path (Node), a base URL whose files are
- *   fetched (e.g. https://…/resolve/main/, or "./models/x/" on a page's own site), or the files
+ *   fetched (e.g. https://…/resolve/main/, or "./models/x/" on a page's own site), or the files;
+ *   a path or URL ending in .gguf, or one GGUF file (File, Blob or its bytes)
  * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal,
- *   weightType?: 'f16' | 'bf16', revision?: string, hub?: string }} [options]  weightType: keep the
+ *   weightType?: 'f16' | 'bf16', revision?: string, hub?: string, file?: string }} [options]  weightType: keep the
  *   weight matrices at 2 bytes (rounded to nearest) instead of as stored, halving what a float32
  *   checkpoint needs; revision: a hub id's branch, tag or commit (default main); hub: another
- *   server with the hub's layout (default https://huggingface.co)
+ *   server with the hub's layout (default https://huggingface.co); file: the GGUF file to read
+ *   from the source (a hub id's repository of GGUF files, a folder, the files given)
  * @returns {Promise<PretrainedModel>}
  */
 export async function loadPretrained(source, options) {
-  const { onProgress, signal, weightType, revision, hub } = optionsOf(options, 'loadPretrained');
+  const { onProgress, signal, weightType, revision, hub, file } = optionsOf(options, 'loadPretrained');
   throwIfAborted(signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') fail(`onProgress must be a function, got ${describe(onProgress)}`);
   const storage = [undefined, 'f16', 'bf16'].indexOf(weightType);
   if (storage < 0) fail(`weightType must be 'f16' or 'bf16' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
+  if (file !== undefined && !isGgufName(file)) fail(`file must name a .gguf file (a GGUF model in the source), got ${describe(file)}`);
   const files = await openSource(source, signal, { revision, hub });
+  const ggufName = await ggufFileOf(files, file);
+  if (ggufName) return loadGgufModel(files, ggufName, { onProgress, storage: weightType === undefined ? null : storage });
   const configText = await files.text('config.json');
   if (configText === null && files.hubId) {
     fail(`no config.json for the hub model "${files.hubId}" ${files.describe()}: check the id and revision ` +
@@ -116,6 +128,35 @@ export async function loadPretrained(source, options) {
     return new PretrainedModel(model, tokenizer, config, core.ContextCore);
   } catch (error) {
     model.delete();  // everything the loader allocated goes with it
+    throw error;
+  }
+}
+
+// The GGUF file to read, or null for a safetensors checkpoint: the one named (by { file }, or by a
+// path or URL ending in .gguf), or the only .gguf among files given without a config.json.
+async function ggufFileOf(files, file) {
+  const named = file ?? files.file;
+  if (named !== undefined) {
+    if (!(await files.size(named))) fail(`no ${named} ${files.describe()}${files.hubId ? ': check the file name (the hub page lists them under "Files")' : ''}`);
+    return named;
+  }
+  if (!files.names || (await files.size('config.json'))) return null;
+  const ggufs = (await files.names()).filter(isGgufName);
+  if (ggufs.length > 1) fail(`there are ${ggufs.length} GGUF files ${files.describe()}: name the one to load with { file: '${ggufs[0]}' }`);
+  return ggufs[0] ?? null;
+}
+
+async function loadGgufModel(files, name, { onProgress, storage }) {
+  const core = await loadMultihead();
+  const model = new core.PretrainedCore();
+  try {
+    const { metadata, config } = await loadGguf(model, files, name, { storage, onProgress });
+    const finishError = model.finish();
+    if (finishError) fail(finishError);
+    const tokenizer = ggufTokenizer(metadata);
+    return new PretrainedModel(model, tokenizer, config, core.ContextCore);
+  } catch (error) {
+    model.delete();
     throw error;
   }
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/gemm_tuning.h"
+#include "io/ggml_types.h"
 #include "io/hf_config.h"
 #include "io/model_file.h"
 
@@ -68,6 +69,25 @@ int64_t stored_index(const Tensor& t, int64_t flat) {
   return flat < 0 ? -1 : t.index(flat / t.cols, flat % t.cols);
 }
 
+// The same destination read from the transpose of the source the spec expects: GGUF's GPT-2 keeps
+// nn.Linear's [out][in] where the hub's Conv1D is [in][out]. A fused Q/K/V's columns become rows.
+ParamSpec transposed_source(ParamSpec p) {
+  switch (p.layout) {
+    case Layout::kCopy: p.layout = Layout::kTranspose; break;
+    case Layout::kTranspose: p.layout = Layout::kCopy; break;
+    case Layout::kColumns: p.layout = Layout::kPerHead; p.group = static_cast<int>(p.cols); break;  // one "head"
+    default: break;  // vectors are the same either way
+  }
+  return p;
+}
+
+// llama.cpp's rotary-pairs order → the hub's, within one head of head_dim: GGUF feature 2i + j is
+// the hub's j·head_dim/2 + i.
+int64_t unpermuted_feature(int64_t feature, int head_dim) {
+  const int64_t head = feature / head_dim, within = feature % head_dim;
+  return head * head_dim + (within % 2) * (head_dim / 2) + within / 2;
+}
+
 void source_rows_cols(const safetensors::TensorInfo& t, int64_t& rows, int64_t& cols) {
   cols = t.shape.empty() ? 1 : t.shape.back();
   rows = cols > 0 ? t.elements() / cols : 0;
@@ -87,9 +107,47 @@ std::string CheckpointLoader::add_shard(const std::string& file_name, const uint
   shard.name = file_name;
   std::string error = safetensors::parse_header(header_json, n, file_size, shard.header);
   if (!error.empty()) return file_name + ": " + error;
+  shard.bytes = shard.header.file_bytes;
   index = static_cast<int>(shards_.size());
   shards_.push_back(std::move(shard));
   return "";
+}
+
+std::string CheckpointLoader::add_gguf(const std::string& file_name, const uint8_t* bytes, uint64_t size,
+                                       uint64_t file_size, int& index) {
+  if (planned_ || !shards_.empty() || has_config_) return "a GGUF file is the whole model: load it alone";
+  Shard shard;
+  shard.name = file_name;
+  shard.bytes = file_size;
+  shard.gguf = std::make_unique<GgufModel>();
+  if (std::string error = read_gguf_model(bytes, size, file_size, *shard.gguf); !error.empty())
+    return gguf::needs_more(error) ? error : file_name + ": " + error;
+  if (std::string error = set_config(shard.gguf->config_json); !error.empty()) return file_name + ": " + error;
+  // The hub's tensors, laid end to end as float32 (F16 and BF16 as they are).
+  uint64_t at = 0;
+  for (const GgufTensor& t : shard.gguf->tensors) {
+    if (t.hub_name == kGgufRopeFactors) continue;
+    safetensors::TensorInfo info;
+    info.name = t.hub_name;
+    info.dtype = t.info->type == ggml::kF16 ? DType::kF16 : t.info->type == ggml::kBF16 ? DType::kBF16 : DType::kF32;
+    info.shape = t.shape();
+    info.begin = at;
+    info.end = at += static_cast<uint64_t>(info.elements()) * safetensors::dtype_bytes(info.dtype);
+    shard.header.tensors.push_back(std::move(info));
+    shard.gguf_sources.push_back(&t);
+  }
+  shard.header.file_bytes = at;
+  index = 0;
+  shards_.push_back(std::move(shard));
+  return "";
+}
+
+std::string CheckpointLoader::gguf_metadata_json() const {
+  return shards_.size() == 1 && shards_[0].gguf ? gguf::metadata_json(shards_[0].gguf->file.metadata) : "";
+}
+
+std::string CheckpointLoader::gguf_config_json() const {
+  return shards_.size() == 1 && shards_[0].gguf ? shards_[0].gguf->config_json : "";
 }
 
 std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage) {
@@ -130,15 +188,21 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
       return "the weights have no tensor \"" + tried + "\", which a " + config_.model_type +
              " model with this config.json needs (is a shard missing?)";
     }
+    ParamSpec spec_read = spec;
+    if (const Shard& sh = shards_[source->shard]; sh.gguf) {
+      const GgufTensor& t = *sh.gguf_sources[source->info - sh.header.tensors.data()];
+      if (t.transposed) spec_read = transposed_source(spec);
+      if (sh.gguf->architecture->norms_stored_plus_one) spec_read.offset = 0;
+    }
     WeightType type;
     if (!weight_type_of(source->info->dtype, type))
       return "tensor \"" + source->info->name + "\" is stored as " + safetensors::dtype_name(source->info->dtype) +
              ": only F32, F16 and BF16 weights are supported";
-    const std::vector<int64_t> want = source_shape(spec);
+    const std::vector<int64_t> want = source_shape(spec_read);
     if (source->info->shape != want)
       return "tensor \"" + source->info->name + "\" has shape " + shape_text(source->info->shape) + " but config.json implies " +
              shape_text(want) + ": the weights do not match the config";
-    planned.push_back({spec, *source});
+    planned.push_back({spec_read, *source});
   }
   // Matrices keep their stored type (or the one asked for), unless the checkpoint mixes types: the
   // attention reads a layer's four projections as one type (WeightsView), so a mixed checkpoint is
@@ -252,14 +316,88 @@ std::string CheckpointLoader::feed(int shard, const uint8_t* bytes, size_t size)
   if (!planned_) return "plan() the checkpoint before feeding its bytes";
   if (shard < 0 || shard >= static_cast<int>(shards_.size())) return "no such shard";
   Shard& sh = shards_[shard];
+  if (sh.gguf) return feed_gguf(sh, bytes, size);
   const uint64_t offset = sh.fed, end = offset + size;
-  if (end > sh.header.file_bytes)
-    return sh.name + " is longer than its header says (" + std::to_string(sh.header.file_bytes) + " bytes): it is corrupt";
+  if (end > sh.bytes)
+    return sh.name + " is longer than its header says (" + std::to_string(sh.bytes) + " bytes): it is corrupt";
   for (Scatter& s : sh.scatters) {
     const uint64_t lo = std::max(offset, s.source->begin), hi = std::min(end, s.source->end);
     if (lo < hi) scatter_bytes(s, lo - s.source->begin, hi - s.source->begin, bytes, offset);
   }
   sh.fed = end;
+  return "";
+}
+
+std::string CheckpointLoader::feed_gguf(Shard& sh, const uint8_t* bytes, size_t size) {
+  const uint64_t offset = sh.fed, end = offset + size;
+  if (end > sh.bytes) return sh.name + " is longer than the size it was registered with: it changed while loading";
+  if (sh.scatters_of.empty()) {
+    sh.scatters_of.resize(sh.header.tensors.size());
+    for (int i = 0; i < static_cast<int>(sh.scatters.size()); ++i)
+      sh.scatters_of[sh.scatters[i].source - sh.header.tensors.data()].push_back(i);
+  }
+  int header_index = 0;
+  for (const GgufTensor& t : sh.gguf->tensors) {
+    const int index = t.hub_name == kGgufRopeFactors ? -1 : header_index++;
+    const uint64_t begin = t.info->begin, lo = std::max(offset, begin), hi = std::min(end, begin + t.info->bytes);
+    if (lo >= hi || (index >= 0 && sh.scatters_of[index].empty())) continue;
+    const uint64_t row_bytes = t.info->bytes / static_cast<uint64_t>(t.info->elements() / t.info->ne[0]);
+    for (uint64_t at = lo; at < hi;) {
+      const uint64_t within = (at - begin) % row_bytes;
+      const int64_t r = static_cast<int64_t>((at - begin) / row_bytes);
+      const uint8_t* in = bytes + (at - offset);
+      if (within == 0 && hi - at >= row_bytes) {  // a whole row in this chunk
+        if (std::string e = gguf_row(sh, t, index, r, in); !e.empty()) return e;
+        at += row_bytes;
+        continue;
+      }
+      const uint64_t take = std::min(row_bytes - within, hi - at);
+      sh.row.resize(row_bytes);
+      std::memcpy(sh.row.data() + within, in, take);
+      at += take;
+      if (within + take == row_bytes)
+        if (std::string e = gguf_row(sh, t, index, r, sh.row.data()); !e.empty()) return e;
+    }
+  }
+  sh.fed = end;
+  return "";
+}
+
+std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int header_index, int64_t r, const uint8_t* raw) {
+  const int64_t n = t.info->ne[0];
+  const bool as_stored = t.info->type == ggml::kF16 || t.info->type == ggml::kBF16 || t.info->type == ggml::kF32;
+  const uint8_t* values = raw;
+  if (!as_stored || t.rotary_heads > 0 || header_index < 0) {
+    sh.values.resize(static_cast<size_t>(n) * 2);
+    float* row = sh.values.data();
+    if (std::string e = ggml::dequantize_row(t.info->type, raw, row, n); !e.empty()) return "tensor " + t.info->name + ": " + e;
+    if (t.rotary_heads > 0 && t.info->n_dims == 1) {  // a bias: its elements are the features
+      float* permuted = row + n;
+      for (int64_t f = 0; f < n; ++f) permuted[unpermuted_feature(f, t.head_dim)] = row[f];
+      row = permuted;
+    }
+    values = reinterpret_cast<const uint8_t*>(row);
+  }
+  if (header_index < 0) {  // the rotary divisors
+    rope_factors_.resize(static_cast<size_t>(t.info->elements()));
+    std::memcpy(rope_factors_.data() + r * n, values, static_cast<size_t>(n) * 4);
+    return "";
+  }
+  const int64_t dest_row = t.rotary_heads > 0 && t.info->n_dims > 1 ? unpermuted_feature(r, t.head_dim) : r;
+  const safetensors::TensorInfo& info = sh.header.tensors[header_index];
+  // A rotary-permuted F16 tensor was widened above: its bytes are float32 now.
+  const WeightType type = as_stored && t.rotary_heads == 0 ? (info.dtype == DType::kF16 ? WeightType::kF16
+                                                              : info.dtype == DType::kBF16 ? WeightType::kBF16 : WeightType::kF32)
+                                                           : WeightType::kF32;
+  const uint64_t es = static_cast<uint64_t>(weight_type_bytes(type));
+  const uint64_t lo = static_cast<uint64_t>(dest_row * n) * es, hi = lo + static_cast<uint64_t>(n) * es;
+  for (int i : sh.scatters_of[header_index]) {
+    Scatter& s = sh.scatters[i];
+    const WeightType declared = s.source_type;
+    s.source_type = type;
+    scatter_bytes(s, lo, hi, values, s.source->begin + lo);
+    s.source_type = declared;
+  }
   return "";
 }
 
@@ -288,14 +426,24 @@ void tune_touching_once(const std::map<std::string, Tensor>& tensors) {
 std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
   if (!planned_) return "plan() the checkpoint first";
   for (const Shard& sh : shards_)
-    if (sh.fed != sh.header.file_bytes)
-      return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.header.file_bytes) +
+    if (sh.fed != sh.bytes)
+      return sh.name + " ended after " + std::to_string(sh.fed) + " of its " + std::to_string(sh.bytes) +
              " bytes: the file is truncated (download it again)";
   if (!overflow_.empty()) return overflow_;
   for (const auto& [name, offset] : offsets_) {  // vectors are float32
     Tensor& t = tensors_[name];
     float* v = reinterpret_cast<float*>(t.bytes.data());
     for (int64_t i = 0; i < t.elements(); ++i) v[i] += offset;
+  }
+  if (!rope_factors_.empty()) {  // llama.cpp divides each rotary frequency by its factor
+    if (rope_factors_.size() != config_.rope_inv_freq.size())
+      return std::string(kGgufRopeFactors) + " has " + std::to_string(rope_factors_.size()) + " factors, not one for each of the " +
+             std::to_string(config_.rope_inv_freq.size()) + " rotary frequencies: the file is corrupt";
+    for (size_t i = 0; i < rope_factors_.size(); ++i) {
+      if (!(rope_factors_[i] > 0) || !std::isfinite(rope_factors_[i]))
+        return std::string(kGgufRopeFactors) + " holds a factor that is not positive: the file is corrupt";
+      config_.rope_inv_freq[i] /= rope_factors_[i];
+    }
   }
   // Only fp16 products read it (MatrixRef::known_finite): the other types are not scanned.
   for (auto& [name, tensor] : tensors_)

@@ -11,6 +11,8 @@
 //                                                   (or plan(bytes, MatrixStorage::kF16): 2 bytes a weight)
 //   loader.feed(shard, chunk, size); …                                   // the whole file, in order
 //   loader.finish(model);
+// A GGUF file (io/gguf_model.h) goes in through add_gguf() instead of set_config() + add_shard():
+// its metadata is the config, and its blocks are dequantized a row at a time as they stream in.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "io/gguf_model.h"
 #include "io/safetensors.h"
 #include "nn/families/family.h"
 #include "nn/transformer.h"
@@ -38,8 +41,16 @@ class CheckpointLoader {
   // real size (0 if unknown). Returns the shard's index through `index`.
   std::string add_shard(const std::string& file_name, const uint8_t* header_json, uint64_t n,
                         uint64_t file_size, int& index);
-  // The bytes the header says the shard has (what feed() must deliver).
-  uint64_t shard_bytes(int shard) const { return shards_[shard].header.file_bytes; }
+  // A GGUF file from its first `size` bytes (of file_size): sets the config and registers the file
+  // as a shard. gguf::needs_more(error): call again with more of the file.
+  std::string add_gguf(const std::string& file_name, const uint8_t* bytes, uint64_t size, uint64_t file_size,
+                       int& index);
+  // The GGUF file's metadata as JSON (gguf::metadata_json), and the config.json it implies; "" if none.
+  std::string gguf_metadata_json() const;
+  std::string gguf_config_json() const;
+
+  // The bytes the shard's file has (what feed() must deliver).
+  uint64_t shard_bytes(int shard) const { return shards_[shard].bytes; }
 
   // Finds every tensor the architecture needs; "" or what is missing or wrong. Then refuses (before
   // allocating) if the weights need more than available_bytes.
@@ -66,10 +77,22 @@ class CheckpointLoader {
   };
   struct Shard {
     std::string name;
-    safetensors::Header header;
+    safetensors::Header header;  // a GGUF file's: its tensors as the hub names them, in float32
+                                 // where quantized, laid end to end (offsets that feed_gguf makes up)
+    uint64_t bytes = 0;          // the file's
     uint64_t fed = 0;
     std::vector<Scatter> scatters;
+    // GGUF only: the file, each header tensor's source in it, the scatters reading each, and one
+    // row of the file that a chunk boundary cut.
+    std::unique_ptr<GgufModel> gguf;
+    std::vector<const GgufTensor*> gguf_sources;
+    std::vector<std::vector<int>> scatters_of;
+    std::vector<uint8_t> row;
+    std::vector<float> values;
   };
+  std::string feed_gguf(Shard& sh, const uint8_t* bytes, size_t size);
+  // One whole row `r` of GGUF tensor t (its file bytes), into every destination that reads it.
+  std::string gguf_row(Shard& sh, const GgufTensor& t, int header_index, int64_t r, const uint8_t* raw);
   void scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset);
   // Stores the source element at `in` as element `dest` of s.dest (-1: not in this part), in its type.
   void put(const Scatter& s, int64_t dest, const uint8_t* in);
@@ -81,7 +104,8 @@ class CheckpointLoader {
   std::map<std::string, Tensor> tensors_;
   double bytes_needed_ = 0;
   std::string overflow_;  // the first weight that float16 could not hold
-  std::vector<std::pair<std::string, float>> offsets_;  // vectors to shift once loaded (ParamSpec::offset)
+  std::vector<std::pair<std::string, float>> offsets_;
+  std::vector<float> rope_factors_;  // kGgufRopeFactors, when the file has them  // vectors to shift once loaded (ParamSpec::offset)
 };
 
 }  // namespace mh

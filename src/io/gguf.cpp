@@ -1,6 +1,8 @@
 #include "io/gguf.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 
@@ -9,6 +11,7 @@
 namespace mh::gguf {
 
 namespace {
+constexpr const char* kPassMore = ": pass more of the file";
 // Arrays may hold arrays this deep (llama.cpp writes none; the format allows them).
 constexpr int kMaxDepth = 4;
 // What the metadata and tensor infos may take in memory: real vocabularies (262k tokens with scores
@@ -86,7 +89,7 @@ struct Parser {
     const std::string at = std::string(what) + " of " + where;
     if (size < file_size && n <= (file_size - pos) / unit)
       return fail("the header runs past the " + std::to_string(size) + " bytes given, in " + at +
-                  ": pass more of the file");
+                  kPassMore);
     if (!claimed)
       return fail("the file ends at byte " + std::to_string(file_size) + ", in " + at +
                   ": it is truncated (download it again)");
@@ -320,6 +323,68 @@ std::string parse(const uint8_t* bytes, uint64_t size, uint64_t file_size, File&
       return "tensors " + quoted(sorted[i - 1]->name) + " and " + quoted(sorted[i]->name) +
              " overlap in the file: it is corrupt";
   return "";
+}
+
+bool needs_more(const std::string& error) {
+  const std::string tail = kPassMore;
+  return error.size() >= tail.size() && error.compare(error.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+namespace {
+void json_string(const std::string& s, std::string& out) {
+  static const char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+    else if (c < 0x20) out += "\\u00", out += kHex[c >> 4], out += kHex[c & 15];
+    else out += static_cast<char>(c);
+  }
+  out += '"';
+}
+
+void json_number(double x, std::string& out) {
+  if (!std::isfinite(x)) { out += "null"; return; }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", x);
+  out += buffer;
+}
+
+void json_value(const Value& v, std::string& out) {
+  if (v.type == ValueType::kString) return json_string(v.string, out);
+  if (v.type == ValueType::kBool) { out += v.integer ? "true" : "false"; return; }
+  if (is_float(v.type)) return json_number(v.number, out);
+  if (v.type != ValueType::kArray) {
+    // uint64 above INT64_MAX is kept as its bits (negative here)
+    out += v.integer < 0 && v.type == ValueType::kU64 ? std::to_string(static_cast<uint64_t>(v.integer)) : std::to_string(v.integer);
+    return;
+  }
+  out += '[';
+  const uint64_t n = v.size();
+  for (uint64_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    switch (v.element) {
+      case ValueType::kString: json_string(v.strings[i], out); break;
+      case ValueType::kArray: json_value(v.arrays[i], out); break;
+      case ValueType::kBool: out += v.integers[i] ? "true" : "false"; break;
+      default:
+        if (is_float(v.element)) json_number(v.numbers[i], out);
+        else out += v.element == ValueType::kU64 && v.integers[i] < 0 ? std::to_string(static_cast<uint64_t>(v.integers[i]))
+                                                                          : std::to_string(v.integers[i]);
+    }
+  }
+  out += ']';
+}
+}  // namespace
+
+std::string metadata_json(const Metadata& metadata) {
+  std::string out = "{";
+  for (const auto& [key, value] : metadata.values()) {
+    if (out.size() > 1) out += ',';
+    json_string(key, out);
+    out += ':';
+    json_value(value, out);
+  }
+  return out + "}";
 }
 
 const TensorInfo* File::find(const std::string& name) const {

@@ -88,6 +88,14 @@ inline std::string parse_file(const uint8_t* bytes, uint64_t size, File& out) {
   return parse(bytes, size, size, out);
 }
 
+// The metadata as one JSON object, key → value (arrays as JSON arrays; a float that is not finite as
+// null), for the JS side (the tokenizer reads tokenizer.ggml.*). Strings are written as their bytes,
+// with quotes, backslashes and control characters escaped.
+std::string metadata_json(const Metadata& metadata);
+
+// Whether parse() stopped only because it was given too few bytes of the header.
+bool needs_more(const std::string& error);
+
 // A whole tensor to float32: `data` holds its t.bytes bytes (the file from t.begin). "" or why not
 // ("GGUF tensor blk.0.attn_q.weight has type Q2_K, which is not supported (supported: …)").
 std::string dequantize(const TensorInfo& t, const uint8_t* data, float* out);

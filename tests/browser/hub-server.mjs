@@ -5,6 +5,7 @@
 // with the hub's CORS headers and byte ranges, plus two models that go wrong on purpose:
 //   broken/…      answers config.json, then HTTP 500 for everything else
 //   truncated/…   the gpt2 fixture whose model.safetensors stops halfway (the connection drops)
+//   local/GGUF/{name}.gguf   the GGUF fixture tests/fixtures/gguf/{name}/model.gguf (a repository of GGUF files)
 // Usage: node tests/browser/hub-server.mjs --port 4181, or startHubServer(port) (0: any free port).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const fixtures = resolve(fileURLToPath(new URL('../fixtures/hf', import.meta.url)));
+const ggufFixtures = resolve(fileURLToPath(new URL('../fixtures/gguf', import.meta.url)));
 const cors = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Headers': 'Range',
@@ -27,7 +29,8 @@ const serve = async (req, res) => {
   if (id === 'broken' && file !== 'config.json') { res.writeHead(500, cors); res.end('internal error'); return; }
   const folder = revision !== 'main' ? revision : id === 'broken' || id === 'truncated' ? 'gpt2' : id;
   let body;
-  try { body = await readFile(join(fixtures, folder, file)); } catch { res.writeHead(404, cors); res.end('not found'); return; }
+  const path = id === 'local/GGUF' ? join(ggufFixtures, file.replace(/\.gguf$/, ''), 'model.gguf') : join(fixtures, folder, file);
+  try { body = await readFile(path); } catch { res.writeHead(404, cors); res.end('not found'); return; }
   const headers = { ...cors, 'Accept-Ranges': 'bytes', 'Content-Type': 'application/octet-stream' };
   const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
   if (range) {

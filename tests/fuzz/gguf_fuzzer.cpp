@@ -2,12 +2,14 @@
 // a parsed file or an error message, never a crash, leak or undefined behaviour. A file that parses
 // must describe tensors that lie, aligned and apart, inside it; each of them of a supported type is
 // dequantized, and every metadata value is read through every getter. The seeds in gguf-corpus/
-// are small valid files (tests/fuzz/make-gguf-corpus.mjs).
+// are small valid files (tests/fuzz/make-gguf-corpus.mjs), one of them a whole tiny model: a file
+// that maps to a family (io/gguf_model.h) is also loaded as one, fed in three uneven chunks.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "io/checkpoint.h"
 #include "io/ggml_types.h"
 #include "io/gguf.h"
 
@@ -15,6 +17,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mh::gguf::File file;
   // The header from a prefix, as a loader reading the front of a large file would.
   mh::gguf::parse(data, size / 2, size, file);
+  {
+    mh::CheckpointLoader loader;
+    int index = -1;
+    if (loader.add_gguf("fuzz.gguf", data, size, size, index).empty() && loader.plan(64e6).empty()) {
+      const size_t a = size / 3, b = size - size / 5;
+      std::unique_ptr<mh::Transformer> model;
+      if (loader.feed(index, data, a).empty() && loader.feed(index, data + a, b - a).empty() &&
+          loader.feed(index, data + b, size - b).empty() && loader.finish(model).empty() && !model)
+        __builtin_trap();
+    }
+  }
   if (!mh::gguf::parse_file(data, size, file).empty()) return 0;
   if (file.alignment == 0 || (file.alignment & (file.alignment - 1)) || file.data_start % file.alignment)
     __builtin_trap();

@@ -1,4 +1,4 @@
-// Writes the GGUF fuzzer's seeds, tests/fuzz/gguf-corpus/*.gguf: small valid files (under 4 KB) that
+// Writes the GGUF fuzzer's seeds, tests/fuzz/gguf-corpus/*.gguf: small valid files (under 8 KB) that
 // between them hold every metadata value type, nested arrays, a non-default alignment, and tensors of
 // every type the reader dequantizes plus one it only parses (Q2_K). Run: node tests/fuzz/make-gguf-corpus.mjs
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -49,7 +49,9 @@ function gguf({ version = 3, alignment = 32, kvs = [], tensors = [] }) {
   for (const [at, size, type] of sizes) {
     while (w.bytes.length < start + at) w.u8(0);
     const [, block, bytes] = TYPES[type];
-    for (let i = 0; i < size; i++) w.u8(random() & 0xff);
+    // Float32 tensors get moderate positive values (norms, rotary divisors), the rest random bytes.
+    if (type === 'F32') for (let i = 0; i < size / 4; i++) w.f32(0.5 + (random() & 0xff) / 256);
+    else for (let i = 0; i < size; i++) w.u8(random() & 0xff);
     // Keep the f16 scales finite and moderate (the first 2 or 4 bytes of a block; Q6_K's last 2).
     if (block > 1) {
       for (let b = w.bytes.length - size; b < w.bytes.length; b += bytes) {
@@ -66,7 +68,25 @@ const u32 = (v) => (w) => { w.u32(4); w.u32(v); };
 const arrayOf = (type, items, write) => (w) => { w.u32(9); w.u32(type); w.u64(items.length); for (const x of items) write(w, x); };
 const vocab = ['<unk>', '<s>', '</s>', '▁the', 'he', '<0x0A>'];
 
+// A whole llama model, tiny: d 32, 1 layer, 2 heads of 16 (1 key/value head), FFN 32, 8 tokens.
+const f32 = (v) => (w) => { w.u32(6); w.f32(v); };
+const tinyLlama = gguf({
+  kvs: [
+    ['general.architecture', s('llama')], ['llama.block_count', u32(1)], ['llama.context_length', u32(64)],
+    ['llama.embedding_length', u32(32)], ['llama.feed_forward_length', u32(32)], ['llama.attention.head_count', u32(2)],
+    ['llama.attention.head_count_kv', u32(1)], ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
+    ['llama.rope.freq_base', f32(10000)], ['llama.rope.dimension_count', u32(16)],
+  ],
+  tensors: [
+    ['token_embd.weight', [32, 8], 'Q4_0'], ['blk.0.attn_norm.weight', [32], 'F32'], ['blk.0.attn_q.weight', [32, 32], 'Q4_0'],
+    ['blk.0.attn_k.weight', [32, 16], 'Q8_0'], ['blk.0.attn_v.weight', [32, 16], 'Q4_0'], ['blk.0.attn_output.weight', [32, 32], 'Q4_0'],
+    ['blk.0.ffn_norm.weight', [32], 'F32'], ['blk.0.ffn_gate.weight', [32, 32], 'Q4_0'], ['blk.0.ffn_up.weight', [32, 32], 'Q4_0'],
+    ['blk.0.ffn_down.weight', [32, 32], 'Q4_0'], ['output_norm.weight', [32], 'F32'], ['rope_freqs.weight', [8], 'F32'],
+  ],
+});
+
 const files = {
+  'tiny-llama.gguf': tinyLlama,
   'empty.gguf': gguf({}),
   'metadata-v2.gguf': gguf({
     version: 2,
@@ -106,7 +126,7 @@ const files = {
 
 mkdirSync(out, { recursive: true });
 for (const [name, bytes] of Object.entries(files)) {
-  if (bytes.length > 4096) throw new Error(`${name} is ${bytes.length} bytes, over 4 KB`);
+  if (bytes.length > 8192) throw new Error(`${name} is ${bytes.length} bytes, over 8 KB`);
   writeFileSync(join(out, name), bytes);
   console.log(`${name}: ${bytes.length} bytes`);
 }

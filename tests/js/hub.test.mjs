@@ -49,4 +49,18 @@ describe('hub ids', () => {
     for (const f of plan.files) expect(f.size, f.name).toBe(statSync(join(FIXTURES, 'llama', f.name)).size);
     expect(plan.total).toBe(plan.files.reduce((s, f) => s + f.size, 0));
   });
+
+  it('a GGUF file of a hub repository: its URL, its one file with its size, then the model', async () => {
+    expect(resolveSource('Qwen/Qwen2.5-0.5B-Instruct-GGUF/qwen2.5-0.5b-instruct-q4_k_m.gguf'))
+      .toBe('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q4_k_m.gguf');
+    expect(resolveSource('./models/x.gguf', { base: 'http://site.example/pages/a.html' })).toBe('http://site.example/pages/models/x.gguf');
+    const url = resolveSource('local/GGUF/llama-q8_0.gguf', { hub: hub.url });
+    const plan = await listCheckpointFiles(url);
+    expect(plan.files).toEqual([{ name: 'llama-q8_0.gguf', size: statSync(join(process.cwd(), 'tests/fixtures/gguf/llama-q8_0/model.gguf')).size }]);
+    expect(plan.total).toBe(plan.files[0].size);
+    await expect(listCheckpointFiles(resolveSource('local/GGUF/none.gguf', { hub: hub.url }))).rejects.toThrow(/no none\.gguf/);
+    const model = await loadPretrained(url);
+    expect(model.config.modelType).toBe('llama');
+    model.dispose();
+  });
 });

@@ -1,7 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
-  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, type PretrainedModel, type PretrainedRun,
+  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, type PretrainedModel, type PretrainedRun,
   type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation,
 } from 'multihead';
 
@@ -62,6 +62,12 @@ async function main(): Promise<void> {
   // @ts-expect-error: layers is a list of layer indices
   gpt2.run(enc.ids, { attentions: { layers: 'all' } });
   await loadPretrained(new Map([['config.json', new Uint8Array(0)]]));
+  // One GGUF file: a hub repository's file, the bytes, a File; its metadata alone.
+  await loadPretrained('Qwen/Qwen2.5-0.5B-Instruct-GGUF', { file: 'qwen2.5-0.5b-instruct-q4_k_m.gguf' });
+  await loadPretrained(new Uint8Array(0));
+  await loadPretrained(new File([], 'model.gguf'));
+  const ggufMetadata: Record<string, unknown> = await readGgufMetadata(new Uint8Array(0), 1024);
+  void ggufMetadata;
   gpt2.dispose();
 }
 void main;

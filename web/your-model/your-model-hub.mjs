@@ -18,7 +18,7 @@ export async function download(id, plan, { onProgress = () => {}, signal } = {})
   const stored = [];
   try {
     for (const file of plan.files) {
-      const response = await request(new URL(file.name, plan.base).href, { signal });
+      const response = await request(new URL(encodeURIComponent(file.name), plan.base).href, { signal });
       if (!response.ok) throw new Error(`${file.name}: the server answered HTTP ${response.status}`);
       const counter = new TransformStream({
         transform(chunk, controller) {

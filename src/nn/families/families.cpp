@@ -14,7 +14,16 @@ extern const Family kGptNeoFamily;  // gpt_neo.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kRobertaFamily;  // roberta.cpp
 
+extern const GgufArchitecture kLlamaGguf;   // llama.cpp
+extern const GgufArchitecture kQwen2Gguf;   // llama.cpp
+extern const GgufArchitecture kQwen3Gguf;   // qwen3.cpp
+extern const GgufArchitecture kGemma3Gguf;  // gemma3.cpp
+extern const GgufArchitecture kGpt2Gguf;    // gpt2.cpp
+
 namespace {
+// GGUF's general.architecture → how it is read (the families' files hold llama.cpp's names).
+const GgufArchitecture* const kGgufArchitectures[] = {&kLlamaGguf, &kQwen2Gguf, &kQwen3Gguf, &kGemma3Gguf, &kGpt2Gguf};
+
 struct ModelType {
   const char* model_type;
   const Family* family;
@@ -38,6 +47,18 @@ const Family* family_for_model_type(const std::string& model_type) {
   for (const ModelType& row : kModelTypes)
     if (model_type == row.model_type) return row.family;
   return nullptr;
+}
+
+const GgufArchitecture* gguf_architecture(const std::string& architecture) {
+  for (const GgufArchitecture* a : kGgufArchitectures)
+    if (architecture == a->architecture) return a;
+  return nullptr;
+}
+
+std::string supported_gguf_architectures() {
+  std::string names;
+  for (const GgufArchitecture* a : kGgufArchitectures) names += (names.empty() ? "" : ", ") + std::string(a->architecture);
+  return names;
 }
 
 std::string supported_model_types() {

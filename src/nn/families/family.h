@@ -43,6 +43,29 @@ struct ParamSpec {
   bool unprefixed = false;  // looked up without the prefix (lm_head.weight, cls.predictions.*)
 };
 
+// One name in llama.cpp's GGUF files and the hub's name for the same thing.
+struct GgufName {
+  const char* gguf;  // a tensor ("blk.#.attn_q.weight", # the layer) or a key after "{arch}." ("block_count")
+  const char* hub;   // the hub checkpoint's tensor ("model.layers.#.self_attn.q_proj.weight") or config key
+  // The tensor is stored as nn.Linear's [out][in] where the hub's is Conv1D's [in][out] (GPT-2's
+  // converter transposes them).
+  bool transposed = false;
+  // Its rows (or a bias's elements) are permuted per head for rotary on adjacent pairs: llama.cpp's
+  // converter does it to the `llama` architecture's attn_q / attn_k (HF row h·D + j·D/2 + i is GGUF
+  // row h·D + 2i + j). The loader puts them back, so the family's rotation on halves applies.
+  bool rotary_pairs = false;
+};
+
+// A GGUF file's general.architecture read as a family (io/gguf_model.h): its metadata becomes a
+// config.json of model_type, its tensors the hub's tensors, with llama.cpp's conventions undone.
+struct GgufArchitecture {
+  const char* architecture;  // "llama", "qwen2", "gpt2"
+  const char* model_type;    // the config.json model_type it is read as
+  std::vector<GgufName> keys;     // config keys; those every family shares are in io/gguf_model.cpp
+  std::vector<GgufName> tensors;  // every tensor the file may hold (another one is an error)
+  bool norms_stored_plus_one = false;  // norm weights are 1 + w in the file where the family adds 1 (Gemma)
+};
+
 struct Family {
   const char* name;  // "gpt2", "bert", "llama"
   // Reads the family's keys of config.json into c (c.model_type is already set, and read_hf_config
@@ -60,6 +83,9 @@ struct Family {
 
 // The family of a config.json's model_type, or null (families.cpp).
 const Family* family_for_model_type(const std::string& model_type);
+// The GGUF architecture of general.architecture, or null (families.cpp); and those it knows, for messages.
+const GgufArchitecture* gguf_architecture(const std::string& architecture);
+std::string supported_gguf_architectures();
 // "gpt2, bert, llama, qwen2, mistral": the model types the table knows, for error messages.
 std::string supported_model_types();
 // The same, one a string.

@@ -9,7 +9,7 @@
 
 #include "core/half.h"
 #include "io/hf_config.h"
-#include "nn/families/family.h"
+#include "nn/families/llama.h"
 
 namespace mh {
 namespace {
@@ -134,7 +134,34 @@ void forward(ForwardPass& p) {
   p.finish(x, n);
 }
 
+// llama.cpp's Gemma 3: its norms under other names, and sliding layers on its fixed pattern (every
+// sixth full), which is the family's default when the config has no layer_types.
+std::vector<GgufName> gguf_keys() {
+  std::vector<GgufName> keys = llama_gguf_keys();
+  keys.push_back({"attention.key_length", "query_pre_attn_scalar"});
+  keys.push_back({"attention.sliding_window", "sliding_window"});
+  keys.push_back({"rope.freq_base_swa", "rope_local_base_freq"});
+  keys.push_back({"final_logit_softcapping", "final_logit_softcapping"});
+  return keys;
+}
+
+std::vector<GgufName> gguf_tensors() {
+  std::vector<GgufName> names;
+  for (GgufName n : llama_gguf_tensors(false)) {
+    const std::string gguf = n.gguf;
+    if (gguf == "blk.#.ffn_norm.weight") n.hub = "model.layers.#.pre_feedforward_layernorm.weight";
+    names.push_back(n);
+  }
+  names.push_back({"blk.#.attn_q_norm.weight", "model.layers.#.self_attn.q_norm.weight"});
+  names.push_back({"blk.#.attn_k_norm.weight", "model.layers.#.self_attn.k_norm.weight"});
+  names.push_back({"blk.#.post_attention_norm.weight", "model.layers.#.post_attention_layernorm.weight"});
+  names.push_back({"blk.#.post_ffw_norm.weight", "model.layers.#.post_feedforward_layernorm.weight"});
+  return names;
+}
+
 }  // namespace
+
+extern const GgufArchitecture kGemma3Gguf = {"gemma3", "gemma3_text", gguf_keys(), gguf_tensors(), true};
 
 extern const Family kGemma3Family = {"gemma3_text", read_config, {"model.", ""}, "embed_tokens.weight", params,
                                      forward, Norm::kRmsNorm};

@@ -60,7 +60,39 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
+// llama.cpp's GPT-2: its converter stores the Conv1D weights transposed, as nn.Linear's [out][in].
+std::vector<GgufName> gguf_tensors() {
+  const bool T = true;
+  return {{"token_embd.weight", "wte.weight"},
+          {"position_embd.weight", "wpe.weight"},
+          {"output_norm.weight", "ln_f.weight"},
+          {"output_norm.bias", "ln_f.bias"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", "h.#.ln_1.weight"},
+          {"blk.#.attn_norm.bias", "h.#.ln_1.bias"},
+          {"blk.#.attn_qkv.weight", "h.#.attn.c_attn.weight", T},
+          {"blk.#.attn_qkv.bias", "h.#.attn.c_attn.bias"},
+          {"blk.#.attn_output.weight", "h.#.attn.c_proj.weight", T},
+          {"blk.#.attn_output.bias", "h.#.attn.c_proj.bias"},
+          {"blk.#.ffn_norm.weight", "h.#.ln_2.weight"},
+          {"blk.#.ffn_norm.bias", "h.#.ln_2.bias"},
+          {"blk.#.ffn_up.weight", "h.#.mlp.c_fc.weight", T},
+          {"blk.#.ffn_up.bias", "h.#.mlp.c_fc.bias"},
+          {"blk.#.ffn_down.weight", "h.#.mlp.c_proj.weight", T},
+          {"blk.#.ffn_down.bias", "h.#.mlp.c_proj.bias"}};
+}
+
 }  // namespace
+
+extern const GgufArchitecture kGpt2Gguf = {"gpt2",
+                                           "gpt2",
+                                           {{"block_count", "n_layer"},
+                                            {"context_length", "n_positions"},
+                                            {"embedding_length", "n_embd"},
+                                            {"feed_forward_length", "n_inner"},
+                                            {"attention.head_count", "n_head"},
+                                            {"attention.layer_norm_epsilon", "layer_norm_epsilon"}},
+                                           gguf_tensors()};
 
 void gpt2_forward(ForwardPass& p) {
   const TransformerConfig& c = p.config;

@@ -97,6 +97,44 @@ void llama_forward(ForwardPass& p) {
   p.finish(x, n);
 }
 
+std::vector<GgufName> llama_gguf_keys() {
+  return {{"block_count", "num_hidden_layers"},
+          {"context_length", "max_position_embeddings"},
+          {"embedding_length", "hidden_size"},
+          {"feed_forward_length", "intermediate_size"},
+          {"attention.head_count", "num_attention_heads"},
+          {"attention.head_count_kv", "num_key_value_heads"},
+          {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+          {"attention.key_length", "head_dim"},
+          {"rope.freq_base", "rope_theta"}};
+}
+
+std::vector<GgufName> llama_gguf_tensors(bool rotary_pairs) {
+  const bool t = false, r = rotary_pairs;
+  return {{"token_embd.weight", "model.embed_tokens.weight"},
+          {"output_norm.weight", "model.norm.weight"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", "model.layers.#.input_layernorm.weight"},
+          {"blk.#.attn_q.weight", "model.layers.#.self_attn.q_proj.weight", t, r},
+          {"blk.#.attn_k.weight", "model.layers.#.self_attn.k_proj.weight", t, r},
+          {"blk.#.attn_v.weight", "model.layers.#.self_attn.v_proj.weight"},
+          {"blk.#.attn_output.weight", "model.layers.#.self_attn.o_proj.weight"},
+          {"blk.#.attn_q.bias", "model.layers.#.self_attn.q_proj.bias", t, r},
+          {"blk.#.attn_k.bias", "model.layers.#.self_attn.k_proj.bias", t, r},
+          {"blk.#.attn_v.bias", "model.layers.#.self_attn.v_proj.bias"},
+          {"blk.#.attn_output.bias", "model.layers.#.self_attn.o_proj.bias"},
+          {"blk.#.ffn_norm.weight", "model.layers.#.post_attention_layernorm.weight"},
+          {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_proj.weight"},
+          {"blk.#.ffn_up.weight", "model.layers.#.mlp.up_proj.weight"},
+          {"blk.#.ffn_down.weight", "model.layers.#.mlp.down_proj.weight"},
+          {"blk.#.ffn_gate.bias", "model.layers.#.mlp.gate_proj.bias"},
+          {"blk.#.ffn_up.bias", "model.layers.#.mlp.up_proj.bias"},
+          {"blk.#.ffn_down.bias", "model.layers.#.mlp.down_proj.bias"}};
+}
+
+extern const GgufArchitecture kLlamaGguf = {"llama", "llama", llama_gguf_keys(), llama_gguf_tensors(true)};
+extern const GgufArchitecture kQwen2Gguf = {"qwen2", "qwen2", llama_gguf_keys(), llama_gguf_tensors(false)};
+
 extern const Family kLlamaFamily = {"llama", llama_read_config, {"model.", ""}, "embed_tokens.weight", llama_params,
                                     llama_forward, Norm::kRmsNorm};
 

@@ -16,7 +16,16 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
+std::vector<GgufName> gguf_tensors() {
+  std::vector<GgufName> names = llama_gguf_tensors(false);
+  names.push_back({"blk.#.attn_q_norm.weight", "model.layers.#.self_attn.q_norm.weight"});
+  names.push_back({"blk.#.attn_k_norm.weight", "model.layers.#.self_attn.k_norm.weight"});
+  return names;
+}
+
 }  // namespace
+
+extern const GgufArchitecture kQwen3Gguf = {"qwen3", "qwen3", llama_gguf_keys(), gguf_tensors()};
 
 extern const Family kQwen3Family = {"qwen3", llama_read_config, {"model.", ""}, "embed_tokens.weight", params,
                                     llama_forward, Norm::kRmsNorm};

@@ -1,0 +1,165 @@
+// GGUF files through loadPretrained in wasm: the four llama.cpp fixtures (tests/fixtures/gguf, with
+// a float64 reference computed on their dequantized tensors and llama.cpp's own greedy
+// continuations), every way of naming the file (path, URL, hub id + file, File, bytes, a folder of
+// files), and the Hugging Face fixtures converted as llama.cpp converts them (gguf-writer.mjs), which
+// must give transformers' numbers — the architectures without a GGUF fixture of their own included.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
+import { startHubServer } from '../browser/hub-server.mjs';
+import { expectedOutputs, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
+import { variant } from './fixture-checks.mjs';
+import { fixtureAsGguf } from './gguf-writer.mjs';
+
+const GGUF = join(process.cwd(), 'tests/fixtures/gguf');
+const FIXTURES = ['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m', 'gpt2-f16'];
+const fileOf = (name) => join(GGUF, name, 'model.gguf');
+
+// A fixture's reference: per case the ids, attentions, logits and greedy ids (typed arrays) and margins.
+function reference(name) {
+  const tensors = readSafetensors(new Uint8Array(readFileSync(join(GGUF, name, 'expected.safetensors'))));
+  const typed = (Type, t) => new Type(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+  const json = JSON.parse(readFileSync(join(GGUF, name, 'expected.json'), 'utf8'));
+  return json.cases.map((c, k) => ({
+    ...c,
+    ids: typed(Int32Array, tensors.get(`case${k}.input_ids`)),
+    attentions: typed(Float32Array, tensors.get(`case${k}.attentions`)),
+    logits: typed(Float32Array, tensors.get(`case${k}.logits`)),
+    greedyIds: Array.from(typed(Int32Array, tensors.get(`case${k}.greedy_ids`))),
+  }));
+}
+
+// Every case against the reference: attentions, logits (against each row's range), each position's
+// top token where the reference's margin is clear, and the greedy continuation through generate().
+async function checkAgainstReference(model, name) {
+  const V = model.config.vocabSize;
+  let worstAttention = 0, worstLogits = 0;
+  for (const c of reference(name)) {
+    const out = model.run(c.ids);
+    expect(out.attentions.length).toBe(c.attentions.length);
+    worstAttention = Math.max(worstAttention, maxAbsDiff(out.attentions, c.attentions));
+    for (let i = 0; i < c.ids.length; i += 1) {
+      const want = c.logits.subarray(i * V, (i + 1) * V), got = out.logits.subarray(i * V, (i + 1) * V);
+      let lo = Infinity, hi = -Infinity, top = 0, ours = 0;
+      want.forEach((x, j) => { lo = Math.min(lo, x); if (x > hi) { hi = x; top = j; } if (got[j] > got[ours]) ours = j; });
+      worstLogits = Math.max(worstLogits, maxAbsDiff(got, want) / (hi - lo));
+      if (c.argmax_margin_over_range[i] > 0.01) expect(ours, `${name} ${c.key} position ${i}`).toBe(top);
+    }
+    const greedy = [];
+    for await (const step of model.generate(c.ids, { maxNewTokens: 12, stopAtEos: false })) greedy.push(step.id);
+    expect(greedy, `${name} ${c.key} greedy`).toEqual(c.greedyIds);
+    expect(greedy, `${name} ${c.key}: llama.cpp's own continuation`).toEqual(c.llama_cpp.greedy_ids);
+  }
+  expect(worstAttention, name).toBeLessThan(1e-4);
+  expect(worstLogits, name).toBeLessThan(1e-4);
+}
+
+describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
+  for (const name of FIXTURES) {
+    it(`${name}: every case's attentions, logits, top tokens and greedy continuation`, async () => {
+      const seen = [];
+      const model = await loadPretrained(fileOf(name), { onProgress: (p) => seen.push(p) });
+      const expected = JSON.parse(readFileSync(join(GGUF, name, 'expected.json'), 'utf8'));
+      expect(model.config.modelType).toBe(expected.architecture === 'gpt2' ? 'gpt2' : expected.architecture);
+      // Quantized blocks become float32 where that fits; gpt2-f16 mixes F16 and F32 matrices, so widens too.
+      expect(model.config.weightType).toBe('f32');
+      expect(seen.at(-1).loaded).toBe(seen.at(-1).total);
+      await checkAgainstReference(model, name);
+      model.dispose();
+    });
+  }
+
+  it('at 2 bytes a weight (weightType bf16) it stays close, with the same clear top tokens', async () => {
+    const model = await loadPretrained(fileOf('llama-q8_0'), { weightType: 'bf16' });
+    expect(model.config.weightType).toBe('bf16');
+    for (const c of reference('llama-q8_0')) {
+      const out = model.run(c.ids);
+      expect(maxAbsDiff(out.attentions, c.attentions)).toBeLessThan(2e-2);
+    }
+    model.dispose();
+  });
+});
+
+describe('a GGUF file however it is named', () => {
+  const bytes = new Uint8Array(readFileSync(fileOf('qwen2-q4_0')));
+  const firstCase = reference('qwen2-q4_0')[0];
+  const sameAttentions = (model) => {
+    expect(maxAbsDiff(model.run(firstCase.ids).attentions, firstCase.attentions)).toBeLessThan(1e-4);
+    model.dispose();
+  };
+
+  it('its bytes, a File, a Blob, a list of files, a folder with { file }, a file: URL', async () => {
+    sameAttentions(await loadPretrained(bytes));
+    sameAttentions(await loadPretrained(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)));
+    sameAttentions(await loadPretrained(new File([bytes], 'qwen2.5-0.5b-q4_0.gguf')));
+    sameAttentions(await loadPretrained(new Blob([bytes])));
+    sameAttentions(await loadPretrained([new File([bytes], 'models/x.gguf'), new File(['{}'], 'notes.json')]));
+    sameAttentions(await loadPretrained(join(GGUF, 'qwen2-q4_0'), { file: 'model.gguf' }));
+    sameAttentions(await loadPretrained(new URL(`file://${fileOf('qwen2-q4_0')}`)));
+  });
+
+  it('a hub id with { file }, and a URL, read with byte ranges', async () => {
+    const hub = await startHubServer();
+    try {
+      sameAttentions(await loadPretrained('local/GGUF', { hub: hub.url, file: 'qwen2-q4_0.gguf' }));
+      sameAttentions(await loadPretrained(`${hub.url}/local/GGUF/resolve/main/qwen2-q4_0.gguf`));
+      await expect(loadPretrained('local/GGUF', { hub: hub.url, file: 'nothing.gguf' })).rejects.toThrow(/no nothing\.gguf/);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('two GGUF files and no name, a file that is not .gguf, a truncated or foreign file: an Error that says so; loading goes on working', async () => {
+    const two = [new File([bytes], 'a.gguf'), new File([bytes], 'b.gguf')];
+    await expect(loadPretrained(two)).rejects.toThrow(/2 GGUF files .*file: 'a\.gguf'/);
+    await expect(loadPretrained(join(GGUF, 'qwen2-q4_0'), { file: 'model.bin' })).rejects.toThrow(/must name a \.gguf file/);
+    await expect(loadPretrained(bytes.subarray(0, bytes.length - 100))).rejects.toThrow(/truncated/);
+    await expect(loadPretrained(bytes.subarray(0, 1000))).rejects.toThrow(/truncated|ends/);
+    const foreign = bytes.slice();
+    foreign.set(new TextEncoder().encode('GGUX'));
+    await expect(loadPretrained(foreign)).rejects.toThrow(/not a GGUF file/);
+    sameAttentions(await loadPretrained(bytes));
+  });
+
+  it('readGgufMetadata: the metadata of any GGUF file, or an Error', async () => {
+    const metadata = await readGgufMetadata(bytes);
+    expect(metadata['general.architecture']).toBe('qwen2');
+    expect(metadata['tokenizer.ggml.model']).toBe('gpt2');
+    expect(metadata['tokenizer.ggml.tokens'].length).toBe(JSON.parse(readFileSync(join(GGUF, 'qwen2-q4_0', 'expected.json'), 'utf8')).tensors['token_embd.weight'].ne[1]);
+    expect(typeof metadata['qwen2.rope.freq_base']).toBe('number');
+    await expect(readGgufMetadata(bytes.subarray(0, 200), bytes.length)).rejects.toThrow(/pass more/);
+    await expect(readGgufMetadata(new Uint8Array(10))).rejects.toThrow(/GGUF/);
+  });
+});
+
+describe('Hugging Face fixtures converted as llama.cpp converts them give transformers\' numbers', () => {
+  // llama: Q/K rows permuted for rotary on pairs; gpt2: Conv1D transposed; qwen3: q/k norms.
+  for (const [fixture, arch] of [['llama', 'llama'], ['qwen2', 'qwen2'], ['qwen3', 'qwen3'], ['gpt2', 'gpt2']]) {
+    it(`${fixture} as GGUF architecture ${arch}`, async () => {
+      const model = await loadPretrained(fixtureAsGguf(fixture, arch));
+      for (const c of expectedOutputs(fixture)) {
+        const out = model.run(c.ids);
+        expect(maxAbsDiff(out.attentions, c.attentions), `${fixture} ${c.key}`).toBeLessThan(1e-4);
+        expect(maxAbsDiff(out.logits, c.logits), `${fixture} ${c.key}`).toBeLessThan(1e-3 * maxAbs(c.logits));
+      }
+      model.dispose();
+    });
+  }
+
+  it('gemma3: 1 + w norms, and llama.cpp\'s layer pattern (every sixth layer full), as the checkpoint with those layer types', async () => {
+    const model = await loadPretrained(fixtureAsGguf('gemma3', 'gemma3'));
+    const asLlamaCpp = await loadPretrained(variant('gemma3', {
+      tensors: (t) => t,
+      config: (c) => ({ ...c, layer_types: ['sliding_attention', 'sliding_attention', 'sliding_attention'] }),
+    }));
+    expect(model.config.slidingLayers).toEqual([0, 1, 2]);
+    for (const c of expectedOutputs('gemma3')) {
+      const ours = model.run(c.ids), hf = asLlamaCpp.run(c.ids);
+      expect(maxAbsDiff(ours.attentions, hf.attentions), c.key).toBeLessThan(1e-4);
+      expect(maxAbsDiff(ours.logits, hf.logits), c.key).toBeLessThan(1e-3 * maxAbs(hf.logits));
+    }
+    model.dispose();
+    asLlamaCpp.dispose();
+  });
+});

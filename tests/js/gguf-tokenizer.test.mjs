@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
 import { tokenizerFromGguf } from '../../bindings/tokenizers/gguf.mjs';
 import { Tokenizer } from '../../bindings/tokenizers/tokenizer.mjs';
 import { readGgufMetadataForTests } from './gguf-metadata.mjs';
@@ -294,5 +295,70 @@ describe('metadata that is not a tokenizer we read is refused with our Error', (
         expect(error.message).toMatch(/^multihead: /);
       }
     }), { numRuns: 200 });
+  });
+});
+
+// The C++ reader prints a float32 with 9 significant digits, enough to name it: compare as float32.
+const sameValue = (a, b) => (typeof a === 'number' && typeof b === 'number' && !Number.isInteger(b)
+  ? Math.fround(a) === Math.fround(b)
+  : Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every((x, k) => sameValue(x, b[k])) : a === b);
+
+// The file's bytes with the first run of `from` replaced by `to` (as long), in place.
+function patched(bytes, from, to) {
+  const out = new Uint8Array(bytes);
+  const at = out.findIndex((_, k) => from.every((b, j) => out[k + j] === b));
+  expect(at).toBeGreaterThan(0);
+  out.set(to, at);
+  return out;
+}
+const utf8 = (text) => Array.from(new TextEncoder().encode(text));
+const u32 = (n) => [n & 255, (n >> 8) & 255, (n >> 16) & 255, n >>> 24];
+const u64 = (n) => [...u32(n), 0, 0, 0, 0];
+// tokenizer.ggml.eos_token_id (type 4, u32) set to id.
+const withEos = (bytes, id) => patched(bytes, [...utf8('tokenizer.ggml.eos_token_id'), ...u32(4)],
+  [...utf8('tokenizer.ggml.eos_token_id'), ...u32(4), ...u32(id)]);
+// One token's text (a GGUF string: u64 length, bytes) replaced by another as long.
+const withTokenText = (bytes, from, to) => patched(bytes, [...u64(utf8(from).length), ...utf8(from)], [...u64(utf8(to).length), ...utf8(to)]);
+
+describe('with the C++ reader and the loader (wasm)', () => {
+  it("readGgufMetadata agrees with the tests' own reader, and its metadata makes the same tokenizer", async () => {
+    for (const model of MODELS) {
+      const metadata = await readGgufMetadata(new Uint8Array(readFileSync(join(FIXTURES, model, 'model.gguf'))));
+      expect(Object.keys(metadata).sort()).toEqual(Object.keys(METADATA[model]).sort());
+      for (const [key, value] of Object.entries(METADATA[model])) expect(sameValue(metadata[key], value), key).toBe(true);
+      const tok = tokenizerFromGguf(metadata);
+      for (const { text, ids } of expectedOf(model).cases) expect(Array.from(tok.encode(text).ids)).toEqual(ids);
+    }
+  });
+
+  it("loadPretrained gives a GGUF file its tokenizer, and generation stops at the file's EOS", async () => {
+    const bytes = readFileSync(join(FIXTURES, 'llama-q8_0', 'model.gguf'));
+    const [c] = expectedOf('llama-q8_0').cases;
+    const model = await loadPretrained(new File([withEos(bytes, c.greedy.ids[0])], 'model.gguf'));
+    try {
+      expect(Array.from(model.tokenize(c.text).ids)).toEqual(c.ids);
+      expect(model.tokenizer.eosIds).toEqual([c.greedy.ids[0]]);
+      const steps = [];
+      for await (const step of model.generate(model.tokenize(c.text).ids, { maxNewTokens: 5 })) steps.push(step);
+      expect(steps.map((step) => step.id)).toEqual([c.greedy.ids[0]]);
+      expect(steps[0].text).toBe(model.decode([c.greedy.ids[0]]));
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('generation also stops at an end of turn the file has only by its text (as llama.cpp finds it)', async () => {
+    const c = expectedOf('llama-q8_0').cases[1];
+    expect(c.greedy.tokens[0]).toBe('s▁to');  // six bytes, as "_<EOT>"
+    const bytes = withTokenText(readFileSync(join(FIXTURES, 'llama-q8_0', 'model.gguf')), 's▁to', '_<EOT>');
+    const model = await loadPretrained(new File([bytes], 'model.gguf'));
+    try {
+      expect(model.tokenizer.eosIds).toEqual([2, c.greedy.ids[0]]);
+      const steps = [];
+      for await (const step of model.generate(c.ids, { maxNewTokens: 5 })) steps.push(step);
+      expect(steps.map((step) => [step.id, step.text])).toEqual([[c.greedy.ids[0], '']]);  // a control token: no text
+    } finally {
+      model.dispose();
+    }
   });
 });

@@ -117,11 +117,11 @@ function describe(value) {
 function readTokens(metadata) {
   const tokens = Array.from(readArray(metadata, 'tokens', { required: true, element: STRING }));
   if (!tokens.length) fail(`${KEY('tokens')} is empty`);
-  const vocab = Object.create(null);  // "__proto__" is a token like any other
+  const vocab = new Map();
   tokens.forEach((token, id) => {
     if (token === '') tokens[id] = token = `[EMPTY_${id}]`;
-    if (vocab[token] !== undefined) fail(`token ${JSON.stringify(token)} is in ${KEY('tokens')} twice (ids ${vocab[token]} and ${id})`);
-    vocab[token] = id;
+    if (vocab.has(token)) fail(`token ${JSON.stringify(token)} is in ${KEY('tokens')} twice (ids ${vocab.get(token)} and ${id})`);
+    vocab.set(token, id);
   });
   return { tokens, vocab };
 }
@@ -143,7 +143,7 @@ function addedTokens(tokens, types, controlIds) {
 
 function specialTokens(metadata, tokens, vocab, defaults, pre) {
   const count = tokens.length;
-  const byText = (candidates) => candidates.map((t) => vocab[t]).find((id) => id !== undefined) ?? null;
+  const byText = (candidates) => candidates.map((t) => vocab.get(t)).find((id) => id !== undefined) ?? null;
   const ids = {
     bos: pre?.noBos ? null : readTokenId(metadata, 'bos_token_id', defaults.bos, count),
     eos: readTokenId(metadata, 'eos_token_id', defaults.eos, count),
@@ -184,15 +184,12 @@ function template(tokens, { bos, eos }, addBos, addEos) {
 function sentencePieceMerges(tokens, scores) {
   // Columns, not an object per candidate: a 256k vocabulary has about a million.
   const lefts = [], rights = [], candidateScores = [];
-  const known = new Set(tokens);
-  const isSymbol = (text) => known.has(text) || text.length === 1 || (text.length === 2 && text.codePointAt(0) > 0xFFFF);
+  const hashes = new TokenHashes(tokens);
   tokens.forEach((token, id) => {
     if (token.includes(' ')) return;
-    for (let k = codePointWidth(token, 0); k < token.length; k += codePointWidth(token, k)) {
-      const left = token.slice(0, k), right = token.slice(k);
-      if (!isSymbol(left) || !isSymbol(right)) continue;
-      lefts.push(left);
-      rights.push(right);
+    for (const k of hashes.symbolCuts(token)) {
+      lefts.push(token.slice(0, k));
+      rights.push(token.slice(k));
       candidateScores.push(scores ? scores[id] : 0);
     }
   });
@@ -208,7 +205,62 @@ function sentencePieceMerges(tokens, scores) {
   return { merges, ranks };
 }
 
+// The tokens' polynomial hashes (mod 2³²) in an open-addressing table, so that every prefix and
+// suffix of a token is looked up without a string made for it (a 256k vocabulary has millions).
+// A hash that collides says "maybe a token": the merge it adds has a half that is no symbol, and
+// can never apply, so only exactness costs nothing here.
+class TokenHashes {
+  static BASE = 0x01000193;
+
+  constructor(tokens) {
+    let size = 16;
+    while (size < 2 * tokens.length) size *= 2;
+    this.mask = size - 1;
+    this.table = new Int32Array(size);
+    this.used = new Uint8Array(size);
+    const longest = tokens.reduce((n, t) => Math.max(n, t.length), 0);
+    this.powers = new Int32Array(longest + 1);
+    this.powers[0] = 1;
+    for (let k = 1; k <= longest; k += 1) this.powers[k] = Math.imul(this.powers[k - 1], TokenHashes.BASE);
+    this.prefix = new Int32Array(longest + 1);
+    for (const token of tokens) this.#insert(this.#prefixHashes(token)[token.length]);
+  }
+
+  // prefix[k]: the hash of token.slice(0, k).
+  #prefixHashes(token) {
+    const { prefix } = this;
+    for (let k = 0; k < token.length; k += 1) prefix[k + 1] = (Math.imul(prefix[k], TokenHashes.BASE) + token.charCodeAt(k)) | 0;
+    return prefix;
+  }
+
+  #slot(hash) { return Math.imul(hash ^ (hash >>> 16), 0x45D9F3B) & this.mask; }
+
+  #insert(hash) {
+    let at = this.#slot(hash);
+    while (this.used[at] && this.table[at] !== hash) at = (at + 1) & this.mask;
+    this.used[at] = 1;
+    this.table[at] = hash;
+  }
+
+  #mayHave(hash) {
+    for (let at = this.#slot(hash); this.used[at]; at = (at + 1) & this.mask) if (this.table[at] === hash) return true;
+    return false;
+  }
+
+  /** Where token can be cut into two halves that may each be a symbol (a token, or one character). */
+  symbolCuts(token) {
+    const n = token.length, prefix = this.#prefixHashes(token), whole = prefix[n], cuts = [];
+    const firstWidth = codePointWidth(token, 0), lastWidth = n >= 2 && isLowSurrogate(token.charCodeAt(n - 1)) ? 2 : 1;
+    for (let k = firstWidth; k < n; k += codePointWidth(token, k)) {
+      const suffix = (whole - Math.imul(prefix[k], this.powers[n - k])) | 0;
+      if ((k === firstWidth || this.#mayHave(prefix[k])) && (n - k === lastWidth || this.#mayHave(suffix))) cuts.push(k);
+    }
+    return cuts;
+  }
+}
+
 const codePointWidth = (text, k) => (text.codePointAt(k) > 0xFFFF ? 2 : 1);
+const isLowSurrogate = (code) => code >= 0xDC00 && code <= 0xDFFF;
 
 function sentencePieceSpec(tokens, vocab, scores, special, metadata) {
   const { merges, ranks } = sentencePieceMerges(tokens, scores);
@@ -243,7 +295,7 @@ function byteLevelSpec(metadata, tokens, vocab, pre) {
     const pair = at > 0 ? [merge.slice(0, at), merge.slice(at + 1)] : null;
     if (!pair) fail(`merge ${k} (${JSON.stringify(merge)}) is not two tokens with a space between`);
     for (const token of [pair[0], pair[1], pair[0] + pair[1]]) {
-      if (vocab[token] === undefined) fail(`merge ${k} (${JSON.stringify(merge)}) needs token ${JSON.stringify(token)}, which is not in ${KEY('tokens')}`);
+      if (!vocab.has(token)) fail(`merge ${k} (${JSON.stringify(merge)}) needs token ${JSON.stringify(token)}, which is not in ${KEY('tokens')}`);
     }
     return pair;
   });

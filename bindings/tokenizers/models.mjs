@@ -9,7 +9,8 @@ const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${messag
 function vocabMap(vocab, what) {
   if (!vocab || typeof vocab !== 'object') fail(`the ${what} model has no vocab`);
   const map = new Map();
-  for (const [token, id] of Object.entries(vocab)) {
+  // tokenizer.json's object, or a Map from code that builds the spec (the GGUF reader).
+  for (const [token, id] of vocab instanceof Map ? vocab : Object.entries(vocab)) {
     if (!Number.isInteger(id) || id < 0) fail(`the vocab entry ${JSON.stringify(token)} has id ${JSON.stringify(id)}, not a whole number`);
     map.set(token, id);
   }

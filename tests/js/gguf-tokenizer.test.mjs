@@ -198,6 +198,10 @@ describe('properties', () => {
     expect(accents.encode(' é é').tokens).toEqual(['▁é', '▁é']);
     expect(accents.encode('é').tokens).toEqual(['<0xC3>', '<0xA9>']);
     expect(accents.decode(Array.from(accents.encode('é ').ids))).toBe('é ');
+    // Characters past U+FFFF are one symbol each (two UTF-16 units): cut between them, not inside.
+    const bytes = ['<0xF0>', '<0x9F>', '<0x99>', '<0x82>'];
+    const emoji = tokenizerFromGguf(metadata(['<unk>', '<s>', '</s>', '▁', '🙂🙂', '▁🙂🙂', '▁🙂', ...bytes], [0, 0, 0, -1, -1, -2, -3, 0, 0, 0, 0]));
+    expect(emoji.encode(' 🙂🙂🙂').tokens).toEqual(['▁🙂🙂', ...bytes]);
   });
 });
 

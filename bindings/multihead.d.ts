@@ -574,7 +574,8 @@ export interface GenerateOptions {
   /** Seeds the sampler: the same seed replays the same tokens. */
   seed?: number;
   signal?: AbortSignal;
-  /** Stop at config.json's eos_token_id (default true). */
+  /** Stop at an end-of-text id (default true): config.json's eos_token_id, or a GGUF file's EOS,
+   * end of turn and end of message. */
   stopAtEos?: boolean;
 }
 

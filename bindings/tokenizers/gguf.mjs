@@ -29,7 +29,8 @@ const CASED_WORD = (ending) => `[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?
 const CJK = '[一-龥ࠀ-一가-퟿]+';
 
 // Each entry: the names llama.cpp reads as one pre-tokenizer, its regexes, and what it changes
-// beside (ignoreMerges: a piece that is a token stays whole; addBos: BOS by default).
+// beside (ignoreMerges: a piece that is a token stays whole; addBos: BOS by default; noBos: no
+// default BOS id, the file's key only).
 const PRE_TOKENIZERS = [
   { names: ['default'], regexes: ['[\\p{P}\\$\\+<=>\\^~\\|]+', GPT2_SPLIT, '\\p{N}+', '[0-9][0-9][0-9]'] },
   { names: ['gpt-2', 'phi-2', 'jina-es', 'jina-de', 'gigachat', 'jina-v2-es', 'jina-v2-de', 'a.x-4.0', 'mellum',
@@ -145,7 +146,7 @@ function specialTokens(metadata, tokens, vocab, defaults, pre) {
   const count = tokens.length;
   const byText = (candidates) => candidates.map((t) => vocab.get(t)).find((id) => id !== undefined) ?? null;
   const ids = {
-    bos: pre?.noBos ? null : readTokenId(metadata, 'bos_token_id', defaults.bos, count),
+    bos: readTokenId(metadata, 'bos_token_id', pre?.noBos ? null : defaults.bos, count),
     eos: readTokenId(metadata, 'eos_token_id', defaults.eos, count),
     unk: readTokenId(metadata, 'unknown_token_id', defaults.unk, count),
     pad: readTokenId(metadata, 'padding_token_id', null, count),
@@ -162,7 +163,7 @@ function specialTokens(metadata, tokens, vocab, defaults, pre) {
 // BOS / EOS around each sequence, as a tokenizer.json template.
 function template(tokens, { bos, eos }, addBos, addEos) {
   if (!addBos && !addEos) return null;
-  const single = [], pair = [], specials = {};
+  const single = [], pair = [], specials = Object.create(null);  // keyed by token text, "__proto__" too
   const add = (id, typeId, into) => {
     specials[tokens[id]] = { id: tokens[id], ids: [id], tokens: [tokens[id]] };
     into.push({ SpecialToken: { id: tokens[id], type_id: typeId } });

@@ -134,6 +134,11 @@ describe('the special tokens', () => {
     expect([gpt2Split.addBos, llama3.addBos, qwen2Split.addBos]).toEqual([false, true, false]);
     // No pre-tokenizer named: llama.cpp's "default" (punctuation runs, then GPT-2's, digits, threes).
     expect(bpe(undefined).encode('1234').tokens).toEqual(['123', '4']);
+    // BPE's default BOS is id 11 (Falcon's), except for GLM's pre-tokenizer: none unless the file names one.
+    const noKey = (pre) => ({ ...METADATA['gpt2-f16'], 'tokenizer.ggml.pre': pre, 'tokenizer.ggml.bos_token_id': undefined });
+    expect(tokenizerFromGguf(noKey('gpt-2')).bosId).toBe(11);
+    expect(tokenizerFromGguf(noKey('chatglm-bpe')).bosId).toBe(null);
+    expect(tokenizerFromGguf({ ...noKey('chatglm-bpe'), 'tokenizer.ggml.bos_token_id': 5 }).bosId).toBe(5);
   });
 });
 

@@ -190,6 +190,14 @@ describe('properties', () => {
     }), { numRuns: 300 });
   });
 
+  it('texts past 256 characters (tokenized in parts, cut where no merge joins) too', () => {
+    const longText = fc.array(fc.oneof(fc.constantFrom(...pieces), fc.constantFrom(' ', 'é', '🙂')), { minLength: 80, maxLength: 160 })
+      .map((parts) => parts.join('')).filter((t) => t.length > 300);
+    fc.assert(fc.property(longText, (text) => {
+      expect(Array.from(spm.encode(text).ids)).toEqual(referenceSentencePiece(METADATA['llama-q8_0'], text));
+    }), { numRuns: 20 });
+  });
+
   it('equal scores merge leftmost first (the score, not the order of the tokens, decides)', () => {
     const metadata = (tokens, scores) => ({ 'tokenizer.ggml.model': 'llama', 'tokenizer.ggml.tokens': tokens,
       'tokenizer.ggml.scores': scores, 'tokenizer.ggml.add_bos_token': false, 'tokenizer.ggml.add_space_prefix': false });

@@ -102,6 +102,25 @@ describe('the special tokens', () => {
     expect(Array.from(gpt2.encode('x<|endoftext|>y').ids)).toEqual([gpt2.id('x'), 0, gpt2.id('y')]);
   });
 
+  it('user-defined tokens are split out too, but are text: decode keeps them; SentencePiece prefixes a space after them', () => {
+    // A token added at the end as user-defined, in raw text as llama.cpp's converter writes them.
+    const withUserToken = (model, text) => {
+      const base = METADATA[model], scores = base['tokenizer.ggml.scores'];
+      return tokenizerFromGguf({ ...base, 'tokenizer.ggml.tokens': [...base['tokenizer.ggml.tokens'], text],
+        'tokenizer.ggml.token_type': [...base['tokenizer.ggml.token_type'], 4], 'tokenizer.ggml.scores': scores && [...scores, 0] });
+    };
+    const sentencePiece = withUserToken('llama-q8_0', '<tool>');
+    const enc = sentencePiece.encode('x<tool>y');
+    // Each side tokenized as a text of its own, "y" with its space prefixed as at the start.
+    const alone = (text) => sentencePiece.encode(text).tokens.slice(1);
+    expect(enc.tokens).toEqual(['<s>', ...alone('x'), '<tool>', ...alone('y')]);
+    expect(alone('y')[0]).toMatch(/^▁/);
+    expect(sentencePiece.decode(Array.from(enc.ids))).toBe('x<tool> y');
+    const byteLevel = withUserToken('gpt2-f16', '  two');
+    expect(byteLevel.encode('a  two').tokens).toEqual(['a', '  two']);
+    expect(byteLevel.decode(Array.from(byteLevel.encode('a  two b').ids))).toBe('a  two b');
+  });
+
   it('add_bos_token / add_eos_token / add_space_prefix from the file; eot and eom found by their text too', () => {
     const base = METADATA['llama-q8_0'];
     const tokens = [...base['tokenizer.ggml.tokens']];

@@ -1,7 +1,9 @@
 // The tokenizer of a GGUF file from its tokenizer.ggml.* metadata: llama.cpp's ids for the four
 // fixtures (SentencePiece with byte fallback, Qwen2's and GPT-2's byte-level BPE), the way back,
 // hostile text, properties on random Unicode (against a plain transcription of llama.cpp's
-// SentencePiece merging), the special ids, and malformed metadata refused with our Error.
+// SentencePiece merging), the special ids, and malformed metadata refused with our Error; then in
+// wasm, the C++ reader's metadata against the tests' own reader (gguf-metadata.mjs), and
+// loadPretrained giving a GGUF file its tokenizer, generation stopping at the file's ends.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';

@@ -52,6 +52,8 @@ const PRE_TOKENIZERS = [
     ignoreMerges: true, addBos: true },
 ];
 const PRE_BY_NAME = new Map(PRE_TOKENIZERS.flatMap((pre) => pre.names.map((name) => [name, pre])));
+/** The tokenizer.ggml.pre names read here. */
+export const GGUF_PRE_TOKENIZERS = Object.freeze([...PRE_BY_NAME.keys()]);
 
 // Tokens llama.cpp takes for end of generation by their text (it finds no other mark in a file).
 const END_OF_GENERATION = new Set(['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|eom_id|>',
@@ -286,7 +288,7 @@ function sentencePieceSpec(tokens, vocab, scores, special, metadata) {
 function preTokenizerOf(metadata) {
   const name = readString(metadata, 'pre') ?? 'default';  // llama.cpp's choice too, with a warning
   const pre = PRE_BY_NAME.get(name);
-  if (!pre) fail(`pre-tokenizer ${JSON.stringify(name)} (${KEY('pre')}) is not supported (supported: ${[...PRE_BY_NAME.keys()].join(', ')})`);
+  if (!pre) fail(`pre-tokenizer ${JSON.stringify(name)} (${KEY('pre')}) is not supported (supported: ${GGUF_PRE_TOKENIZERS.join(', ')})`);
   return pre;
 }
 

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
-import { tokenizerFromGguf } from '../../bindings/tokenizers/gguf.mjs';
+import { GGUF_PRE_TOKENIZERS, tokenizerFromGguf } from '../../bindings/tokenizers/gguf.mjs';
 import { Tokenizer } from '../../bindings/tokenizers/tokenizer.mjs';
 import { readGgufMetadataForTests } from './gguf-metadata.mjs';
 
@@ -203,6 +203,14 @@ describe('properties', () => {
       expect(qwen2.decode(Array.from(qwen2.encode(text).ids))).toBe(text);
       expect(gpt2.decode(Array.from(gpt2.encode(text).ids))).toBe(text);
     }), { numRuns: 300 });
+  });
+
+  it('every pre-tokenizer read here splits any text without losing a byte', () => {
+    const all = GGUF_PRE_TOKENIZERS.map((pre) => tokenizerFromGguf({ ...METADATA['gpt2-f16'], 'tokenizer.ggml.pre': pre }));
+    expect(GGUF_PRE_TOKENIZERS).toEqual(expect.arrayContaining(['default', 'gpt-2', 'llama-bpe', 'qwen2', 'smollm', 'deepseek-coder']));
+    fc.assert(fc.property(anyText, (text) => {
+      for (const tok of all) expect(tok.decode(Array.from(tok.encode(text).ids))).toBe(text);
+    }), { numRuns: 100 });
   });
 
   it("SentencePiece ids equal the plain transcription of llama.cpp's merging", () => {

@@ -53,10 +53,8 @@ describe("the fixtures' tokenizers make llama.cpp's ids", () => {
       const tokens = METADATA[model]['tokenizer.ggml.tokens'];
       const tok = TOKENIZERS[model];
       expect(tok.vocabSize).toBe(tokens.length);
-      tokens.forEach((token, id) => {
-        expect(tok.token(id)).toBe(token);
-        expect(tok.id(token)).toBe(id);
-      });
+      expect(tokens.map((_, id) => tok.token(id))).toEqual(tokens);
+      expect(tokens.map((token) => tok.id(token))).toEqual(tokens.map((_, id) => id));
     }
   });
 

@@ -372,6 +372,8 @@ class PairHeap {
   }
 }
 
+// Each merge's rank: its place in the list, or merge_ranks's. Under 2²¹, so that the heap's key
+// rank · 2³¹ + position stays exact in a double.
 function mergeRanks({ merges, merge_ranks: ranks }) {
   if (ranks === undefined) return (index) => index;
   if (!Array.isArray(ranks) || ranks.length !== merges.length || !ranks.every((r) => Number.isInteger(r) && r >= 0 && r < 2 ** 21)) {

@@ -578,7 +578,8 @@ export interface GenerateOptions {
   /** Seeds the sampler: the same seed replays the same tokens. */
   seed?: number;
   signal?: AbortSignal;
-  /** Stop at config.json's eos_token_id (default true). */
+  /** Stop at an end-of-text id (default true): config.json's eos_token_id, or a GGUF file's EOS,
+   * end of turn and end of message. */
   stopAtEos?: boolean;
 }
 
@@ -606,6 +607,28 @@ export declare function loadTokenizer(files: {
   tokenizerJson?: string; vocabJson?: string; mergesTxt?: string; vocabTxt?: string;
   tokenizerConfig?: object; modelType?: string;
 }): Tokenizer | null;
+
+/** The tokenizer a GGUF file carries (tokenizer.ggml.*): a Tokenizer that makes llama.cpp's ids. */
+export interface GgufTokenizer extends Tokenizer {
+  /** tokenizer.ggml.model: "llama" (SentencePiece) or "gpt2" (byte-level BPE). */
+  readonly ggufModel: 'llama' | 'gpt2';
+  readonly bosId: number | null;
+  /** Every id that ends generation (EOS, end of turn, end of message), ascending. */
+  readonly eosIds: readonly number[];
+  readonly eotId: number | null;
+  readonly eomId: number | null;
+  readonly unkId: number | null;
+  readonly padId: number | null;
+  /** Whether encode() puts BOS before (EOS after) each text, as the file asks. */
+  readonly addBos: boolean;
+  readonly addEos: boolean;
+}
+
+/**
+ * The tokenizer of a GGUF file from its metadata (readGgufMetadata's object). Other tokenizer
+ * models (bert, t5, rwkv, …) and malformed metadata are an Error that says what is wrong.
+ */
+export declare function tokenizerFromGguf(metadata: Record<string, unknown>): GgufTokenizer;
 
 /** What a model and each of its run contexts do: every method runs in the context it is called on
  * (the model's: its default context; generate() and patch() on the model: a context of their own). */

@@ -15,3 +15,4 @@ export { readGgufMetadata } from './gguf.mjs';
 export { ModelContext } from './model-context.mjs';
 export { hubUrl, isHubId, listCheckpointFiles, resolveSource } from './hub.mjs';
 export { Tokenizer, loadTokenizer } from './tokenizers/tokenizer.mjs';
+export { tokenizerFromGguf } from './tokenizers/gguf.mjs';

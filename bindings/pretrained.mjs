@@ -9,10 +9,11 @@ import { ModelContext } from './model-context.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
 import { release, track } from './registry.mjs';
 import { loadMultihead } from './runtime.mjs';
+import { tokenizerFromGguf } from './tokenizers/gguf.mjs';
 import { loadTokenizer } from './tokenizers/tokenizer.mjs';
 
-// The GGUF tokenizer (bindings/tokenizers/gguf.mjs) is not in yet: ids only.
-const ggufTokenizer = () => null;
+// A GGUF file's own tokenizer (tokenizer.ggml.*); a file without one is run by ids.
+const ggufTokenizer = (metadata) => (metadata['tokenizer.ggml.model'] === undefined ? null : tokenizerFromGguf(metadata));
 
 // The safetensors files of a checkpoint: model.safetensors, or else the shards its index lists.
 // Asked in that order, and the tokenizer files below only as needed, so that a URL source asks the
@@ -154,7 +155,9 @@ async function loadGgufModel(files, name, { onProgress, storage }) {
     const finishError = model.finish();
     if (finishError) fail(finishError);
     const tokenizer = ggufTokenizer(metadata);
-    return new PretrainedModel(model, tokenizer, config, core.ContextCore);
+    // Generation stops at every end the file's tokenizer knows (EOS, end of turn, end of message).
+    const ends = tokenizer ? { ...config, eos_token_id: [...tokenizer.eosIds] } : config;
+    return new PretrainedModel(model, tokenizer, ends, core.ContextCore);
   } catch (error) {
     model.delete();
     throw error;

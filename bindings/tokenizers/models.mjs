@@ -9,7 +9,8 @@ const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${messag
 function vocabMap(vocab, what) {
   if (!vocab || typeof vocab !== 'object') fail(`the ${what} model has no vocab`);
   const map = new Map();
-  for (const [token, id] of Object.entries(vocab)) {
+  // tokenizer.json's object, or a Map from code that builds the spec (the GGUF reader).
+  for (const [token, id] of vocab instanceof Map ? vocab : Object.entries(vocab)) {
     if (!Number.isInteger(id) || id < 0) fail(`the vocab entry ${JSON.stringify(token)} has id ${JSON.stringify(id)}, not a whole number`);
     map.set(token, id);
   }
@@ -105,10 +106,14 @@ export class BPE extends WordModel {
     this.vocab = vocabMap(spec.vocab, 'BPE');
     this.ranks = new Map();
     if (!Array.isArray(spec.merges)) fail('the BPE model has no merges list');
-    spec.merges.forEach((merge, rank) => {
+    // merge_ranks (multihead's own, not a tokenizer.json field): a rank per merge, where merges may
+    // share one; equal ranks apply leftmost first, as SentencePiece's equal scores do.
+    const rankOf = mergeRanks(spec);
+    spec.merges.forEach((merge, index) => {
+      const rank = rankOf(index);
       const pair = Array.isArray(merge) ? merge : typeof merge === 'string' ? splitMerge(merge) : null;
       if (!pair || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
-        fail(`merge ${rank} (${JSON.stringify(merge)}) is not a pair of tokens`);
+        fail(`merge ${index} (${JSON.stringify(merge)}) is not a pair of tokens`);
       }
       const key = `${pair[0]} ${pair[1]}`;
       if (!this.ranks.has(key)) this.ranks.set(key, rank);
@@ -365,6 +370,16 @@ class PairHeap {
     this.#move(at, last);
     return left;
   }
+}
+
+// Each merge's rank: its place in the list, or merge_ranks's. Under 2²¹, so that the heap's key
+// rank · 2³¹ + position stays exact in a double.
+function mergeRanks({ merges, merge_ranks: ranks }) {
+  if (ranks === undefined) return (index) => index;
+  if (!Array.isArray(ranks) || ranks.length !== merges.length || !ranks.every((r) => Number.isInteger(r) && r >= 0 && r < 2 ** 21)) {
+    fail('merge_ranks must give each merge a whole-number rank under 2²¹');
+  }
+  return (index) => ranks[index];
 }
 
 // "a b" → ["a", "b"]; a merge string splits at its one space (tokens never contain spaces).

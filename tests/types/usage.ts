@@ -1,7 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
-  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, type PretrainedModel, type PretrainedRun,
+  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun,
   type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation,
 } from 'multihead';
 
@@ -67,7 +67,9 @@ async function main(): Promise<void> {
   await loadPretrained(new Uint8Array(0));
   await loadPretrained(new File([], 'model.gguf'));
   const ggufMetadata: Record<string, unknown> = await readGgufMetadata(new Uint8Array(0), 1024);
-  void ggufMetadata;
+  const ggufTokenizer = tokenizerFromGguf(ggufMetadata);
+  const ends: readonly number[] = ggufTokenizer.eosIds;
+  void [ends, ggufTokenizer.bosId, ggufTokenizer.encode('text').ids];
   gpt2.dispose();
 }
 void main;

@@ -1,9 +1,10 @@
 // The "Your model" page in Chromium: checkpoints handed to the file input, from a local imitation of
 // the hub (size first, progress, a failing and a truncated download), stored for offline use;
 // the grid, the enlarged head, roles, ablation, generation, BERT pairs, URL state, keyboard, phone.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect, isolatedByServiceWorker } from './guard.mjs';
-import { FIXTURES, expectedOutputs, maxAbsDiff } from '../js/checkpoints.mjs';
+import { FIXTURES, expectedOutputs, maxAbsDiff, readSafetensors } from '../js/checkpoints.mjs';
 import { VIRIDIS } from '../../web/common/colormap.mjs';
 
 const PAGE = '/web/your-model.html';
@@ -501,4 +502,27 @@ test('the widget: <multihead-attention view="model" src="…"> from this site at
   await expect(remote.locator('.mv-thumb')).toHaveCount(8);
   await page.evaluate(() => document.querySelector('#remote').setAttribute('sentence', 'A new sentence here'));
   await expect(remote.locator('.mv-tokens')).toContainText('new');
+});
+
+test('a GGUF file picked like a checkpoint: its tokenizer, every head, the reference\'s attention, its 4-bit blocks', async ({ page }) => {
+  const dir = join(FIXTURES, '..', 'gguf', 'llama-q4_k_m');
+  const reference = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')).cases[0];
+  const expected = readSafetensors(new Uint8Array(readFileSync(join(dir, 'expected.safetensors'))));
+  const attentions = expected.get('case0.attentions');
+  const want = new Float32Array(attentions.bytes.buffer.slice(attentions.bytes.byteOffset, attentions.bytes.byteOffset + attentions.bytes.length));
+  await page.goto(PAGE);
+  await ready(page);
+  await page.setInputFiles('#files', [join(dir, 'model.gguf')]);
+  await expect(page.locator('.mv-info')).toContainText('llama, 4 layers × 4 heads (2 key/value heads)');
+  await expect(page.locator('.mv-info')).toContainText('4-bit (GGUF blocks) matrices');
+  await ready(page);
+  await expect(page.locator('.mv-thumb')).toHaveCount(16);
+  await page.locator('#mvText').fill(reference.text);
+  await ready(page);
+  // The file's own tokenizer: llama.cpp's pieces (BOS first).
+  await expect(page.locator('.mv-tokens button')).toHaveCount(reference.ids.length);
+  await page.getByRole('button', { name: /^Layer 4, head 2/ }).click();
+  const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
+  const n = reference.ids.length, offset = (3 * 4 + 1) * n * n;
+  expect(maxAbsDiff(shown, want.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
 });

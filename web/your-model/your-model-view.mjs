@@ -15,6 +15,9 @@ import { predictionsCss } from '../common/predictions.mjs';
 import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
 
+// How config.weightType reads in the model's description.
+const MATRIX_TYPES = { f32: 'f32', f16: 'f16', bf16: 'bf16', q8: '8-bit (GGUF blocks)', q4: '4-bit (GGUF blocks)' };
+
 export const MODES = ['attention', 'value', 'rollout'];
 
 export const modelViewCss = `
@@ -233,7 +236,7 @@ export class ModelView {
         : `Local layers (each token sees itself and the ${w - 1} before it): ${local.map((l) => l + 1).join(', ')}; the others see the whole text. `;
     const kv = c.kvHeads !== c.heads ? ` (${c.kvHeads} key/value heads)` : '';
     this.ui.info.textContent = `${this.label}: ${c.modelType}, ${c.layers} layers × ${c.heads} heads${kv}, d_model ${c.dModel}, ` +
-      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${c.weightType} matrices), ` +
+      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${MATRIX_TYPES[c.weightType] ?? c.weightType} matrices), ` +
       `vocabulary ${c.vocabSize.toLocaleString('en')}, up to ${c.maxPositions.toLocaleString('en')} tokens` +
       `${c.causal ? '' : ', bidirectional'}${c.hasLmHead ? '' : ', no language-model head'}. ` +
       localLayers(c) +

@@ -157,7 +157,83 @@ inline int tallest_tile(const MatrixRef& b, int n, int K) {
 // tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels 2 and 3 rows go in
 // tiles too, which measured faster; the same bits.
 // Block types go in tiles at every row count: their panels are widened into the scratch.
-inline bool reads_strips(const MatrixRef& b, int n) { return !is_block_type(b.type) && n < (b.panels ? 2 : 4); }
+// Block types: one row (decoding) is read by block_row, below.
+inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.type) ? n == 1 : n < (b.panels ? 2 : 4); }
+
+// One row over a matrix of blocks (decoding), as llama.cpp computes it: the row quantized to 8 bits
+// per block of 32 (a scale d = max |a| / 127, q = round(a / d)), each block's products summed as
+// integers, then out_c = bias_c + Σ_blocks (d · scale_c) · Σ q_a q_c − min_c · Σ a. The same
+// integers and the same float operations in every build; close to the tiles' float32 product, not
+// equal to it (a step's logits move by about 1e-3 of their range).
+template <WeightType T>
+void block_row(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+  const int blocks = K / kBlockRows;
+  thread_local std::vector<int8_t> qa;
+  thread_local std::vector<float> da, sum_a;
+  qa.resize(static_cast<size_t>(K));
+  da.resize(static_cast<size_t>(blocks));
+  sum_a.resize(static_cast<size_t>(blocks));
+  for (int blk = 0; blk < blocks; ++blk) {
+    const float* x = a + blk * kBlockRows;
+    float largest = 0, sum = 0;
+    for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k])), sum += x[k];
+    const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    for (int k = 0; k < kBlockRows; ++k) qa[blk * kBlockRows + k] = static_cast<int8_t>(std::lrintf(x[k] * inverse));
+    da[blk] = d;
+    sum_a[blk] = sum;
+  }
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int j = c0 / 8 * 8; j < c1; j += 8) {
+    float acc[8];
+    for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+    for (int blk = 0; blk < blocks; ++blk) {
+      const uint8_t* block = base + block_offset(T, blk * kBlockRows, j, b.ld);
+      const int8_t* q = qa.data() + blk * kBlockRows;
+      int32_t isum[8];
+#if defined(__wasm_simd128__)
+      // Two rows at a time: each column's pair of values against the pair of a's, by i32x4.dot_i16x8_s.
+      v128_t lo = wasm_i32x4_splat(0), hi = wasm_i32x4_splat(0);
+      for (int r = 0; r < kBlockRows; r += 2) {
+        v128_t pairs;
+        if constexpr (T == WeightType::kQ8) {
+          const v128_t rows = wasm_v128_load(block + 32 + 8 * r);
+          pairs = wasm_i8x16_shuffle(rows, rows, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+        } else {  // byte i of a row: column 2i low, 2i + 1 high
+          const v128_t rows = wasm_v128_load64_zero(block + 64 + 4 * r);
+          const v128_t low = wasm_v128_and(rows, wasm_i8x16_splat(15)), high = wasm_u8x16_shr(rows, 4);
+          pairs = wasm_i8x16_shuffle(low, high, 0, 4, 16, 20, 1, 5, 17, 21, 2, 6, 18, 22, 3, 7, 19, 23);
+        }
+        const v128_t a_pair = wasm_i32x4_splat(static_cast<int32_t>((static_cast<uint32_t>(static_cast<uint16_t>(q[r + 1])) << 16) |
+                                                                   static_cast<uint16_t>(q[r])));
+        const v128_t w_lo = T == WeightType::kQ8 ? wasm_i16x8_extend_low_i8x16(pairs) : wasm_u16x8_extend_low_u8x16(pairs);
+        const v128_t w_hi = T == WeightType::kQ8 ? wasm_i16x8_extend_high_i8x16(pairs) : wasm_u16x8_extend_high_u8x16(pairs);
+        lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(w_lo, a_pair));
+        hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(w_hi, a_pair));
+      }
+      wasm_v128_store(isum, lo);
+      wasm_v128_store(isum + 4, hi);
+#else
+      for (int c = 0; c < 8; ++c) {
+        int32_t sum = 0;
+        for (int r = 0; r < kBlockRows; ++r) {
+          const int w = T == WeightType::kQ8 ? static_cast<int8_t>(block[32 + 8 * r + c])
+                                             : (block[64 + 4 * r + c / 2] >> (4 * (c % 2))) & 15;
+          sum += w * q[r];
+        }
+        isum[c] = sum;
+      }
+#endif
+      float scale[8], min[8];
+      std::memcpy(scale, block, 32);
+      if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
+      for (int c = 0; c < 8; ++c) {
+        acc[c] += (scale[c] * da[blk]) * static_cast<float>(isum[c]);
+        if (T == WeightType::kQ4) acc[c] -= min[c] * sum_a[blk];
+      }
+    }
+    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
+  }
+}
 
 // The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
 // block type, its block's first byte.
@@ -236,7 +312,12 @@ inline void pack_depth_block(float* packed, const float* a, int64_t lda, int row
 template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
-  if constexpr (!is_block_type(T)) {
+  if constexpr (is_block_type(T)) {
+    if (reads_strips(b, n)) {
+      block_row<T>(out, a, b, bias, K, c0, c1);
+      return;
+    }
+  } else {
     if (reads_strips(b, n)) {
       for (int i = 0; i < n;) {
         const int r = std::min(n - i, 3);

@@ -229,8 +229,10 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
 }
 
 // Blocks of 8- and 4-bit values (core/blocks.h) are widened into the tiles' panels: the product
-// gives the bits of the same values stored as float32 panels, at every row count (one row too:
-// blocks always go in tiles), thread count and depth (a deep K goes in blocks of 256 or 1024 rows).
+// gives the bits of the same values stored as float32 panels, at every row count from 2, thread
+// count and depth (a deep K goes in blocks of 256 or 1024 rows). One row (decoding) is quantized
+// to 8 bits a block of 32 and summed as integers, as llama.cpp does: against a float64 transcription
+// of that definition, and close to the exact product.
 TEST(Gemm, BlocksGiveTheBitsOfTheirValuesAsFloat32) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -262,19 +264,45 @@ TEST(Gemm, BlocksGiveTheBitsOfTheirValuesAsFloat32) {
           std::vector<float> want(static_cast<size_t>(n) * N), got(want.size()), got_threads(want.size());
           set_thread_count(1);
           gemm(want.data(), N, a.data(), K, widened, bias.data(), n, K, N);
-          if (n == 1) {  // one row of float32 panels may take the few-rows path: compare with the tiles' rows
-            std::vector<float> two(static_cast<size_t>(2) * K), two_out(static_cast<size_t>(2) * N);
-            std::copy(a.begin(), a.end(), two.begin());
-            std::copy(a.begin(), a.end(), two.begin() + K);
-            gemm(two_out.data(), N, two.data(), K, widened, bias.data(), 2, K, N);
-            std::copy(two_out.begin(), two_out.begin() + N, want.begin());
-          }
           gemm(got.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
           set_thread_count(3);
           gemm(got_threads.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
           set_thread_count(1);
-          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << weight_type_name(type) << " K " << K << " N " << N << " n " << n;
-          EXPECT_EQ(0, std::memcmp(got.data(), got_threads.data(), got.size() * 4)) << weight_type_name(type) << " K " << K << " N " << N << " n " << n;
+          const std::string where = weight_type_name(type) + " K " + std::to_string(K) + " N " + std::to_string(N) + " n " + std::to_string(n);
+          EXPECT_EQ(0, std::memcmp(got.data(), got_threads.data(), got.size() * 4)) << where;
+          if (n > 1) {
+            EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << where;
+            continue;
+          }
+          // One row: a's blocks to 8 bits (d = max |a| / 127, q = a / d rounded to nearest, ties to
+          // even), then Σ_blocks d · scale · Σ q_a q − min · Σ a, in float64.
+          double worst_definition = 0, worst_exact = 0, largest = 0;
+          for (int j = 0; j < N; ++j) {
+            double sum = bias[j];
+            for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+              double most = 0, a_sum = 0;
+              for (int k = k0; k < k0 + kBlockRows; ++k) most = std::max(most, std::fabs(double(a[k]))), a_sum += a[k];
+              const float d = static_cast<float>(most) / 127.0f;
+              const uint8_t* block = blocks.data() + block_offset(type, k0, j, K);
+              float scale, min = 0;
+              std::memcpy(&scale, block + 4 * (j % 8), 4);
+              if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
+              double integers = 0;
+              for (int r = 0; r < kBlockRows; ++r) {
+                const double q_a = d > 0 ? std::nearbyint(double(a[k0 + r] * (1.0f / d))) : 0.0;
+                const int c = j % 8;
+                const int q = type == WeightType::kQ8 ? static_cast<int8_t>(block[32 + 8 * r + c]) : (block[64 + 4 * r + c / 2] >> (4 * (c % 2))) & 15;
+                integers += q_a * q;
+              }
+              sum += double(scale) * d * integers - double(min) * a_sum;
+            }
+            worst_definition = std::max(worst_definition, std::fabs(sum - got[j]));
+            worst_exact = std::max(worst_exact, std::fabs(double(want[j]) - got[j]));
+            largest = std::max(largest, std::fabs(double(want[j])));
+          }
+          EXPECT_LT(worst_definition, 1e-5 * std::max(1.0, largest)) << where;
+          EXPECT_LT(worst_exact, 0.02 * std::max(1.0, largest)) << where;  // 8-bit activations: about 1 %
+          EXPECT_GT(worst_exact, 0.0) << where;  // it did quantize
         }
       }
 }

@@ -5,6 +5,8 @@
 // character: unit i is text.slice(at[i], at[i + 1]) (one code point at first; "" when removed,
 // several code points when expanded) and came from [s[i], e[i]) of the original JS string.
 
+import { precompiledNormalizer } from './precompiled.mjs';
+
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 
 export class Aligned {
@@ -361,8 +363,9 @@ export function makeNormalizer(spec) {
       };
     }
     case 'BertNormalizer': return bertNormalizer(spec);
+    case 'Precompiled': return precompiledNormalizer(spec);
     default: return fail(`normalizer "${spec.type}" is not supported (supported: Sequence, NFC, NFD, NFKC, NFKD, ` +
-      'Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer)');
+      'Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer, Precompiled)');
   }
 }
 

@@ -51,7 +51,7 @@ export function fromCodes(codes, length) {
 
 // Builds an aligned text unit by unit, its text as UTF-16 code units in a typed array (a join of
 // many small strings is far slower).
-class Writer {
+export class Writer {
   constructor(source, capacity) {
     this.source = source;
     this.n = 0;
@@ -112,6 +112,20 @@ class Writer {
   // A string that came from the original range [s, e): one unit per code point, all with that range.
   codePoints(c, s, e) {
     for (const cp of c) this.unit(cp, s, e);
+  }
+
+  /** Whether the last unit is exactly c. */
+  endsWith(c) {
+    const from = this.at[this.n - 1];
+    if (!this.n || this.length - from !== c.length) return false;
+    for (let k = 0; k < c.length; k += 1) if (this.codes[from + k] !== c.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /** Drops the last unit. */
+  pop() {
+    this.n -= 1;
+    this.length = this.at[this.n];
   }
 
   done() {

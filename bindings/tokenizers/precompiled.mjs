@@ -10,7 +10,7 @@
 // [the rules' texts, each ending in \0]. The trie's keys are UTF-8: it is walked with the UTF-8
 // bytes of the JS string's characters as they come, and every step is checked against the
 // array's bounds, so a corrupted blob gives wrong text at worst, never a hang or a RangeError.
-import { Aligned } from './normalize.mjs';
+import { Writer } from './normalize.mjs';
 import { CharTrie } from './trie.mjs';
 
 const fail = (message) => { throw new Error(`multihead: precompiled_charsmap: ${message}`); };
@@ -112,101 +112,36 @@ export function fromBase64(text) {
   return bytes;
 }
 
-// Writes normalized units. Input units are kept in runs (one copy per run); a rule's text becomes
-// new units, one per code point, each with the range of everything the rule replaced.
-class UnitWriter {
-  constructor(units) {
-    this.units = units;
-    const capacity = units.text.length + 16;
-    this.n = 0;
-    this.length = 0;
-    this.at = new Int32Array(capacity + 1);
-    this.s = new Int32Array(capacity);
-    this.e = new Int32Array(capacity);
-    this.codes = new Uint16Array(capacity);
+// The unit that holds each UTF-16 index of the text, asked for indices that never go back (a unit
+// may hold several code points, or none).
+class UnitCursor {
+  constructor({ at, n }) {
+    this.at = at;
+    this.n = n;
+    this.i = 0;
   }
 
-  #reserve(more) {
-    if (this.length + more <= this.codes.length && this.n + more <= this.s.length) return;
-    const size = 2 * Math.max(this.codes.length, this.s.length) + more;
-    const grow = (old, Type, length) => { const a = new Type(length); a.set(old); return a; };
-    this.at = grow(this.at, Int32Array, size + 1);
-    this.s = grow(this.s, Int32Array, size);
-    this.e = grow(this.e, Int32Array, size);
-    this.codes = grow(this.codes, Uint16Array, size);
+  of(k) {
+    while (this.i < this.n && this.at[this.i + 1] <= k) this.i += 1;
+    return this.i;
   }
-
-  /** Keeps input units [i, j). */
-  keep(i, j) {
-    const { units } = this, { text } = units;
-    for (let u = i; u < j; u += 1) {
-      const from = units.at[u], to = units.at[u + 1];
-      this.#reserve(to - from + 1);
-      this.at[this.n] = this.length;
-      this.s[this.n] = units.s[u];
-      this.e[this.n] = units.e[u];
-      this.n += 1;
-      for (let k = from; k < to; k += 1) this.codes[this.length++] = text.charCodeAt(k);
-    }
-  }
-
-  /** One code point (as a string) from the original range [s, e). */
-  put(c, s, e) {
-    this.#reserve(c.length + 1);
-    this.at[this.n] = this.length;
-    this.s[this.n] = s;
-    this.e[this.n] = e;
-    this.n += 1;
-    for (let k = 0; k < c.length; k += 1) this.codes[this.length++] = c.charCodeAt(k);
-  }
-
-  /** Each code point of text, from the original range [s, e). */
-  putAll(text, s, e) {
-    for (let k = 0; k < text.length;) {
-      const w = widthAt(text, k);
-      this.put(text.slice(k, k + w), s, e);
-      k += w;
-    }
-  }
-
-  /** Whether the last unit is exactly c. */
-  endsWith(c) {
-    if (!this.n || this.length - this.at[this.n - 1] !== c.length) return false;
-    for (let k = 0; k < c.length; k += 1) if (this.codes[this.at[this.n - 1] + k] !== c.charCodeAt(k)) return false;
-    return true;
-  }
-
-  pop() {
-    this.n -= 1;
-    this.length = this.at[this.n];
-  }
-
-  done() {
-    this.at[this.n] = this.length;
-    let text = '';
-    for (let k = 0; k < this.length; k += 8192) text += String.fromCharCode.apply(null, this.codes.subarray(k, Math.min(k + 8192, this.length)));
-    return new Aligned(text, this.n, this.at, this.s, this.e);
-  }
-}
-
-// The unit of each UTF-16 index of the text (a unit may hold several code points, or none).
-function unitIndex({ text, n, at }) {
-  const of = new Int32Array(text.length + 1);
-  for (let i = 0; i < n; i += 1) for (let k = at[i]; k < at[i + 1]; k += 1) of[k] = i;
-  of[text.length] = n;
-  return of;
 }
 
 // Writes text [a, b) of the input: the input's own units where [a, b) is whole units, else each
 // code point with the range of the unit it lies in.
-function keepText(out, units, unitOf, a, b) {
-  const i = unitOf[a], j = unitOf[b];
-  if (units.at[i] === a && (j === units.n || units.at[j] === b)) { out.keep(i, j); return; }
-  for (let k = a; k < b;) {
-    const w = widthAt(units.text, k), u = unitOf[k];
-    out.put(units.text.slice(k, k + w), units.s[u], units.e[u]);
+function keepText(out, units, cursor, a, b) {
+  const i = cursor.of(a);
+  if (units.at[i] === a) {
+    const j = cursor.of(b);
+    if (j === units.n || units.at[j] === b) { out.keepRange(i, j); return; }
+  }
+  for (let k = a, u = i; k < b;) {
+    while (units.at[u + 1] <= k) u += 1;
+    const w = widthAt(units.text, k);
+    out.unit(units.text.slice(k, k + w), units.s[u], units.e[u]);
     k += w;
   }
+  cursor.of(b);
 }
 
 function utf8Length(text, a, b) {
@@ -220,26 +155,41 @@ function utf8Length(text, a, b) {
   return length;
 }
 
-const graphemes = typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
-const isAscii = (code) => code < 0x80;
+const segmenter = typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
-// Calls fn(a, b) for each grapheme [a, b) of text. Two ASCII characters other than CR LF always
-// have a grapheme boundary between them, so only stretches with other characters go through
+// Code units of characters that are a grapheme of their own whatever surrounds them (Unicode's
+// Grapheme_Cluster_Break "Other" or "Control", no mark, joiner, Prepend, Hangul or emoji): ASCII,
+// Latin, Greek and Cyrillic letters, general punctuation, kana, CJK ideographs. Between two of
+// them there is always a boundary (but CR LF), so only stretches with other characters need
 // Intl.Segmenter (ICU's rules; the tokenizers library uses the unicode-segmentation crate).
-function forEachGrapheme(text, fn) {
-  const n = text.length;
-  for (let p = 0; p < n;) {
-    const code = text.charCodeAt(p);
-    if (code === 13 && text.charCodeAt(p + 1) === 10) { fn(p, p + 2); p += 2; continue; }
-    if (isAscii(code) && (p + 1 === n || isAscii(text.charCodeAt(p + 1)))) { fn(p, p + 1); p += 1; continue; }
-    let q = p + 1;
-    while (q < n && !(isAscii(text.charCodeAt(q - 1)) && isAscii(text.charCodeAt(q)) && !(text.charCodeAt(q - 1) === 13 && text.charCodeAt(q) === 10))) q += 1;
-    if (!graphemes) {
-      for (let k = p; k < q; k += widthAt(text, k)) fn(k, k + widthAt(text, k));
-    } else {
-      for (const { index, segment } of graphemes.segment(text.slice(p, q))) fn(p + index, p + index + segment.length);
-    }
-    p = q;
+const isSimple = (code) => code < 0x300 || (code >= 0x370 && code <= 0x482) || (code >= 0x48A && code <= 0x52F) ||
+  (code >= 0x1E00 && code <= 0x1FFF) || (code >= 0x2010 && code <= 0x2027) || (code >= 0x2030 && code <= 0x205E) ||
+  (code >= 0x3041 && code <= 0x3096) || (code >= 0x309B && code <= 0x30FF) || (code >= 0x3400 && code <= 0x4DBF) ||
+  (code >= 0x4E00 && code <= 0x9FFF);
+const isBreak = (text, k) => isSimple(text.charCodeAt(k - 1)) && isSimple(text.charCodeAt(k)) &&
+  !(text.charCodeAt(k - 1) === 13 && text.charCodeAt(k) === 10);
+
+// The graphemes of a text, one after another: end(p) is where the one that starts at p ends.
+class Graphemes {
+  constructor(text) {
+    this.text = text;
+    this.ends = [];  // the ends of a stretch's graphemes, from Intl.Segmenter
+    this.next = 0;
+  }
+
+  get idle() { return this.next === this.ends.length; }
+
+  end(p) {
+    if (this.next < this.ends.length) return this.ends[this.next++];
+    const { text } = this, n = text.length;
+    if (p + 1 >= n || isBreak(text, p + 1)) return p + 1;
+    let q = p + 2;
+    while (q < n && !isBreak(text, q)) q += 1;
+    this.ends = [];
+    this.next = 0;
+    if (segmenter) for (const { index, segment } of segmenter.segment(text.slice(p, q))) this.ends.push(p + index + segment.length);
+    else for (let k = p; k < q; k += widthAt(text, k)) this.ends.push(k + widthAt(text, k));
+    return this.ends[this.next++];
   }
 }
 
@@ -249,25 +199,33 @@ export function precompiledNormalizer(spec) {
   if (charsmap === null || charsmap === undefined || charsmap === '') return (units) => units;
   if (typeof charsmap !== 'string') fail('it must be a base64 string');
   const rules = new Charsmap(fromBase64(charsmap));
+  const { asciiStarts } = rules;
   return (units) => {
-    const { text } = units, unitOf = unitIndex(units);
-    const out = new UnitWriter(units);
+    const { text } = units, n = text.length, cursor = new UnitCursor(units), clusters = new Graphemes(text);
+    const out = new Writer(units, units.n + 16);
     let kept = 0;  // text before this is written
-    const flush = (to) => { if (to > kept) keepText(out, units, unitOf, kept, to); };
+    const flush = (to) => { if (to > kept) keepText(out, units, cursor, kept, to); };
     const replace = (a, b, replacement) => {
       flush(a);
-      out.putAll(replacement, units.s[unitOf[a]], units.e[unitOf[b - 1]]);
+      const from = units.s[cursor.of(a)];
+      out.codePoints(replacement, from, units.e[cursor.of(b - 1)]);
       kept = b;
     };
-    forEachGrapheme(text, (a, b) => {
-      if (b - a === 1 && text.charCodeAt(a) < 128 && !rules.asciiStarts[text.charCodeAt(a)]) return;
-      if (utf8Length(text, a, b) < 6 && rules.match(text, a, b, true) > 0) { replace(a, b, rules.found); return; }
-      for (let k = a; k < b;) {
-        const w = widthAt(text, k);
-        if (rules.match(text, k, k + w, true) > 0) replace(k, k + w, rules.found);
-        k += w;
+    for (let a = 0; a < n;) {
+      const code = text.charCodeAt(a);
+      // Most text: an ASCII character no rule starts with, before another ASCII character.
+      if (code < 128 && code !== 13 && !asciiStarts[code] && clusters.idle && (a + 1 === n || text.charCodeAt(a + 1) < 128)) { a += 1; continue; }
+      const b = clusters.end(a);
+      if (utf8Length(text, a, b) < 6 && rules.match(text, a, b, true) > 0) replace(a, b, rules.found);
+      else {
+        for (let k = a; k < b;) {
+          const w = widthAt(text, k);
+          if (rules.match(text, k, k + w, true) > 0) replace(k, k + w, rules.found);
+          k += w;
+        }
       }
-    });
+      a = b;
+    }
     if (kept === 0) return units;
     flush(text.length);
     return out.done();
@@ -293,7 +251,7 @@ export function sentencePieceNormalizer(spec, { treatWhitespaceAsSuffix = false,
   const space = spec.escapeWhitespaces ? '▁' : ' ';
   const collapse = spec.removeExtraWhitespaces;
   return (units) => {
-    const { text } = units, n = text.length, unitOf = unitIndex(units);
+    const { text } = units, n = text.length, cursor = new UnitCursor(units);
     // The rule at p: its length in code units, and its text (null: the input as it is).
     let replacement = null;
     const prefix = (p) => {
@@ -309,19 +267,21 @@ export function sentencePieceNormalizer(spec, { treatWhitespaceAsSuffix = false,
         if ((replacement ?? text.slice(p, p + length)) !== ' ') break;
       }
     }
-    const out = new UnitWriter(units);
+    const out = new Writer(units, units.n + 16);
     if (p >= n) return out.done();
-    const start = units.s[unitOf[p]];
-    if (spec.addDummyPrefix && !treatWhitespaceAsSuffix) out.put(space, start, start);
+    const start = units.s[cursor.of(p)];
+    if (spec.addDummyPrefix && !treatWhitespaceAsSuffix) out.unit(space, start, start);
     let previousSpace = collapse;
     while (p < n) {
       const length = prefix(p);
       let piece = replacement ?? text.slice(p, p + length);
       if (previousSpace) piece = piece.replace(/^ +/, '');
       if (piece) {
-        const s = units.s[unitOf[p]], e = units.e[unitOf[p + length - 1]];
-        if (replacement === null && !piece.includes(' ')) keepText(out, units, unitOf, p, p + length);
-        else out.putAll(spec.escapeWhitespaces ? piece.replaceAll(' ', '▁') : piece, s, e);
+        if (replacement === null && !piece.includes(' ')) keepText(out, units, cursor, p, p + length);
+        else {
+          const from = units.s[cursor.of(p)];
+          out.codePoints(spec.escapeWhitespaces ? piece.replaceAll(' ', '▁') : piece, from, units.e[cursor.of(p + length - 1)]);
+        }
         previousSpace = piece.endsWith(' ');
       }
       if (!collapse) previousSpace = false;
@@ -330,7 +290,7 @@ export function sentencePieceNormalizer(spec, { treatWhitespaceAsSuffix = false,
     if (collapse) while (out.endsWith(space)) out.pop();
     if (spec.addDummyPrefix && treatWhitespaceAsSuffix) {
       const end = units.e[units.n - 1];
-      out.put(space, end, end);
+      out.unit(space, end, end);
     }
     return out.done();
   };

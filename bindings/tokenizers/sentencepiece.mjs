@@ -102,12 +102,6 @@ class MappedUnigram extends Unigram {
     this.outputIds[this.unkId] = unkId;
     this.vocab = vocab;
   }
-
-  word(word) {
-    const out = super.word(word);
-    for (let k = 1; k < out.length; k += 4) out[k] = this.outputIds[out[k]];
-    return out;
-  }
 }
 
 /**

@@ -52,6 +52,7 @@ export class Unigram extends WordModel {
     this.byteIds = Array.from({ length: 256 }, (_, b) => this.vocab.get(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`) ?? -1);
     this.#buildTrie(edges);
     this.best = new Float64Array(0);
+    this.outputIds = null;  // ids to give out instead of the vocabulary's (Marian's vocab.json)
   }
 
   #buildTrie(edges) {
@@ -131,40 +132,70 @@ export class Unigram extends WordModel {
     }
   }
 
-  // A word's tokens, [0, id, token, start, end, …] with UTF-16 offsets in the word (WordModel's
-  // layout; the leading 0: nothing here joins a token of the word before). Neighbouring unknown
-  // pieces become one token (fuse_unk, which both libraries always do for Unigram); its text is
-  // looked up again, then spelled in bytes (byte_fallback), else it is the unknown token.
-  word(word) {
-    if (!word.length) return [0];
+  // The best path as pieces in order: this.pathIds / pathStarts / pathEnds [0, count), its count
+  // returned. Neighbouring unknown pieces are one (fuse_unk, which both libraries always do for
+  // Unigram).
+  #path(word) {
     this.#viterbi(word);
     const { from, ids } = this;
-    const path = [];  // id, start, end from the end backwards
-    for (let end = word.length; end > 0; end = from[end]) {
-      const id = ids[end], start = from[end];
-      const last = path.length - 3;
-      if (id === this.unkId && last >= 0 && path[last] === this.unkId) path[last + 1] = start;
-      else path.push(id, start, end);
+    if (!this.pathIds || this.pathIds.length < this.from.length) {
+      this.pathIds = new Int32Array(this.from.length);
+      this.pathStarts = new Int32Array(this.from.length);
+      this.pathEnds = new Int32Array(this.from.length);
     }
+    const { pathIds, pathStarts, pathEnds } = this;
+    let count = 0;
+    for (let end = word.length; end > 0; end = from[end]) {
+      const id = ids[end];
+      if (id === this.unkId && count > 0 && pathIds[count - 1] === id) { pathStarts[count - 1] = from[end]; continue; }
+      pathIds[count] = id;
+      pathStarts[count] = from[end];
+      pathEnds[count] = end;
+      count += 1;
+    }
+    pathIds.subarray(0, count).reverse();
+    pathStarts.subarray(0, count).reverse();
+    pathEnds.subarray(0, count).reverse();
+    return count;
+  }
+
+  // The tokens of an unknown piece word[start, end): its text looked up again (tokenizers does),
+  // then spelled in bytes (byte_fallback), else the unknown token; push(id, token) each.
+  #unknown(text, push) {
+    const known = this.sentencePiece ? undefined : this.vocab.get(text);
+    if (known !== undefined) { push(known, text); return; }
+    if (this.byteFallback) {
+      const bytes = utf8.encode(text);
+      if (bytes.every((b) => this.byteIds[b] >= 0)) {
+        for (const b of bytes) push(this.byteIds[b], this.pieces[this.byteIds[b]]);
+        return;
+      }
+    }
+    push(this.unkId, text);
+  }
+
+  // A word's tokens, [0, id, token, start, end, …] with UTF-16 offsets in the word (WordModel's
+  // layout; the leading 0: nothing here joins a token of the word before).
+  word(word) {
+    if (!word.length) return [0];
+    const count = this.#path(word), { pathIds, pathStarts, pathEnds, outputIds } = this;
     const out = [0];
-    for (let k = path.length - 3; k >= 0; k -= 3) {
-      const id = path[k], start = path[k + 1], end = path[k + 2];
-      const text = word.slice(start, end);
-      if (id !== this.unkId) { out.push(id, this.pieces[id], start, end); continue; }
-      const known = this.sentencePiece ? undefined : this.vocab.get(text);
-      if (known !== undefined) { out.push(known, text, start, end); continue; }
-      if (this.byteFallback && this.#pushBytes(out, text, start, end)) continue;
-      out.push(this.unkId, text, start, end);
+    for (let k = 0; k < count; k += 1) {
+      const id = pathIds[k], start = pathStarts[k], end = pathEnds[k];
+      if (id !== this.unkId) out.push(outputIds ? outputIds[id] : id, this.pieces[id], start, end);
+      else this.#unknown(word.slice(start, end), (i, token) => out.push(outputIds ? outputIds[i] : i, token, start, end));
     }
     return out;
   }
 
-  // The text as byte tokens <0xXX>, each with the text's range; false (nothing pushed) when one
-  // of them is not in the vocabulary.
-  #pushBytes(out, text, start, end) {
-    const bytes = utf8.encode(text);
-    if (!bytes.every((b) => this.byteIds[b] >= 0)) return false;
-    for (const b of bytes) out.push(this.byteIds[b], this.pieces[this.byteIds[b]], start, end);
-    return true;
+  // A long word (a whole text, for a SentencePiece model file) written to the token list as its
+  // path is read: no array of its tokens in between. Offsets: the word starts at a in s and e.
+  writeLongWord(word, a, s, e, out) {
+    const count = this.#path(word), { pathIds, pathStarts, pathEnds, outputIds, pieces } = this;
+    for (let k = 0; k < count; k += 1) {
+      const id = pathIds[k], from = s[a + pathStarts[k]], to = e[a + pathEnds[k] - 1];
+      if (id !== this.unkId) out.push(outputIds ? outputIds[id] : id, pieces[id], from, to);
+      else this.#unknown(word.slice(pathStarts[k], pathEnds[k]), (i, token) => out.push(outputIds ? outputIds[i] : i, token, from, to));
+    }
   }
 }

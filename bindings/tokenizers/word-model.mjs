@@ -46,7 +46,10 @@ export class WordModel {
       if (a >= b) continue;
       const word = a === 0 && b === text.length ? text : text.slice(a, b);
       const first = out.length;
-      const cuts = b - a > CACHED_WORD_LENGTH ? this.cuts(word) : null;
+      const long = b - a > CACHED_WORD_LENGTH;
+      // A model that can write a long word's tokens straight to the list skips the cache's array.
+      if (long && this.writeLongWord) { this.writeLongWord(word, a, s, e, out); continue; }
+      const cuts = long ? this.cuts(word) : null;
       if (!cuts) { this.#append(word, a, s, e, out, first); continue; }
       // A long word (a document with no pre-tokenizer split) in parts that tokenize apart.
       let from = 0;

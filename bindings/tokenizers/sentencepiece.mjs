@@ -128,7 +128,8 @@ export function sentencePieceParts(model, { vocab = null, unkToken, eosToken } =
     unigram = new MappedUnigram(spec, vocab, vocab.get(unk));
   } else unigram = new Unigram(spec);
   const ids = unigram.vocab;
-  const eos = eosToken ?? pieces[trainer.eosId]?.piece;
+  // The model's end piece is a control piece (eos_id -1: none).
+  const eos = eosToken ?? (pieces[trainer.eosId]?.type === PIECE.CONTROL ? pieces[trainer.eosId].piece : undefined);
   const userDefined = pieces.filter((p) => p.type === PIECE.USER_DEFINED).map((p) => p.piece);
   return {
     model: unigram,

@@ -99,7 +99,6 @@ class MappedUnigram extends Unigram {
   constructor(spec, vocab, unkId) {
     super(spec);
     this.outputIds = Int32Array.from(this.pieces, (piece) => vocab.get(piece) ?? unkId);
-    this.outputIds[this.unkId] = unkId;
     this.vocab = vocab;
   }
 }

@@ -209,6 +209,29 @@ describe('SentencePiece model files: what sentencepiece does that tokenizer.json
   });
 });
 
+describe('Marian: ids from vocab.json', () => {
+  it("a piece vocab.json lacks is <unk>'s id there", () => {
+    const vocab = JSON.parse(read('marian', 'vocab.json'));
+    const { '▁the': dropped, ...fewer } = vocab;
+    const tok = loadTokenizer({ spmSource: bytes('marian', 'source.spm'), vocabJson: JSON.stringify(fewer), tokenizerConfig: JSON.parse(read('marian', 'tokenizer_config.json')) });
+    expect(TOKENIZERS.marian.encode('the cat').tokens[0]).toBe('▁the');
+    expect(ids(tok.encode('the cat'))[0]).toBe(vocab['<unk>']);
+    expect(ids(tok.encode('the cat')).slice(1)).toEqual(ids(TOKENIZERS.marian.encode('the cat')).slice(1));
+    expect(dropped).toBe(4);
+  });
+});
+
+describe('Marian: the target side has its own model', () => {
+  it('tokenizer.target reads target.spm (ids still from vocab.json)', () => {
+    const vocab = JSON.parse(read('marian', 'vocab.json'));
+    // A target model that knows only ▁ and a: everything else is unknown there.
+    const target = spmModel([['<unk>', 0, 2], ['▁', -1], ['</s>', 0, 3], ['a', -1]], { addDummyPrefix: true });  // eos_id 2 by default
+    const tok = loadTokenizer({ spmSource: bytes('marian', 'source.spm'), spmTarget: target, vocabJson: read('marian', 'vocab.json') });
+    expect(ids(tok.target.encode('ab a'))).toEqual([vocab['▁'], vocab.a, vocab['<unk>'], vocab['▁'], vocab.a, vocab['</s>']]);
+    expect(ids(tok.encode('ab a'))).toEqual(ids(TOKENIZERS.marian.encode('ab a')));
+  });
+});
+
 describe("XLM-R's and CamemBERT's tokenizer.json layouts (Unigram, Precompiled, Metaspace, <s> $A </s>)", () => {
   // Built as transformers' converters lay them out, from T5's SentencePiece pieces: XLM-R puts
   // <s> <pad> </s> <unk> first and the model's pieces from its 4th on (ids one up from
@@ -284,6 +307,12 @@ describe('reading SentencePiece model files', () => {
     // Field 1 (pieces), wire type 2, length 2^32 - 1.
     const bomb = Uint8Array.from([0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x00]);
     expect(() => readSentencePieceModel(bomb)).toThrow(/^multihead: .*4294967295 bytes runs past the end/);
+  });
+
+  it('a field running past the end of its message is refused', () => {
+    // A piece (field 1, 5 bytes) whose text (field 1) claims 100 bytes.
+    const truncated = Uint8Array.from([0x0A, 0x05, 0x0A, 0x64, 0x61, 0x62, 0x63]);
+    expect(() => readSentencePieceModel(truncated)).toThrow(/^multihead: .*a field of 100 bytes runs past the end/);
   });
 
   const mustBeOurs = (fn) => {

@@ -158,23 +158,30 @@ function utf8Length(text, a, b) {
 const segmenter = typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
 // Code units of characters that are a grapheme of their own whatever surrounds them (Unicode's
-// Grapheme_Cluster_Break "Other" or "Control", no mark, joiner, Prepend, Hangul or emoji): ASCII,
-// Latin, Greek and Cyrillic letters, general punctuation, kana, CJK ideographs. Between two of
-// them there is always a boundary (but CR LF), so only stretches with other characters need
-// Intl.Segmenter (ICU's rules; the tokenizers library uses the unicode-segmentation crate).
+// Grapheme_Cluster_Break "Other" or "Control": no mark, joiner, Prepend, jamo or emoji), or at
+// least never join one another (Hangul syllables): ASCII, Latin, Greek and Cyrillic letters,
+// general punctuation, CJK symbols, kana, CJK ideographs, Hangul syllables, full-width forms.
+// Between two of them there is always a boundary (but CR LF), so only stretches with other
+// characters need Intl.Segmenter (ICU's rules; the tokenizers library uses unicode-segmentation).
 const isSimple = (code) => code < 0x300 || (code >= 0x370 && code <= 0x482) || (code >= 0x48A && code <= 0x52F) ||
   (code >= 0x1E00 && code <= 0x1FFF) || (code >= 0x2010 && code <= 0x2027) || (code >= 0x2030 && code <= 0x205E) ||
-  (code >= 0x3041 && code <= 0x3096) || (code >= 0x309B && code <= 0x30FF) || (code >= 0x3400 && code <= 0x4DBF) ||
-  (code >= 0x4E00 && code <= 0x9FFF);
+  (code >= 0x3000 && code <= 0x3029) || (code >= 0x3030 && code <= 0x303F) || (code >= 0x3041 && code <= 0x3096) ||
+  (code >= 0x309B && code <= 0x30FF) || (code >= 0x3400 && code <= 0x4DBF) || (code >= 0x4E00 && code <= 0x9FFF) ||
+  (code >= 0xAC00 && code <= 0xD7A3) || (code >= 0xFF01 && code <= 0xFF9D);
 const isBreak = (text, k) => isSimple(text.charCodeAt(k - 1)) && isSimple(text.charCodeAt(k)) &&
   !(text.charCodeAt(k - 1) === 13 && text.charCodeAt(k) === 10);
+
+// Intl.Segmenter's iteration slows down with the length of what it segments (quadratic in Node
+// 20), so a stretch goes through it a window at a time.
+const WINDOW = 256;
 
 // The graphemes of a text, one after another: end(p) is where the one that starts at p ends.
 class Graphemes {
   constructor(text) {
     this.text = text;
-    this.ends = [];  // the ends of a stretch's graphemes, from Intl.Segmenter
+    this.ends = [];  // the ends of the graphemes of a window, from Intl.Segmenter
     this.next = 0;
+    this.stretchEnd = 0;  // the end of the stretch that needs Intl.Segmenter
   }
 
   get idle() { return this.next === this.ends.length; }
@@ -182,13 +189,28 @@ class Graphemes {
   end(p) {
     if (this.next < this.ends.length) return this.ends[this.next++];
     const { text } = this, n = text.length;
-    if (p + 1 >= n || isBreak(text, p + 1)) return p + 1;
-    let q = p + 2;
-    while (q < n && !isBreak(text, q)) q += 1;
+    if (p >= this.stretchEnd) {
+      if (p + 1 >= n || isBreak(text, p + 1)) return p + 1;
+      let q = p + 2;
+      while (q < n && !isBreak(text, q)) q += 1;
+      this.stretchEnd = q;
+    }
     this.ends = [];
     this.next = 0;
-    if (segmenter) for (const { index, segment } of segmenter.segment(text.slice(p, q))) this.ends.push(p + index + segment.length);
-    else for (let k = p; k < q; k += widthAt(text, k)) this.ends.push(k + widthAt(text, k));
+    if (!segmenter) {
+      for (let k = p; k < this.stretchEnd; k += widthAt(text, k)) this.ends.push(k + widthAt(text, k));
+      return this.ends[this.next++];
+    }
+    // No rule looks more than one code point past a boundary, so every boundary of a window but its
+    // end (where the window cuts the text) is one of the whole text's; the next window starts there.
+    for (let size = WINDOW; ; size *= 2) {
+      let to = Math.min(this.stretchEnd, p + size);
+      if (to < this.stretchEnd && isHigh(text.charCodeAt(to - 1)) && isLow(text.charCodeAt(to))) to -= 1;
+      for (const { index, segment } of segmenter.segment(text.slice(p, to))) this.ends.push(p + index + segment.length);
+      if (to === this.stretchEnd) break;
+      if (this.ends.length > 1) { this.ends.pop(); break; }
+      this.ends = [];  // one grapheme longer than the window: a wider one
+    }
     return this.ends[this.next++];
   }
 }

@@ -215,6 +215,13 @@ class Graphemes {
   }
 }
 
+/** The ends of the graphemes of text, in order, as the normalizer finds them. */
+export function graphemeEnds(text) {
+  const clusters = new Graphemes(text), ends = [];
+  for (let p = 0; p < text.length; p = ends[ends.length - 1]) ends.push(clusters.end(p));
+  return ends;
+}
+
 /** tokenizer.json's Precompiled normalizer: aligned units → aligned units. */
 export function precompiledNormalizer(spec) {
   const charsmap = spec.precompiled_charsmap;

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer, loadTokenizer } from '../../bindings/tokenizers/tokenizer.mjs';
 import { readSentencePieceModel } from '../../bindings/tokenizers/sentencepiece.mjs';
-import { Charsmap } from '../../bindings/tokenizers/precompiled.mjs';
+import { Charsmap, graphemeEnds } from '../../bindings/tokenizers/precompiled.mjs';
 import { FIXTURES } from './checkpoints.mjs';
 
 const read = (model, file) => readFileSync(join(FIXTURES, model, file), 'utf8');
@@ -97,6 +97,21 @@ describe("Unicode the charsmap rewrites, against Google's sentencepiece", () => 
       return;
     }
     expect(ids(tok.encode(c.text))).toEqual([...c.ids, 1]);
+  });
+
+  it("graphemes found window by window are Intl.Segmenter's over the whole text", () => {
+    // Pieces that join into graphemes (marks, ZWJ emoji, flags, skin tones, jamo, Devanagari, CR LF),
+    // alone (one stretch for Intl.Segmenter, longer than its 256-unit window) or among ones that
+    // never join (short stretches).
+    const joining = ['e\u0301', '\u0301', '\u200d', '👨', '👩\u200d👧', '🇯', '🇵', '👍🏽', '\u1100', '\u1161', '\u11a8', 'क्ष', 'ि',
+      '\r', 'ﾞ', '\u0600', '\ufe0f', '\ud83d'];
+    const plain = ['a', ' ', 'é', '\n', '東', 'ｶ', '한', '1'];
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    const texts = fc.boolean().chain((mixed) => fc.array(fc.constantFrom(...joining, ...(mixed ? plain : [])), { minLength: 100, maxLength: 900 }));
+    fc.assert(fc.property(texts, (parts) => {
+      const text = parts.join('');
+      expect(graphemeEnds(text)).toEqual(Array.from(segmenter.segment(text), ({ index, segment }) => index + segment.length));
+    }), { numRuns: 60 });
   });
 
   it('full-width letters, ligatures and NBSP read as their plain forms; offsets cover the originals', () => {

@@ -359,7 +359,13 @@ export function loadTokenizer(files) {
     const tokenizerClass = typeof config.tokenizer_class === 'string' ? config.tokenizer_class : '';
     const qwen = tokenizerClass ? /^Qwen2Tokenizer/.test(tokenizerClass) : /^qwen/.test(files.modelType ?? '');
     const pattern = qwen ? QWEN2_PATTERN : null;
+    // BART's and RoBERTa's tokenizers wrap the text as <s> A </s> (pairs <s> A </s></s> B </s>).
+    const roberta = tokenizerClass ? /^(Bart|Roberta)Tokenizer/.test(tokenizerClass) : /^(bart|roberta)$/.test(files.modelType ?? '');
+    const name = (key, fallback) => (typeof config[key] === 'string' ? config[key] : config[key]?.content) ?? fallback;
+    const cls = name('cls_token', name('bos_token', '<s>')), sep = name('sep_token', name('eos_token', '</s>'));
     return new Tokenizer({
+      post_processor: roberta && vocab[cls] !== undefined && vocab[sep] !== undefined
+        ? { type: 'RobertaProcessing', cls: [cls, vocab[cls]], sep: [sep, vocab[sep]] } : null,
       model: { type: 'BPE', vocab, merges },
       pre_tokenizer: pattern
         ? { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false },

@@ -41,6 +41,14 @@ describe('encoder-decoder fixtures: the ids transformers 5.17 produced', () => {
     });
   }
 
+  it('bart from vocab.json + merges.txt (no tokenizer.json): the same ids, <s> A </s> included', () => {
+    const tok = loadTokenizer({ vocabJson: read('bart', 'vocab.json'), mergesTxt: read('bart', 'merges.txt'), tokenizerConfig: JSON.parse(read('bart', 'tokenizer_config.json')) });
+    for (const c of expected('bart')) {
+      expect(ids(tok.encode(c.source))).toEqual(c.input_ids);
+      expect(ids(tok.encode(c.target))).toEqual(c.labels);
+    }
+  });
+
   it.each(['t5', 'marian'])('%s: each token is the text at its offsets, ▁ for the space before it', (model) => {
     const tok = TOKENIZERS[model];
     for (const c of expected(model)) {

@@ -341,7 +341,7 @@ function cleanup(text) {
  * For an encoder-decoder with a tokenizer per side, the result tokenizes the source text and its
  * `target` property is the target side's tokenizer (labels, and decoding what the model writes).
  * @param {{ tokenizerJson?: string, vocabJson?: string, mergesTxt?: string, vocabTxt?: string,
- *   spmSource?: Uint8Array, spmTarget?: Uint8Array, targetVocabJson?: string,
+ *   spmSource?: Uint8Array | ArrayBuffer, spmTarget?: Uint8Array | ArrayBuffer, targetVocabJson?: string,
  *   tokenizerConfig?: object, modelType?: string }} files
  */
 export function loadTokenizer(files) {
@@ -411,7 +411,7 @@ function sentencePieceTokenizer(files, config, parse) {
   const targetVocab = config.separate_vocabs ? vocabOf(files.targetVocabJson, 'target_vocab.json') ?? sourceVocab : sourceVocab;
   const options = { unkToken: name(config.unk_token), eosToken: name(config.eos_token) };
   const build = (bytes, vocab) => {
-    const parts = sentencePieceParts(readSentencePieceModel(bytes), { ...options, vocab });
+    const parts = sentencePieceParts(readSentencePieceModel(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes), { ...options, vocab });
     if (vocab) {
       // The special tokens tokenizer_config.json names (Marian's <pad>, which no .spm piece is), and
       // multilingual models' language codes (>>fr<<), split out of the text as transformers does.

@@ -100,6 +100,7 @@ class MappedUnigram extends Unigram {
     super(spec);
     this.outputIds = Int32Array.from(this.pieces, (piece) => vocab.get(piece) ?? unkId);
     this.vocab = vocab;
+    this.tokensById = null;  // the ids given out are vocab.json's
   }
 }
 

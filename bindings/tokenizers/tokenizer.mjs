@@ -53,6 +53,7 @@ export class Tokenizer {
     checkDecoder(this.decoder);
     this.idToToken = [];
     for (const [token, id] of this.model.vocab) this.idToToken[id] = token;
+    this.model.tokensById?.forEach((token, id) => { this.idToToken[id] ??= token; });
     this.added = [];
     this.special = new Set();
     for (const t of Array.isArray(spec.added_tokens) ? spec.added_tokens : []) {

@@ -53,6 +53,8 @@ export class Unigram extends WordModel {
     this.#buildTrie(edges);
     this.best = new Float64Array(0);
     this.outputIds = null;  // ids to give out instead of the vocabulary's (Marian's vocab.json)
+    // Each id's token: the vocabulary is a list, so a piece listed twice keeps both ids.
+    this.tokensById = this.pieces;
   }
 
   #buildTrie(edges) {
@@ -159,8 +161,8 @@ export class Unigram extends WordModel {
     return count;
   }
 
-  // The tokens of an unknown piece word[start, end): its text looked up again (tokenizers does),
-  // then spelled in bytes (byte_fallback), else the unknown token; push(id, token) each.
+  // The tokens of an unknown piece's text: the text looked up again (tokenizers does), then
+  // spelled in bytes (byte_fallback), else the unknown token; push(id, token) each.
   #unknown(text, push) {
     const known = this.sentencePiece ? undefined : this.vocab.get(text);
     if (known !== undefined) { push(known, text); return; }

@@ -281,6 +281,12 @@ describe("XLM-R's and CamemBERT's tokenizer.json layouts (Unigram, Precompiled, 
     expect(ids(xlmr.encode(c.text))).toEqual([0, ...c.ids.map((id, k) => (unknown[k] ? 3 : id + 1)), 2]);
     expect(ids(camembert.encode(c.text))).toEqual([0, ...c.ids.map((id, k) => (unknown[k] ? 3 : id + 4)), 2]);
   });
+
+  it('a piece listed twice (CamemBERT\'s <unk>) keeps both ids', () => {
+    expect(camembert.token(3)).toBe('<unk>');
+    expect(camembert.token(6)).toBe('<unk>');
+    expect(camembert.id('<unk>')).toBe(6);  // the last, as the tokenizers library's map keeps it
+  });
 });
 
 describe('invariants on random text', () => {

@@ -76,6 +76,7 @@ export class Charsmap {
     for (let k = p; k < to;) {
       let cp = text.charCodeAt(k), width = 1;
       if (cp < 128 && k === p && !this.asciiStarts[cp]) return 0;
+      if (cp === 0) return length;  // keys end at NUL: both libraries stop there
       if (isHigh(cp) && k + 1 < to && isLow(text.charCodeAt(k + 1))) { cp = text.codePointAt(k); width = 2; }
       const count = utf8Bytes(cp, bytes);
       for (let j = 0; j < count; j += 1) {

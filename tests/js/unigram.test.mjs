@@ -244,6 +244,14 @@ describe('Marian: ids from vocab.json', () => {
   });
 });
 
+describe('Marian: language codes', () => {
+  it('a leading >>fr<< is its own token, the rest encoded as without it (transformers\' remove_language_code)', () => {
+    const vocab = { ...JSON.parse(read('marian', 'vocab.json')), '>>fr<<': 600 };
+    const tok = loadTokenizer({ spmSource: bytes('marian', 'source.spm'), vocabJson: JSON.stringify(vocab), tokenizerConfig: JSON.parse(read('marian', 'tokenizer_config.json')) });
+    expect(ids(tok.encode('>>fr<< The cat'))).toEqual([600, ...ids(TOKENIZERS.marian.encode('The cat'))]);
+  });
+});
+
 describe('Marian: the target side has its own model', () => {
   it('tokenizer.target reads target.spm (ids still from vocab.json)', () => {
     const vocab = JSON.parse(read('marian', 'vocab.json'));

@@ -1,5 +1,5 @@
-// A trie over UTF-16 code units, for the longest or every vocabulary entry that starts at a place
-// in a string (Unigram's pieces, a SentencePiece charsmap's rules). Edges live in one
+// A trie over UTF-16 code units, for every vocabulary entry that starts at a place in a string
+// (Unigram's pieces), or the longest (SentencePiece's user-defined pieces). Edges live in one
 // open-addressing hash table keyed by (node, code unit), in typed arrays: a 250,000-piece
 // vocabulary is about a million edges, too many for an object or a Map per node.
 
@@ -79,13 +79,6 @@ export class CharTrie {
     if (key.length > this.longest) this.longest = key.length;
   }
 
-  /** The value stored under text.slice(from, to), or -1. */
-  get(text, from = 0, to = text.length) {
-    let node = 0;
-    for (let k = from; k < to && node >= 0; k += 1) node = this.child(node, text.charCodeAt(k));
-    return node > 0 ? this.values[node] : -1;
-  }
-
   /**
    * The longest key that text continues with at `from` (not past `to`): its length in code units,
    * with its value in this.found; 0 when none.
@@ -98,16 +91,5 @@ export class CharTrie {
       if (this.values[node] >= 0) { length = k + 1 - from; this.found = this.values[node]; }
     }
     return length;
-  }
-
-  /** Like longestAt, the shortest key instead. */
-  shortestAt(text, from, to = text.length) {
-    let node = 0;
-    for (let k = from; k < to; k += 1) {
-      node = this.child(node, text.charCodeAt(k));
-      if (node < 0) return 0;
-      if (this.values[node] >= 0) { this.found = this.values[node]; return k + 1 - from; }
-    }
-    return 0;
   }
 }

@@ -12,7 +12,6 @@ export class CharTrie {
     this.nodes = 1;  // node 0 is the root
     this.values = new Int32Array(Math.max(16, expectedEdges + 1)).fill(-1);
     this.rootChild = new Int32Array(65536).fill(-1);  // the root's edges, looked up directly
-    this.longest = 0;  // the longest key, in code units
   }
 
   #allocate(size) {
@@ -76,7 +75,6 @@ export class CharTrie {
       node = next >= 0 ? next : this.#addChild(node, code);
     }
     if (node !== 0) this.values[node] = value;
-    if (key.length > this.longest) this.longest = key.length;
   }
 
   /**

@@ -596,15 +596,23 @@ export interface GeneratedToken {
 export declare class Tokenizer {
   constructor(tokenizerJson: object);
   readonly vocabSize: number;
+  /** The tokenizer of an encoder-decoder's target text (Marian's target.spm): labels, and decoding
+   * what the model writes. The tokenizer itself where one serves both sides. */
+  readonly target: Tokenizer;
   token(id: number): string | undefined;
   id(token: string): number | undefined;
   encode(text: string, textPair?: string, options?: { addSpecialTokens?: boolean }): Encoding;
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
 }
 
-/** A tokenizer from a checkpoint's files (tokenizer.json, or vocab.json + merges.txt, or vocab.txt); null if none. */
+/**
+ * A tokenizer from a checkpoint's files (tokenizer.json, or vocab.json + merges.txt, or vocab.txt,
+ * or SentencePiece model files: Marian's source.spm + target.spm + vocab.json, or a spiece.model
+ * alone as spmSource); null if none. With spmTarget, the result's `target` tokenizes target text.
+ */
 export declare function loadTokenizer(files: {
   tokenizerJson?: string; vocabJson?: string; mergesTxt?: string; vocabTxt?: string;
+  spmSource?: Uint8Array | ArrayBuffer; spmTarget?: Uint8Array | ArrayBuffer; targetVocabJson?: string;
   tokenizerConfig?: object; modelType?: string;
 }): Tokenizer | null;
 

@@ -1,8 +1,16 @@
 // The tokenization models of tokenizer.json: BPE (byte-level, or SentencePiece-style with byte
-// fallback) and WordPiece. Each turns pre-tokenized pieces (pretokenize.mjs) into tokens with
+// fallback), WordPiece and Unigram (unigram.mjs). Each turns pre-tokenized pieces (pretokenize.mjs) into tokens with
 // offsets in the original text, written to a TokenList.
 
 import { IntList } from './normalize.mjs';
+import { TokenList, WordModel } from './word-model.mjs';
+import { Unigram } from './unigram.mjs';
+
+export { TokenList };
+
+const isHigh = (code) => code >= 0xD800 && code <= 0xDBFF;
+const isLow = (code) => code >= 0xDC00 && code <= 0xDFFF;
+const utf8 = new TextEncoder();
 
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 
@@ -15,89 +23,6 @@ function vocabMap(vocab, what) {
     map.set(token, id);
   }
   return map;
-}
-
-/** Tokens in columns: ids, token strings, and [starts[i], ends[i]) in the original text. */
-export class TokenList {
-  constructor(capacity = 64) {
-    this.length = 0;
-    this.ids = new Int32Array(capacity);
-    this.starts = new Int32Array(capacity);
-    this.ends = new Int32Array(capacity);
-    this.tokens = [];
-  }
-
-  push(id, token, start, end) {
-    if (this.length === this.ids.length) {
-      const grow = (old) => { const a = new Int32Array(2 * old.length); a.set(old); return a; };
-      this.ids = grow(this.ids);
-      this.starts = grow(this.starts);
-      this.ends = grow(this.ends);
-    }
-    this.ids[this.length] = id;
-    this.starts[this.length] = start;
-    this.ends[this.length] = end;
-    this.tokens.push(token);
-    this.length += 1;
-  }
-}
-
-const isHigh = (code) => code >= 0xD800 && code <= 0xDBFF;
-const isLow = (code) => code >= 0xDC00 && code <= 0xDFFF;
-const utf8 = new TextEncoder();
-
-// Text repeats its words, so each model keeps a word's tokens as it found them, as Hugging Face
-// tokenizers does: [fuse, id, token, start, end, id, …], start and end relative to the word; fuse
-// is 1 where the first token is an unknown one that joins an unknown token before it (fuse_unk).
-// Long words are not kept, and the cache empties when it is full.
-const CACHE_ENTRIES = 100000;
-const CACHED_WORD_LENGTH = 256;
-
-class WordModel {
-  constructor() {
-    this.cache = new Map();
-    this.unk = null;
-  }
-
-  /** Appends the tokens of every piece to out. */
-  tokenize({ text, s, e, spans }, out = new TokenList()) {
-    for (let k = 0; k < spans.length; k += 2) {
-      const a = spans.data[k], b = spans.data[k + 1];
-      if (a >= b) continue;
-      const word = a === 0 && b === text.length ? text : text.slice(a, b);
-      const first = out.length;
-      const cuts = b - a > CACHED_WORD_LENGTH ? this.cuts(word) : null;
-      if (!cuts) { this.#append(word, a, s, e, out, first); continue; }
-      // A long word (a document with no pre-tokenizer split) in parts that tokenize apart.
-      let from = 0;
-      for (let c = 0; c < cuts.length; c += 1) {
-        this.#append(word.slice(from, cuts.data[c]), a + from, s, e, out, first);
-        from = cuts.data[c];
-      }
-      this.#append(word.slice(from), a + from, s, e, out, first);
-    }
-    return out;
-  }
-
-  // Places where a long word can be cut without changing its tokens, or null.
-  cuts() { return null; }
-
-  #append(word, a, s, e, out, first) {
-    let tokens = this.cache.get(word);
-    if (tokens === undefined) {
-      tokens = this.word(word);
-      if (word.length <= CACHED_WORD_LENGTH) {
-        if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
-        this.cache.set(word, tokens);
-      }
-    }
-    let t = 1;
-    if (tokens[0] === 1 && out.length > first && out.tokens[out.length - 1] === this.unk) {
-      out.ends[out.length - 1] = e[a + tokens[4] - 1];
-      t = 5;
-    }
-    for (; t < tokens.length; t += 4) out.push(tokens[t], tokens[t + 1], s[a + tokens[t + 2]], e[a + tokens[t + 3] - 1]);
-  }
 }
 
 export class BPE extends WordModel {
@@ -425,5 +350,6 @@ export function makeModel(spec) {
   const type = spec.type ?? (spec.merges ? 'BPE' : 'WordPiece');
   if (type === 'BPE') return new BPE(spec);
   if (type === 'WordPiece') return new WordPiece(spec);
-  return fail(`the ${type} model is not supported (supported: BPE, WordPiece)`);
+  if (type === 'Unigram') return new Unigram(spec);
+  return fail(`the ${type} model is not supported (supported: BPE, WordPiece, Unigram)`);
 }

@@ -5,6 +5,8 @@
 // character: unit i is text.slice(at[i], at[i + 1]) (one code point at first; "" when removed,
 // several code points when expanded) and came from [s[i], e[i]) of the original JS string.
 
+import { precompiledNormalizer } from './precompiled.mjs';
+
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 
 export class Aligned {
@@ -49,7 +51,7 @@ export function fromCodes(codes, length) {
 
 // Builds an aligned text unit by unit, its text as UTF-16 code units in a typed array (a join of
 // many small strings is far slower).
-class Writer {
+export class Writer {
   constructor(source, capacity) {
     this.source = source;
     this.n = 0;
@@ -110,6 +112,20 @@ class Writer {
   // A string that came from the original range [s, e): one unit per code point, all with that range.
   codePoints(c, s, e) {
     for (const cp of c) this.unit(cp, s, e);
+  }
+
+  /** Whether the last unit is exactly c. */
+  endsWith(c) {
+    const from = this.at[this.n - 1];
+    if (!this.n || this.length - from !== c.length) return false;
+    for (let k = 0; k < c.length; k += 1) if (this.codes[from + k] !== c.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /** Drops the last unit. */
+  pop() {
+    this.n -= 1;
+    this.length = this.at[this.n];
   }
 
   done() {
@@ -361,8 +377,9 @@ export function makeNormalizer(spec) {
       };
     }
     case 'BertNormalizer': return bertNormalizer(spec);
+    case 'Precompiled': return precompiledNormalizer(spec);
     default: return fail(`normalizer "${spec.type}" is not supported (supported: Sequence, NFC, NFD, NFKC, NFKD, ` +
-      'Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer)');
+      'Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer, Precompiled)');
   }
 }
 

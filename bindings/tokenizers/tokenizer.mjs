@@ -6,6 +6,8 @@
 import { alignedText, makeNormalizer } from './normalize.mjs';
 import { makePreTokenizer, textPieces, toPieces, CHAR_TO_BYTE, GPT2_PATTERN } from './pretokenize.mjs';
 import { makeModel, TokenList } from './models.mjs';
+import { WordModel } from './word-model.mjs';
+import { readSentencePieceModel, sentencePieceParts } from './sentencepiece.mjs';
 
 const fail = (message) => { throw new Error(`multihead: tokenizer.json: ${message}`); };
 // out.push(...items) one at a time: a pasted document is a million tokens, past a call's arguments.
@@ -27,17 +29,23 @@ function guard(what, fn) {
 }
 
 export class Tokenizer {
-  /** @param {object} spec the parsed tokenizer.json */
+  /**
+   * @param {object} spec the parsed tokenizer.json (the loaders here may pass a built model, a
+   *   WordModel, and a normalizer function instead of their descriptions)
+   */
   constructor(spec) {
     guard('reading it', () => this.#init(spec));
+    // The tokenizer of an encoder-decoder's target text (Marian's target.spm); itself where one
+    // tokenizer serves both sides.
+    this.target = this;
     // Try it once, so a file that cannot work is refused at load, not at the first keystroke.
     guard('a test encoding', () => this.decode(this.encode('Hello, world! 123', 'pair').ids));
   }
 
   #init(spec) {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) fail('it is not a JSON object');
-    this.model = makeModel(spec.model);
-    this.normalize = spec.normalizer ? makeNormalizer(spec.normalizer) : null;
+    this.model = spec.model instanceof WordModel ? spec.model : makeModel(spec.model);
+    this.normalize = typeof spec.normalizer === 'function' ? spec.normalizer : spec.normalizer ? makeNormalizer(spec.normalizer) : null;
     this.preTokenize = makePreTokenizer(spec.pre_tokenizer);
     this.postProcessor = spec.post_processor ?? null;
     this.decoder = spec.decoder ?? null;
@@ -45,6 +53,7 @@ export class Tokenizer {
     checkDecoder(this.decoder);
     this.idToToken = [];
     for (const [token, id] of this.model.vocab) this.idToToken[id] = token;
+    this.model.tokensById?.forEach((token, id) => { this.idToToken[id] ??= token; });
     this.added = [];
     this.special = new Set();
     for (const t of Array.isArray(spec.added_tokens) ? spec.added_tokens : []) {
@@ -326,9 +335,14 @@ function cleanup(text) {
 }
 
 /**
- * Builds a tokenizer from a checkpoint's files (as strings): tokenizer.json, or else vocab.json +
- * merges.txt (byte-level BPE) or vocab.txt (WordPiece). Returns null when there are none.
+ * Builds a tokenizer from a checkpoint's files (as strings, SentencePiece models as bytes):
+ * tokenizer.json, or else vocab.json + merges.txt (byte-level BPE), vocab.txt (WordPiece), or
+ * SentencePiece models (Marian's source.spm, with target.spm and vocab.json mapping pieces to
+ * ids; T5's spiece.model as spmSource alone). Returns null when there are none.
+ * For an encoder-decoder with a tokenizer per side, the result tokenizes the source text and its
+ * `target` property is the target side's tokenizer (labels, and decoding what the model writes).
  * @param {{ tokenizerJson?: string, vocabJson?: string, mergesTxt?: string, vocabTxt?: string,
+ *   spmSource?: Uint8Array | ArrayBuffer, spmTarget?: Uint8Array | ArrayBuffer, targetVocabJson?: string,
  *   tokenizerConfig?: object, modelType?: string }} files
  */
 export function loadTokenizer(files) {
@@ -337,6 +351,7 @@ export function loadTokenizer(files) {
   };
   const config = files.tokenizerConfig ?? {};
   if (typeof files.tokenizerJson === 'string') return new Tokenizer(parse(files.tokenizerJson, 'tokenizer.json'));
+  if (files.spmSource !== undefined && files.spmSource !== null) return sentencePieceTokenizer(files, config, parse);
   if (typeof files.vocabJson === 'string' && typeof files.mergesTxt === 'string') {
     const vocab = parse(files.vocabJson, 'vocab.json');
     const merges = files.mergesTxt.split(/\r?\n/).filter((line, i) => line && !(i === 0 && line.startsWith('#version')));
@@ -345,7 +360,13 @@ export function loadTokenizer(files) {
     const tokenizerClass = typeof config.tokenizer_class === 'string' ? config.tokenizer_class : '';
     const qwen = tokenizerClass ? /^Qwen2Tokenizer/.test(tokenizerClass) : /^qwen/.test(files.modelType ?? '');
     const pattern = qwen ? QWEN2_PATTERN : null;
+    // BART's and RoBERTa's tokenizers wrap the text as <s> A </s> (pairs <s> A </s></s> B </s>).
+    const roberta = tokenizerClass ? /^(Bart|Roberta)Tokenizer/.test(tokenizerClass) : /^(bart|roberta)$/.test(files.modelType ?? '');
+    const name = (key, fallback) => (typeof config[key] === 'string' ? config[key] : config[key]?.content) ?? fallback;
+    const cls = name('cls_token', name('bos_token', '<s>')), sep = name('sep_token', name('eos_token', '</s>'));
     return new Tokenizer({
+      post_processor: roberta && vocab[cls] !== undefined && vocab[sep] !== undefined
+        ? { type: 'RobertaProcessing', cls: [cls, vocab[cls]], sep: [sep, vocab[sep]] } : null,
       model: { type: 'BPE', vocab, merges },
       pre_tokenizer: pattern
         ? { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false },
@@ -372,6 +393,39 @@ export function loadTokenizer(files) {
     });
   }
   return null;
+}
+
+// Marian's files: source.spm for the source text, target.spm for the target, ids from vocab.json
+// (target_vocab.json for the target where separate_vocabs is set), </s> appended.
+function sentencePieceTokenizer(files, config, parse) {
+  const name = (value) => (typeof value === 'string' ? value : value?.content);
+  const vocabOf = (text, file) => {
+    if (typeof text !== 'string') return null;
+    const vocab = new Map();
+    for (const [piece, id] of Object.entries(parse(text, file))) {
+      if (!Number.isInteger(id) || id < 0) throw new Error(`multihead: ${file}: ${JSON.stringify(piece)} has id ${JSON.stringify(id)}, not a whole number`);
+      vocab.set(piece, id);
+    }
+    return vocab;
+  };
+  const sourceVocab = vocabOf(files.vocabJson, 'vocab.json');
+  const targetVocab = config.separate_vocabs ? vocabOf(files.targetVocabJson, 'target_vocab.json') ?? sourceVocab : sourceVocab;
+  const options = { unkToken: name(config.unk_token), eosToken: name(config.eos_token) };
+  const build = (bytes, vocab) => {
+    const parts = sentencePieceParts(readSentencePieceModel(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes), { ...options, vocab });
+    if (vocab) {
+      // The special tokens tokenizer_config.json names (Marian's <pad>, which no .spm piece is), and
+      // multilingual models' language codes (>>fr<<), split out of the text as transformers does.
+      const added = new Map(parts.added_tokens.map((t) => [t.content, t]));
+      for (const t of addedFromConfig(config, Object.fromEntries(vocab))) added.set(t.content, t);
+      for (const [piece, id] of vocab) if (/^>>[^<>\s]+<<$/.test(piece) && !added.has(piece)) added.set(piece, { id, content: piece, special: false });
+      parts.added_tokens = [...added.values()];
+    }
+    return new Tokenizer(parts);
+  };
+  const source = build(files.spmSource, sourceVocab);
+  if (files.spmTarget !== undefined && files.spmTarget !== null) source.target = build(files.spmTarget, targetVocab);
+  return source;
 }
 
 // Special tokens a tokenizer_config.json names (added_tokens_decoder, or bos/eos/unk/… strings).

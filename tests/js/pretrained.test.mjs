@@ -485,7 +485,7 @@ describe('bad checkpoints and bad input: a readable Error, nothing leaked, the m
     ['weights of another shape than config.json says', () => { const f = good(); f.set('config.json', encodeJson({ ...fixtureConfig('gpt2'), n_embd: 128 })); return f; }, /do not match the config/],
     ['weights of another family', () => { const f = fixtureFiles('bert'); f.set('config.json', encodeJson(fixtureConfig('gpt2'))); return f; }, /no "wte\.weight" tensor/],
     ['a tokenizer.json that is not JSON', () => { const f = good(); f.set('tokenizer.json', new TextEncoder().encode('{"model": ')); return f; }, /tokenizer\.json is not valid JSON/],
-    ['a tokenizer.json with an unknown model', () => { const f = good(); f.set('tokenizer.json', encodeJson({ model: { type: 'Unigram', vocab: [] } })); return f; }, /Unigram model is not supported/],
+    ['a tokenizer.json with an unknown model', () => { const f = good(); f.set('tokenizer.json', encodeJson({ model: { type: 'WordLevel', vocab: {} } })); return f; }, /WordLevel model is not supported/],
     ['a shard index naming a file outside the folder', () => { const f = without('model.safetensors'); f.set('model.safetensors.index.json', encodeJson({ weight_map: { a: '../x.safetensors' } })); return f; }, /plain \.safetensors/],
   ];
   for (const [what, files, message] of cases) {

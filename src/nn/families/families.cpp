@@ -13,6 +13,8 @@ extern const Family kGptNeoxFamily;  // gpt_neox.cpp
 extern const Family kGptNeoFamily;  // gpt_neo.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kRobertaFamily;  // roberta.cpp
+extern const Family kVitFamily;  // vit.cpp
+extern const Family kDinov2Family;  // dinov2.cpp
 
 namespace {
 struct ModelType {
@@ -31,6 +33,8 @@ const ModelType kModelTypes[] = {
     {"gpt_neo", &kGptNeoFamily},
     {"distilbert", &kDistilbertFamily},
     {"roberta", &kRobertaFamily},
+    {"vit", &kVitFamily},
+    {"dinov2", &kDinov2Family},
 };
 }  // namespace
 

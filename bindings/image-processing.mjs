@@ -141,16 +141,20 @@ function sizeOf(value, squareFromNumber, what) {
 }
 
 /**
- * What preprocess() does, from preprocessor_config.json's text: { kind, resize (null or
+ * What preprocess() does, from preprocessor_config.json's text (modelType: the checkpoint's, for
+ * a file that names no processor): { kind, resize (null or
  * { height, width } or { shortestEdge }), resample, crop (null or { height, width }), rescale
  * (null or the factor), mean and std (null or three numbers) }.
  */
-export function readImageProcessor(text) {
+export function readImageProcessor(text, modelType = 'vit') {
   let c;
   try { c = JSON.parse(text); } catch (error) { fail(`preprocessor_config.json is not valid JSON (${error.message})`); }
   if (!c || typeof c !== 'object' || Array.isArray(c)) fail('preprocessor_config.json is not a JSON object');
-  const type = String(c.image_processor_type ?? 'ViTImageProcessor');
-  const kind = /^(ViT|DeiT)ImageProcessor(Fast)?$/.test(type) ? 'vit' : /^BitImageProcessor(Fast)?$/.test(type) ? 'bit' : null;
+  // Older files name a feature extractor (google/vit-base-patch16-224: ViTFeatureExtractor); a file
+  // naming neither gets the model type's own processor.
+  const type = String(c.image_processor_type ?? c.feature_extractor_type ?? (modelType === 'dinov2' ? 'BitImageProcessor' : 'ViTImageProcessor'));
+  const kind = /^(ViT|DeiT)(ImageProcessor(Fast)?|FeatureExtractor)$/.test(type) ? 'vit'
+    : /^Bit(ImageProcessor(Fast)?|FeatureExtractor)$/.test(type) ? 'bit' : null;
   if (!kind) fail(`image_processor_type "${type}" is not supported (ViTImageProcessor, BitImageProcessor)`);
   const d = KINDS[kind];
   const on = (key, fallback) => (typeof c[key] === 'boolean' ? c[key] : fallback);

@@ -115,7 +115,7 @@ export async function loadPretrained(source, options) {
     const config = JSON.parse(configText);
     if (model.config().imageSize > 0) {  // an image model: its image processor, no tokenizer
       const processorText = await files.text('preprocessor_config.json');
-      const processor = processorText === null ? null : readImageProcessor(processorText);
+      const processor = processorText === null ? null : readImageProcessor(processorText, model.modelType());
       return new PretrainedModel(model, null, config, core.ContextCore, processor);
     }
     const tokenizer = await readTokenizer(files, model.modelType());

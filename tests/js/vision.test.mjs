@@ -156,6 +156,36 @@ describe('vit', () => {
     }
   });
 
+  it('older and other processor files: ViTFeatureExtractor with "size": 32 makes the same pixels; bad ones are refused by name', async () => {
+    const processor = { feature_extractor_type: 'ViTFeatureExtractor', do_normalize: true, do_resize: true,
+      image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5], resample: 2, size: 32 };
+    const load = (json) => {
+      const files = fixtureFiles('vit');
+      if (json === null) files.delete('preprocessor_config.json');
+      else files.set('preprocessor_config.json', new TextEncoder().encode(JSON.stringify(json)));
+      return loadPretrained(files);
+    };
+    const model = await load(processor);
+    const reference = await loadPretrained(fixtureFiles('vit'));
+    try {
+      expect((await model.preprocess(image('vit'))).pixelValues).toEqual((await reference.preprocess(image('vit'))).pixelValues);
+    } finally {
+      model.dispose();
+      reference.dispose();
+    }
+    await expect(load({ ...processor, resample: 0 })).rejects.toThrow(/resample 0 is not supported/);
+    await expect(load({ image_processor_type: 'CLIPImageProcessor' })).rejects.toThrow(/"CLIPImageProcessor" is not supported/);
+    await expect(load({ ...processor, size: { longest_edge: 32 } })).rejects.toThrow(/size \{"longest_edge":32\} is not supported/);
+    await expect(load({ ...processor, image_std: [0.5, 0, 0.5] })).rejects.toThrow(/image_std must be three numbers \(none 0\)/);
+    const bare = await load(null);
+    try {
+      expect(bare.patchGrid).toEqual({ rows: 4, cols: 4 });  // the config's image_size
+      await expect(bare.preprocess(image('vit'))).rejects.toThrow(/without preprocessor_config.json/);
+    } finally {
+      bare.dispose();
+    }
+  });
+
   it('ViTModel: no "vit." prefix and no classifier → logits null, the same attentions; other sizes resample the positions', async () => {
     const files = variant('vit', { tensors: (t) => renameTensors(t, (n) => (n.startsWith('classifier.') ? null : n.replace(/^vit\./, ''))) });
     const model = await loadPretrained(files);
@@ -200,6 +230,81 @@ describe('dinov2', () => {
       expect(big.activations['embed.hook_pos_embed'].data).toEqual(table);
       expect(model.patchGrid).toEqual({ rows: 4, cols: 4 });
       expect(model.config.labels).toBe(null);
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('use_swiglu_ffn: the fused weights_in split into gate and up, silu(gate) ⊙ up, layer scale (a float64 reference through the hooks)', async () => {
+    // The fixture's MLPs replaced by SwiGLU ones of seeded weights: mlp_ratio 2 → 128 → 88 (⅔, up to 8s).
+    let seed = 1;
+    const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31 - 0.5; };
+    const tensor = (shape) => {
+      const data = new Float32Array(shape.reduce((a, b) => a * b)).map(() => random() * 0.5);
+      return { dtype: 'F32', shape, bytes: new Uint8Array(data.buffer) };
+    };
+    const ff = 88, d = 64;
+    const files = variant('dinov2', {
+      config: (c) => ({ ...c, use_swiglu_ffn: true }),
+      tensors: (t) => {
+        const out = renameTensors(t, (n) => (/\.mlp\.fc[12]\./.test(n) ? null : n));
+        for (const l of [0, 1]) {
+          const h = `encoder.layer.${l}.mlp.`;
+          out.set(`${h}weights_in.weight`, tensor([2 * ff, d]));
+          out.set(`${h}weights_in.bias`, tensor([2 * ff]));
+          out.set(`${h}weights_out.weight`, tensor([d, ff]));
+          out.set(`${h}weights_out.bias`, tensor([d]));
+        }
+        return out;
+      },
+    });
+    const weights = readSafetensors(files.get('model.safetensors'));
+    const w = (name) => f32(weights.get(name));
+    const model = await loadPretrained(files);
+    try {
+      expect(model.config.dFf).toBe(ff);
+      const want = expected('dinov2');
+      const out = model.run(want.pixel_values, { height: SIDE, width: SIDE, capture: ['blocks.*.ln2.hook_normalized', 'blocks.*.hook_mlp_out'] });
+      for (const l of [0, 1]) {
+        const x = out.activations[`blocks.${l}.ln2.hook_normalized`].data, got = out.activations[`blocks.${l}.hook_mlp_out`].data;
+        const h = `encoder.layer.${l}.`;
+        const win = w(`${h}mlp.weights_in.weight`), bin = w(`${h}mlp.weights_in.bias`);
+        const wout = w(`${h}mlp.weights_out.weight`), bout = w(`${h}mlp.weights_out.bias`), scale = w(`${h}layer_scale2.lambda1`);
+        const reference = new Float64Array(17 * d);
+        for (let t = 0; t < 17; t += 1) {
+          const hidden = new Float64Array(ff);
+          for (let j = 0; j < ff; j += 1) {
+            let gate = bin[j], up = bin[ff + j];  // weights_in's rows: the gate's, then the up projection's
+            for (let i = 0; i < d; i += 1) { gate += win[j * d + i] * x[t * d + i]; up += win[(ff + j) * d + i] * x[t * d + i]; }
+            hidden[j] = (gate / (1 + Math.exp(-gate))) * up;
+          }
+          for (let o = 0; o < d; o += 1) {
+            let sum = bout[o];
+            for (let j = 0; j < ff; j += 1) sum += wout[o * ff + j] * hidden[j];
+            reference[t * d + o] = sum * scale[o];
+          }
+        }
+        expect(maxAbsDiff(got, reference)).toBeLessThan(1e-5 * maxAbs(reference));
+      }
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('without a center crop the grid follows the image: 36 × 47 → 4 × 5 patches, positions resampled to them', async () => {
+    const files = fixtureFiles('dinov2');
+    const processor = JSON.parse(new TextDecoder().decode(files.get('preprocessor_config.json')));
+    files.set('preprocessor_config.json', new TextEncoder().encode(JSON.stringify({ ...processor, do_center_crop: false })));
+    const model = await loadPretrained(files);
+    try {
+      expect(model.patchGrid).toBe(null);
+      const { pixelValues, height, width } = await model.preprocess(image('dinov2'));
+      expect([height, width]).toEqual([36, 47]);  // the short side 36, the long 36 · 50 / 38 = 47.4, truncated
+      const out = model.run(pixelValues, { height, width, capture: ['embed.hook_pos_embed'] });
+      expect(out.patchGrid).toEqual({ rows: 4, cols: 5 });
+      expect(out.attentionShape).toEqual([2, 4, 21, 21]);
+      const table = f32(readSafetensors(files.get('model.safetensors')).get('embeddings.position_embeddings'));
+      expect(maxAbsDiff(out.activations['embed.hook_pos_embed'].data, bicubicGrid(table, 64, 6, 4, 5))).toBeLessThan(1e-5);
     } finally {
       model.dispose();
     }

@@ -104,6 +104,18 @@ describe.each(['vit', 'dinov2'])('%s against transformers 5.17', (name) => {
     expect(maxAbsDiff(off.attentions.subarray(4 * 17 * 17), out.attentions.subarray(4 * 17 * 17))).toBeGreaterThan(1e-3);
   });
 
+  it('rollout, value norms and switched-off heads as for text: T × T, layers × heads × T, only later rows move', () => {
+    const pv = want.pixel_values;
+    const out = model.run(pv, { height: SIDE, width: SIDE, rollout: true, valueNorms: true });
+    expect(out.rollout.length).toBe(17 * 17);
+    for (let i = 0; i < 17; i += 1) expect(out.rollout.subarray(i * 17, (i + 1) * 17).reduce((a, b) => a + b)).toBeCloseTo(1, 5);
+    expect(out.valueNorms.length).toBe(2 * 4 * 17);
+    const off = model.run(pv, { height: SIDE, width: SIDE, disabledHeads: [[0, 2]] });
+    const layer = 4 * 17 * 17;
+    expect(maxAbsDiff(off.attentions.subarray(0, layer), out.attentions.subarray(0, layer))).toBe(0);
+    expect(maxAbsDiff(off.attentions.subarray(layer), out.attentions.subarray(layer))).toBeGreaterThan(1e-4);
+  });
+
   it('refuses bad input with a clear Error, and works after', async () => {
     const run = (pixels, options) => () => model.run(pixels, options);
     const pv = want.pixel_values;

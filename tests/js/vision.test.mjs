@@ -198,6 +198,16 @@ describe('vit', () => {
     }
   });
 
+  it('configs it cannot run are refused by name', async () => {
+    const load = (edit) => loadPretrained(variant('vit', { tensors: (t) => t, config: edit }));
+    await expect(load((c) => ({ ...c, num_channels: 1 }))).rejects.toThrow(/1 channels are not supported \(only RGB: 3\)/);
+    await expect(load((c) => ({ ...c, patch_size: 64 }))).rejects.toThrow(/patch_size is larger than its image_size/);
+    await expect(load((c) => ({ ...c, image_size: 40 }))).rejects.toThrow(/position_embeddings" has shape \[1, 17, 64\] but config.json implies \[1, 26, 64\]/);
+    await expect(load(({ patch_size: _, ...c }) => c)).rejects.toThrow(/no "patch_size"/);
+    await expect(loadPretrained(variant('dinov2', { tensors: (t) => t, config: (c) => ({ ...c, hidden_act: 'silu' }) })))
+      .rejects.toThrow(/silu and no SwiGLU/);
+  });
+
   it('ViTModel: no "vit." prefix and no classifier → logits null, the same attentions; other sizes resample the positions', async () => {
     const files = variant('vit', { tensors: (t) => renameTensors(t, (n) => (n.startsWith('classifier.') ? null : n.replace(/^vit\./, ''))) });
     const model = await loadPretrained(files);

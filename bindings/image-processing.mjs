@@ -212,6 +212,9 @@ export function preprocessImageData(image, processor) {
   let w = width, h = height;
   if (processor.resize) {
     const size = resizedSize(processor.resize, w, h);
+    if (size.width * size.height > 2 ** 26) {  // a very long, thin image kept at its aspect ratio
+      fail(`resizing a ${width} × ${height} image to a shortest edge of ${processor.resize.shortestEdge} makes ${size.width} × ${size.height} pixels, more than 2^26: crop it first`);
+    }
     rgb = resizeRgb(rgb, w, h, size.width, size.height, processor.resample);
     w = size.width; h = size.height;
   }

@@ -133,6 +133,10 @@ describe.each(['vit', 'dinov2'])('%s against transformers 5.17', (name) => {
     await expect(model.preprocess({ data: new Uint8ClampedArray(0), width: 0, height: 0 })).rejects.toThrow(/width and height ≥ 1/);
     await expect(model.preprocess(new Blob([new Uint8Array(8)]))).rejects.toThrow(/cannot decode a Blob or File/);
     await expect(model.preprocess('image.png')).rejects.toThrow(/cannot decode/);
+    await expect(model.preprocess({ data: new Uint8ClampedArray(4), width: 1.5, height: 1 })).rejects.toThrow(/whole width/);
+    if (name === 'dinov2') {  // the shortest edge 36: a 1 × 2^20 image would become 36 × 37.7 million
+      await expect(model.preprocess({ data: new Uint8ClampedArray(4 * 2 ** 20), width: 2 ** 20, height: 1 })).rejects.toThrow(/more than 2\^26: crop it first/);
+    }
     // The text methods say why they do not apply.
     expect(() => model.tokenize('a cat')).toThrow(/tokenize\(\) is for text models/);
     expect(() => model.decode([1])).toThrow(/no vocabulary/);

@@ -173,7 +173,8 @@ export class PretrainedModel {
     this.tokenizer = tokenizer;
     const eos = hfConfig?.eos_token_id;
     this.#eos = new Set((Array.isArray(eos) ? eos : [eos]).filter(Number.isInteger));
-    this.#processor = processor && Object.freeze(processor);
+    if (processor) for (const part of Object.values(processor)) if (part && typeof part === 'object') Object.freeze(part);
+    this.#processor = processor && Object.freeze(processor);  // read by every preprocess(): not to be changed
     if (shape.imageSize > 0) {
       const size = processor ? outputSize(processor) : { height: shape.imageSize, width: shape.imageSize };
       this.#patchGrid = size && Object.freeze({ rows: Math.floor(size.height / shape.patchSize), cols: Math.floor(size.width / shape.patchSize) });

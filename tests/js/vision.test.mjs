@@ -167,6 +167,7 @@ describe('vit', () => {
       expect(model.patchGrid).toEqual({ rows: 4, cols: 4 });
       expect([model.config.imageSize, model.config.patchSize, model.config.channels]).toEqual([32, 8, 3]);
       expect(model.tokenizer).toBe(null);
+      expect(Object.isFrozen(model.imageProcessor) && Object.isFrozen(model.imageProcessor.mean)).toBe(true);
     } finally {
       model.dispose();
     }

@@ -65,6 +65,8 @@ class ContextCore {
   }
   // Room for the row indices logits are asked for (JS fills view("logitRows")).
   void logitRows(int count) { logit_rows_.assign(static_cast<size_t>(std::max(count, 0)), 0); }
+  // Room for an image model's pixel values (JS fills view("pixels"): channels × height × width).
+  void pixels(int count) { pixels_.assign(static_cast<size_t>(std::max(count, 0)), 0.0f); }
   // The function a written hook calls: (hook id, values as a view over the heap, shape).
   void setHookCallback(val callback) { hooks_.callback = callback; }
   // One run over the n ids in view("ids"); `ask` names what to compute (RunRequest):
@@ -90,6 +92,13 @@ class ContextCore {
     r.attention_layers = layers_.data();
     r.first_head = ask["firstHead"].as<int>();
     r.heads = ask["heads"].as<int>();
+    if (!ask["imageHeight"].isUndefined()) {  // an image model: n = 1 + its patches
+      r.image_height = ask["imageHeight"].as<int>();
+      r.image_width = ask["imageWidth"].as<int>();
+      if (pixels_.size() != size_t(model_->config().channels) * r.image_height * r.image_width)
+        return "pixels() the image's values first";
+      r.pixels = pixels_.data();
+    }
     hooks_.captured.clear();
     hooks_.shapes.clear();
     if (hooks_.any()) r.hooks = &hooks_;
@@ -193,6 +202,7 @@ class ContextCore {
     if (name == "disabledHeads") return view_of(disabled_);
     if (name == "hookModes") return view_of(hooks_.modes);
     if (name == "logitRows") return view_of(logit_rows_);
+    if (name == "pixels") return view_of(pixels_);
     if (name == "logits") return view_of(result_.logits);
     if (name == "attentions") return view_of(result_.attentions);
     if (name == "hiddenStates") return view_of(result_.hidden_states);
@@ -222,7 +232,7 @@ class ContextCore {
   mh::LogitAttribution attribution_;
   mh::ActivationPatching patching_;
   mh::RunResult result_;
-  std::vector<float> rollout_, contributions_;
+  std::vector<float> rollout_, contributions_, pixels_;
   std::string error_;
   uint64_t rng_ = 0;
 };
@@ -236,6 +246,7 @@ EMSCRIPTEN_BINDINGS(multihead_context) {
       .constructor<const bindings::PretrainedCore&>()
       .function("prepare", &ContextCore::prepare)
       .function("logitRows", &ContextCore::logitRows)
+      .function("pixels", &ContextCore::pixels)
       .function("setHookCallback", &ContextCore::setHookCallback)
       .function("run", &ContextCore::run)
       .function("captured", &ContextCore::captured)

@@ -100,6 +100,9 @@ class PretrainedCore {
     out.set("hasLmHead", model_->has_lm_head());
     out.set("typeVocabSize", c.type_vocab);
     out.set("dFf", c.d_ff);
+    out.set("imageSize", c.image_size);  // 0: a text model
+    out.set("patchSize", c.patch_size);
+    out.set("channels", c.channels);
     // Local layers (Mistral, GPT-Neo, Gemma 3): the window, and which layers have it.
     val sliding = val::array();
     for (int l = 0; c.sliding_window > 0 && l < c.layers; ++l)

@@ -29,7 +29,8 @@ const copied = (view, given, name) => (given === undefined ? view.slice() : (tar
  *   attentionShape: number[], attentionLayers: number[], attentionHeads: number[], reusedTokens?: number,
  *   lastHiddenState?: Float32Array, hiddenStates?: Float32Array, valueNorms?: Float32Array,
  *   rollout?: Float32Array,
- *   activations?: Record<string, { data: Float32Array, shape: number[] }> }} RunResult
+ *   activations?: Record<string, { data: Float32Array, shape: number[] }>,
+ *   patchGrid?: { rows: number, cols: number } }} RunResult
  */
 
 export class ModelContext {
@@ -83,13 +84,18 @@ export class ModelContext {
 
   // logits: true (every row), false, or a list of rows (only those are computed).
   // copyLogits false: the logits stay in the heap (generate() samples there).
-  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, capture, intervene, into = {}, copyLogits = true }) {
+  #run(core, ids, { tokenTypeIds, logits = true, selection, lastHiddenState, hiddenStates, valueNorms, disabledHeads, cache, rollout, reusePrefix, capture, intervene, into = {}, copyLogits = true, image = null }) {
     const { layers, heads } = this.config;
     const tokenTypes = this.#inputs(core, ids, tokenTypeIds);
+    if (image) {  // an image model: its pixels beside the (unread) ids
+      core.pixels(image.pixelValues.length);
+      core.view('pixels').set(image.pixelValues);
+    }
     // Without lastHiddenState the core computes the last layer's MLP for the logits' rows only.
     const ask = { logits: Boolean(logits), logitRows: false, tokenTypes, hiddenStates: Boolean(hiddenStates),
       lastHiddenState: Boolean(lastHiddenState), valueNorms: Boolean(valueNorms), disabledHeads: false,
       cache: Boolean(cache), reusePrefix: Boolean(reusePrefix), firstHead: 0, heads: 0 };
+    if (image) Object.assign(ask, { imageHeight: image.height, imageWidth: image.width });
     if (Array.isArray(logits)) {
       if (logits.some((row) => !Number.isInteger(row) || row < 0 || row >= ids.length)) {
         fail(`logits rows must be token positions from 0 to ${ids.length - 1}, got ${JSON.stringify(logits)}`);
@@ -181,6 +187,7 @@ export class ModelContext {
    *   run goes on from the changed values (docs/hooks.md).
    */
   run(ids, options) {
+    if (this.config.imageSize > 0) return this.#runImage(ids, options);
     const { tokenTypeIds, attentions = true, lastHiddenState = false, hiddenStates = false, valueNorms = false, disabledHeads = [],
       logits = true, rollout = false, reusePrefix = false, capture, intervene, into } = optionsOf(options, 'run');
     const core = this.#live();
@@ -196,6 +203,49 @@ export class ModelContext {
     if (into !== undefined && (into === null || typeof into !== 'object')) fail(`into must be { attentions?, logits? } (Float32Arrays to fill), got ${describe(into)}`);
     return this.#run(core, ids, { tokenTypeIds, logits, selection: this.#selection(attentions), lastHiddenState,
       hiddenStates, valueNorms, disabledHeads, rollout, reusePrefix, capture, intervene, into });
+  }
+
+  /**
+   * An image model's run over pixel values (model.preprocess(image) makes them): attentions over
+   * T = 1 + rows · cols rows (the CLS token, then the patches row by row); logits (a classifier:
+   * one score per label, from the CLS row); lastHiddenState T × dModel (by default where there is
+   * no classifier); hiddenStates (layers + 1) × T × dModel.
+   */
+  #runImage(pixelValues, options) {
+    const { height, width, attentions = true, logits = true, lastHiddenState = !this.config.hasLmHead, hiddenStates = false,
+      valueNorms = false, disabledHeads = [], rollout = false, capture, intervene, into, ...rest } = optionsOf(options, 'run');
+    const core = this.#live();
+    const { patchSize: P, channels } = this.config;
+    const unknown = Object.keys(rest);
+    if (unknown.length) fail(`run() of an image model does not take ${unknown.join(', ')} (those are for token ids); it takes height, width, attentions, logits, lastHiddenState, hiddenStates, valueNorms, disabledHeads, rollout, capture, intervene, into`);
+    if (!(pixelValues instanceof Float32Array)) {
+      fail(`an image model's run() takes pixel values, a Float32Array of ${channels} × height × width (model.preprocess(image) makes them), got ${describe(pixelValues)}`);
+    }
+    for (const [name, v] of [['height', height], ['width', width]]) {
+      if (!Number.isInteger(v) || v < P || v > 16384) fail(`run() needs the image's ${name}, a whole number from the patch size ${P} to 16384, got ${describe(v)}`);
+    }
+    if (pixelValues.length !== channels * height * width) {
+      fail(`pixelValues has ${pixelValues.length} values, but ${channels} × ${height} × ${width} = ${channels * height * width}`);
+    }
+    const bad = pixelValues.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) fail(`pixel value ${bad} is ${pixelValues[bad]}: pixel values must be finite numbers`);
+    const n = 1 + Math.floor(height / P) * Math.floor(width / P);
+    if (n > 16384) fail(`an image of ${height} × ${width} makes ${n - 1} patches; at most 16383 fit a run: pass a smaller image`);
+    if (rollout && attentions !== true) fail('rollout needs every head of every layer: leave attentions at true');
+    if (into !== undefined && (into === null || typeof into !== 'object')) fail(`into must be { attentions?, logits? } (Float32Arrays to fill), got ${describe(into)}`);
+    const out = this.#run(core, new Int32Array(n), { logits: logits && this.config.hasLmHead ? [0] : false, selection: this.#selection(attentions),
+      lastHiddenState, hiddenStates, valueNorms, disabledHeads, rollout, capture, intervene, into, image: { pixelValues, height, width } });
+    out.logitRows = null;
+    out.patchGrid = { rows: Math.floor(height / P), cols: Math.floor(width / P) };
+    return out;
+  }
+
+  // The interpretability methods read token ids and an output head over a vocabulary.
+  #textOnly(method) {
+    if (this.config.imageSize > 0) {
+      fail(`${method}() is for text models: it takes token ids, and this ${this.config.modelType} image model reads pixels ` +
+        '(run(pixelValues, { height, width }) gives its attentions, hidden states and logits)');
+    }
   }
 
   // Fills the core's ids (and token types, if given) for n = ids.length tokens.
@@ -231,6 +281,7 @@ export class ModelContext {
    *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
    */
   logitLens(ids, options) {
+    this.#textOnly('logitLens');
     const { topK = 5, positions, targets = [], tokenTypeIds, attribute } = optionsOf(options, 'logitLens');
     const core = this.#live();
     this.#checkIds(ids);
@@ -286,6 +337,7 @@ export class ModelContext {
    *   biases: every layer's attention output and MLP biases (biasesByLayer: each layer's).
    */
   attribute(ids, options) {
+    this.#textOnly('attribute');
     const { position = ids?.length - 1, target: asked, contrast = null, disabledHeads: off } = optionsOf(options, 'attribute');
     let target = asked;
     const disabledHeads = off ?? [];
@@ -330,6 +382,7 @@ export class ModelContext {
    * @returns {Promise<{ what: string, shape: number[], recovered: Float32Array, clean: number, corrupt: number }>}
    */
   async patch(cleanIds, corruptIds, options) {
+    this.#textOnly('patch');
     const { target, contrast = null, what = 'heads', onProgress, signal } = optionsOf(options, 'patch');
     const core = this.#live();
     this.#checkIds(cleanIds);
@@ -388,6 +441,7 @@ export class ModelContext {
    * @returns {{ contributions: Float32Array, shape: number[] }} layers × n × n
    */
   contributions(ids, options) {
+    this.#textOnly('contributions');
     const { tokenTypeIds } = optionsOf(options, 'contributions');
     const core = this.#live();
     this.#checkIds(ids);
@@ -406,6 +460,7 @@ export class ModelContext {
    * @returns {AsyncGenerator<{ id: number, text: string | null, position: number, attentions: Float32Array, attentionShape: number[] }>}
    */
   async* generate(ids, options) {
+    this.#textOnly('generate');
     const { maxNewTokens = 20, temperature = 0, topK = 0, seed = 0, signal, stopAtEos = true } = optionsOf(options, 'generate');
     const core = this.#live();
     if (!this.config.causal || !this.config.hasLmHead) fail(`generate needs a causal language model; this ${this.config.modelType} checkpoint is not one`);

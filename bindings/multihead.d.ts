@@ -415,6 +415,61 @@ export interface PretrainedConfig {
    * layer's query projection's; a layer's other matrices may differ).
    */
   readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
+  /** Image models (vit, dinov2): the side of the image the position table was made for; 0 for text models. */
+  readonly imageSize: number;
+  /** Image models: the side of a square patch in pixels (0 for text models). */
+  readonly patchSize: number;
+  /** Image models: channels of the pixel values (3, RGB; 0 for text models). */
+  readonly channels: number;
+  /** An image classifier's labels, in id order (config.json's id2label); null without a classifier. Only image models have it. */
+  readonly labels?: readonly string[] | null;
+}
+
+/** An image as ImageData has it: RGBA bytes, row by row. */
+export interface ImageDataLike {
+  data: Uint8ClampedArray | Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** What preprocess() makes of an image and an image model's run() takes. */
+export interface PixelValues {
+  /** 3 × height × width, channel-major, as the checkpoint's image processor makes them. */
+  pixelValues: Float32Array;
+  height: number;
+  width: number;
+}
+
+/** What preprocess() follows, read from preprocessor_config.json (ViTImageProcessor, BitImageProcessor). */
+export interface ImageProcessorSettings {
+  kind: 'vit' | 'bit';
+  resize: { height: number; width: number } | { shortestEdge: number } | null;
+  /** PIL's filter: 1 lanczos, 2 bilinear, 3 bicubic, 4 box, 5 hamming. */
+  resample: number;
+  crop: { height: number; width: number } | null;
+  rescale: number | null;
+  mean: number[] | null;
+  std: number[] | null;
+}
+
+/** An image model's run() options (run(pixelValues, { height, width, … })). */
+export interface ImageRunOptions {
+  /** The image's height and width in pixels (preprocess() gives them). */
+  height: number;
+  width: number;
+  attentions?: boolean | { layers?: number[]; heads?: number[] };
+  /** A classifier's scores, one per label, from the CLS row (default true). */
+  logits?: boolean;
+  /** T × dModel after the final layernorm (default: true without a classifier). */
+  lastHiddenState?: boolean;
+  /** (layers + 1) × T × dModel, as transformers' hidden_states (the last before the final layernorm). */
+  hiddenStates?: boolean;
+  valueNorms?: boolean;
+  disabledHeads?: Array<[number, number]>;
+  rollout?: boolean;
+  capture?: string | string[];
+  intervene?: PretrainedRunOptions['intervene'];
+  into?: { attentions?: Float32Array; logits?: Float32Array };
 }
 
 export interface LogitLensOptions {
@@ -566,6 +621,8 @@ export interface PretrainedRun {
   reusedTokens?: number;
   /** With capture: each captured activation by name. */
   activations?: Record<string, { data: Float32Array; shape: number[] }>;
+  /** Image models: the grid of patches (T = 1 + rows · cols: the CLS token, then the patches row by row). */
+  patchGrid?: { rows: number; cols: number };
 }
 
 export interface GenerateOptions {
@@ -645,6 +702,8 @@ export interface ModelRuns {
   /** Null when the checkpoint brought no tokenizer files. */
   readonly tokenizer: Tokenizer | null;
   run(ids: Int32Array | number[], options?: PretrainedRunOptions | null): PretrainedRun;
+  /** An image model's run over pixel values (preprocess() makes them). Text models take ids. */
+  run(pixelValues: Float32Array, options: ImageRunOptions): PretrainedRun;
   generate(ids: Int32Array | number[], options?: GenerateOptions | null): AsyncGenerator<GeneratedToken, void, unknown>;
   /**
    * The logit lens: each residual stream (0 = the embeddings, then after each layer; the last is
@@ -677,6 +736,17 @@ export declare class PretrainedModel {
   createContext(): ModelContext;
   /** Every activation name a run hands its hooks, in the order visited (docs/hooks.md). */
   hookNames(): string[];
+  /**
+   * Image models: an image → pixel values as the checkpoint's preprocessor_config.json says
+   * (resize with PIL's filters, center crop, rescale, normalize). ImageData-shaped objects
+   * anywhere; ImageBitmap, <img>, canvases, Blob and File in browsers (decoded with
+   * createImageBitmap and OffscreenCanvas). Rejects for text models and where it cannot decode.
+   */
+  preprocess(image: ImageDataLike | ImageBitmap | HTMLImageElement | HTMLCanvasElement | OffscreenCanvas | Blob): Promise<PixelValues>;
+  /** Image models: the patch grid of the images preprocess() makes; null for text models and where it depends on the image. */
+  readonly patchGrid: { rows: number; cols: number } | null;
+  /** Image models: the image processor preprocess() follows; null without preprocessor_config.json, and for text models. */
+  readonly imageProcessor: ImageProcessorSettings | null;
 }
 export interface PretrainedModel extends ModelRuns {}
 

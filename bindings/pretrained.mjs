@@ -3,6 +3,7 @@
 // this file finds the files, streams their bytes into the wasm heap a chunk at a time, runs the
 // tokenizer (bindings/tokenizers/) and copies results out.
 import { describe, fail, optionsOf } from './checks.mjs';
+import { imageDataOf, outputSize, preprocessImageData, readImageProcessor } from './image-processing.mjs';
 import { withOldNames } from './deprecated.mjs';
 import { isGgufName, loadGguf } from './gguf.mjs';
 import { ModelContext } from './model-context.mjs';
@@ -124,8 +125,13 @@ export async function loadPretrained(source, options) {
     }
     const finishError = model.finish();
     if (finishError) fail(finishError);
-    const tokenizer = await readTokenizer(files, model.modelType());
     const config = JSON.parse(configText);
+    if (model.config().imageSize > 0) {  // an image model: its image processor, no tokenizer
+      const processorText = await files.text('preprocessor_config.json');
+      const processor = processorText === null ? null : readImageProcessor(processorText, model.modelType());
+      return new PretrainedModel(model, null, config, core.ContextCore, processor);
+    }
+    const tokenizer = await readTokenizer(files, model.modelType());
     return new PretrainedModel(model, tokenizer, config, core.ContextCore);
   } catch (error) {
     model.delete();  // everything the loader allocated goes with it
@@ -186,9 +192,11 @@ export class PretrainedModel {
   #default = null;
   #contexts = new Set();
   #hookIds = null;
+  #processor;
+  #patchGrid = null;
 
   /** @private Use loadPretrained(). */
-  constructor(core, tokenizer, hfConfig, ContextCore) {
+  constructor(core, tokenizer, hfConfig, ContextCore, processor = null) {
     this.#core = core;
     this.#makeContext = () => new ContextCore(core);
     const shape = core.config();
@@ -201,6 +209,7 @@ export class PretrainedModel {
       weightBytes: core.weightBytes(),
       weightType: core.matrixType(),
     };
+    if (shape.imageSize > 0) config.labels = shape.hasLmHead ? Object.freeze(labelsOf(hfConfig, shape.vocabSize)) : null;
     // 0.2's name for modelType (in transformers "architecture" is a class such as GPT2LMHeadModel).
     withOldNames(config, { architecture: 'modelType' });
     this.config = Object.freeze(config);
@@ -208,7 +217,33 @@ export class PretrainedModel {
     this.tokenizer = tokenizer;
     const eos = hfConfig?.eos_token_id;
     this.#eos = new Set((Array.isArray(eos) ? eos : [eos]).filter(Number.isInteger));
+    if (processor) for (const part of Object.values(processor)) if (part && typeof part === 'object') Object.freeze(part);
+    this.#processor = processor && Object.freeze(processor);  // read by every preprocess(): not to be changed
+    if (shape.imageSize > 0) {
+      const size = processor ? outputSize(processor) : { height: shape.imageSize, width: shape.imageSize };
+      this.#patchGrid = size && Object.freeze({ rows: Math.floor(size.height / shape.patchSize), cols: Math.floor(size.width / shape.patchSize) });
+    }
     track(this, core);
+  }
+
+  /** An image model's patch grid for the images preprocess() makes ({ rows, cols }); null for text models and where the size depends on the image. */
+  get patchGrid() { return this.#patchGrid; }
+  /** An image model's processor that preprocess() follows (from preprocessor_config.json); null without one, and for text models. */
+  get imageProcessor() { return this.#processor; }
+
+  /**
+   * An image → the model's input, as the checkpoint's preprocessor_config.json says (resize with
+   * PIL's filters, center crop, rescale, normalize): { pixelValues: Float32Array (3 × height ×
+   * width), height, width }, what run() takes. image: { data: RGBA bytes, width, height }
+   * (ImageData's shape) anywhere; in browsers also an ImageBitmap, <img>, canvas, Blob or File.
+   * Asynchronous because a Blob must be decoded first.
+   * @returns {Promise<{ pixelValues: Float32Array, height: number, width: number }>}
+   */
+  async preprocess(image) {
+    this.#live();
+    if (!(this.config.imageSize > 0)) fail(`preprocess() is for image models; this ${this.config.modelType} model takes text: use tokenize()`);
+    if (!this.#processor) fail('this checkpoint came without preprocessor_config.json: make pixel values yourself (3 × height × width floats, as its image processor would) and pass them to run()');
+    return preprocessImageData(await imageDataOf(image), this.#processor);
   }
 
   /** Whether dispose() has run. */
@@ -263,6 +298,7 @@ export class PretrainedModel {
    */
   tokenize(text, textPair = undefined) {
     this.#live();
+    if (this.config.imageSize > 0) fail(`tokenize() is for text models; this ${this.config.modelType} model reads images: use preprocess(image)`);
     if (!this.tokenizer) fail('this checkpoint came without tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt): pass token ids to run()');
     const { ids, tokenTypeIds, tokens, offsets, special } = this.tokenizer.encode(text, textPair);
     return { ids, tokenTypeIds, tokens, offsets, special };
@@ -270,6 +306,7 @@ export class PretrainedModel {
 
   /** Token ids → text, without special tokens. */
   decode(ids) {
+    if (this.config.imageSize > 0) fail(`decode() is for text models; this ${this.config.modelType} model has no vocabulary (its labels are config.labels)`);
     if (!this.tokenizer) fail('this checkpoint came without tokenizer files: there is no vocabulary to decode with');
     if (ids === null || typeof ids !== 'object' || typeof ids.length !== 'number') fail(`decode needs a list of token ids, got ${describe(ids)}`);
     return this.tokenizer.decode(Array.from(ids));
@@ -318,6 +355,12 @@ export class PretrainedModel {
     release(this, this.#core);
     this.#core = null;
   }
+}
+
+// An image classifier's labels in id order from config.json's id2label ("LABEL_i" where missing).
+function labelsOf(hfConfig, count) {
+  const names = hfConfig?.id2label && typeof hfConfig.id2label === 'object' ? hfConfig.id2label : {};
+  return Array.from({ length: count }, (_, i) => (typeof names[i] === 'string' ? names[i] : `LABEL_${i}`));
 }
 
 /**

@@ -198,7 +198,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     if (!weight_type_of(source->info->dtype, type))
       return "tensor \"" + source->info->name + "\" is stored as " + safetensors::dtype_name(source->info->dtype) +
              ": only F32, F16 and BF16 weights are supported";
-    const std::vector<int64_t> want = source_shape(spec_read);
+    const std::vector<int64_t> want = spec_read.source_dims.empty() ? source_shape(spec_read) : spec_read.source_dims;
     if (source->info->shape != want)
       return "tensor \"" + source->info->name + "\" has shape " + shape_text(source->info->shape) + " but config.json implies " +
              shape_text(want) + ": the weights do not match the config";
@@ -309,6 +309,10 @@ void CheckpointLoader::scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const
   const uint64_t es = static_cast<uint64_t>(weight_type_bytes(s.source_type));
   int64_t rows, cols;
   source_rows_cols(*s.source, rows, cols);
+  if (!s.spec.source_dims.empty()) {  // read as the layout's 2-D shape (ParamSpec::source_dims)
+    cols = source_shape(s.spec).back();
+    rows = s.source->elements() / cols;
+  }
   uint64_t at = lo;
   while (at < hi) {
     const int64_t e = static_cast<int64_t>(at / es);

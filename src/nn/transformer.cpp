@@ -16,6 +16,7 @@
 #include "interpret/value_norms.h"
 #include "nn/families/family.h"
 #include "nn/ops.h"
+#include "nn/vision_ops.h"
 
 namespace mh {
 
@@ -38,7 +39,8 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
     w.layers.push_back({at("norm1_w"), at("norm1_b"), at("wq"), at("wk"), at("wv"), at("wo"), at("bq"),
                         at("bk"), at("bv"), at("bo"), at("norm2_w"), at("norm2_b"), at("w_up"),
                         at("b_up"), at("w_gate"), at("b_gate"), at("w_down"), at("b_down"), at("q_norm"),
-                        at("k_norm"), at("post_attention_norm"), at("post_mlp_norm")});
+                        at("k_norm"), at("post_attention_norm"), at("post_mlp_norm"),
+                        at("attn_scale"), at("mlp_scale")});
   }
   w.final_norm_w = get("final_norm_w");
   w.final_norm_b = get("final_norm_b");
@@ -47,6 +49,9 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
   w.head_norm_w = get("head_norm_w");
   w.head_norm_b = get("head_norm_b");
   w.output_bias = get("output_bias");
+  w.patch_w = get("patch_w");
+  w.patch_b = get("patch_b");
+  w.cls_token = get("cls_token");
   const bool has_head = !c.head_transform || w.head_dense_w != nullptr;
   w.output = !has_head ? nullptr : c.tied ? w.token_embedding : get("output");
   return w;
@@ -89,6 +94,7 @@ double RunContext::run_bytes(int n, int n_total, const RunRequest& r) const {
   for (int l = 0; r.attention_layers && l < c.layers; ++l) layers_asked += r.attention_layers[l] != 0;
   bytes += f * layers_asked * double(r.heads) * n * n_total;
   if (r.hidden_states) bytes += f * (c.layers + 1.0) * n * d;
+  if (c.image_size > 0) bytes += f * n * (double(c.channels) * c.patch_size * c.patch_size + 2 * d);  // patches, positions
   if (r.hooks) {  // the hooks' scratch: a copy of one activation, and a layer's pattern and scores
     bytes += f * n * (d_q + d + c.d_ff);
     for (int l = 0; l < c.layers; ++l)
@@ -108,9 +114,32 @@ double RunContext::run_bytes(int n, int n_total, const RunRequest& r) const {
   return bytes;
 }
 
+namespace {
+// "" or what is wrong with an image model's pixels (RunRequest::pixels) for a run of n rows.
+std::string image_input_error(const TransformerConfig& c, int n, const RunRequest& r) {
+  if (!r.pixels) return "an image model runs on pixel values (channels × height × width), not on token ids";
+  const int P = c.patch_size, H = r.image_height, W = r.image_width;
+  const std::string size = std::to_string(H) + " × " + std::to_string(W);
+  if (H < P || W < P)
+    return "the image is " + size + " pixels, smaller than one " + std::to_string(P) + " × " + std::to_string(P) + " patch";
+  const int64_t patches = int64_t{H / P} * (W / P);
+  if (patches + 1 > kMaxTokens)
+    return "an image of " + size + " pixels makes " + std::to_string(patches) + " patches; at most " +
+           std::to_string(kMaxTokens - 1) + " fit: pass a smaller image";
+  if (patches + 1 != n)
+    return "an image of " + size + " pixels makes " + std::to_string(patches) + " patches + CLS, not " + std::to_string(n) + " rows";
+  const int64_t at = first_non_finite(r.pixels, int64_t{c.channels} * H * W);
+  if (at >= 0) return "pixel value " + std::to_string(at) + " is not a finite number";
+  return "";
+}
+}  // namespace
+
 std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest& r) const {
   const TransformerConfig& c = config_;
-  for (int t = 0; t < n; ++t)
+  if (c.image_size > 0) {
+    if (std::string error = image_input_error(c, n, r); !error.empty()) return error;
+  }
+  for (int t = 0; c.image_size == 0 && t < n; ++t)  // an image model reads no ids
     if (ids[t] < 0 || ids[t] >= c.vocab)
       return "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
              " is not in the vocabulary (0 … " + std::to_string(c.vocab - 1) + ")";
@@ -573,6 +602,7 @@ int ForwardPass::attention_block(float* x, const float* input, int n, int layer,
     hook_post_norm_scale(layer, n);
     rms_norm(a_, a_, norm->f32(), n, config.d_model, config.norm_eps);
   }
+  if (const Tensor* scale = weights.layers[layer].attn_scale) scale_columns(a_, scale->f32(), n, config.d_model);
   hook(Hook::kAttnOut, layer, a_, n, config.d_model);
   add_in_place(x, a_, int64_t{n} * config.d_model);
   if (!config.parallel_residual) hook(Hook::kResidMid, layer, x, n, config.d_model);
@@ -590,6 +620,7 @@ void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::La
   }
   hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
+  if (L.mlp_scale) scale_columns(a_, L.mlp_scale->f32(), n, config.d_model);
   hook(Hook::kMlpOut, layer, a_, n, config.d_model);
   ProfilePhase residual("mlp: residual add");
   add_in_place(x, a_, int64_t{n} * config.d_model);
@@ -617,6 +648,7 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
   hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
   if (L.post_mlp_norm) rms_norm(a_, a_, L.post_mlp_norm->f32(), n, config.d_model, config.norm_eps);
+  if (L.mlp_scale) scale_columns(a_, L.mlp_scale->f32(), n, config.d_model);
   hook(Hook::kMlpOut, layer, a_, n, config.d_model);
   ProfilePhase residual("mlp: residual add");
   add_in_place(x, a_, int64_t{n} * config.d_model);
@@ -689,9 +721,18 @@ std::vector<std::pair<int, std::string>> hook_names(const Transformer& model) {
   RunRequest r;
   r.hooks = &recorder;
   r.logits = false;
-  const int32_t id = 0;
+  const TransformerConfig& c = model.config();
+  // An image model's smallest run: one patch of zeros (a CLS row and a patch row).
+  const int n = c.image_size > 0 ? 2 : 1;
+  const std::vector<int32_t> ids(static_cast<size_t>(n), 0);
+  std::vector<float> pixels;
+  if (c.image_size > 0) {
+    pixels.assign(static_cast<size_t>(c.channels) * c.patch_size * c.patch_size, 0.0f);
+    r.pixels = pixels.data();
+    r.image_height = r.image_width = c.patch_size;
+  }
   RunResult out;
-  if (!context.run(out, &id, 1, r).empty()) return {};
+  if (!context.run(out, ids.data(), n, r).empty()) return {};
   return std::move(recorder.names);
 }
 

@@ -50,6 +50,11 @@ struct TransformerConfig {
   // RoBERTa's positions: a token's position is pad_token + 1 + (non-pad tokens before it), a pad
   // token's is pad_token; the table has max_positions + pad_token + 1 rows. −1 = positions from 0.
   int pad_token = -1;
+  // Image models (ViT, DINOv2): image_size > 0. Their input is pixels (channels × H × W), cut into
+  // patch_size² patches after a CLS row; the position table is for a square grid of
+  // image_size / patch_size patches a side, resampled to other grids. vocab is the classifier's
+  // labels (no classifier: no output head).
+  int image_size = 0, patch_size = 0, channels = 0;
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
@@ -67,12 +72,17 @@ struct TransformerWeights {
     // Per-head RMSNorms of queries and keys (Qwen3, Gemma 3) and norms of the attention's and the
     // MLP's outputs before they join the residual (Gemma 3).
     const Tensor *q_norm, *k_norm, *post_attention_norm, *post_mlp_norm;
+    // Layer scale (DINOv2): the attention's and the MLP's outputs ⊙ these (d) before the residual.
+    const Tensor *attn_scale, *mlp_scale;
   };
   std::vector<Layer> layers;
   const Tensor *final_norm_w = nullptr, *final_norm_b = nullptr;
   // BERT's masked-LM head: dense → activation → LayerNorm, then the output head.
   const Tensor *head_dense_w = nullptr, *head_dense_b = nullptr, *head_norm_w = nullptr, *head_norm_b = nullptr;
   const Tensor *output = nullptr, *output_bias = nullptr;  // null output: no LM head (logits null)
+  // Image models: the patch embedding (a stride-P convolution as a product, C·P·P × d, and its
+  // bias) and the CLS token (d).
+  const Tensor *patch_w = nullptr, *patch_b = nullptr, *cls_token = nullptr;
 };
 
 // What one forward call returns, beyond the final hidden state it always computes.
@@ -100,6 +110,10 @@ struct RunRequest {
   // a patched run recomputes only the layers from the patched one on. Decoders only.
   int first_layer = 0;
   const float* resume_residual = nullptr;
+  // An image model's input: channels × image_height × image_width floats (as the image processor
+  // makes them); n must then be 1 + the whole patches. The ids are not read.
+  const float* pixels = nullptr;
+  int image_height = 0, image_width = 0;
 };
 
 // std::allocator, except that resize() leaves new elements uninitialized: run() fills a run's

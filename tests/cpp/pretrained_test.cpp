@@ -523,3 +523,57 @@ TEST(Pretrained, InterpretabilityInvariants) {
     }
   }
 }
+
+// The image models from transformers' pixel_values (1 × 3 × 32 × 32): every attention, the hidden
+// states and the logits (ViT) or last hidden state (DINOv2, whose 6 × 6 position table is resampled
+// to the 4 × 4 grid); bad pixels are refused and the model keeps working.
+TEST(PretrainedVision, MatchesTransformersFromItsPixelValues) {
+  for (const char* model : {"vit", "dinov2"}) {
+    std::unique_ptr<mh::Transformer> t;
+    ASSERT_EQ(load(model, t), "") << model;
+    const Expected e(model);
+    std::vector<float> pixels = e.get<float>("pixel_values");
+    ASSERT_EQ(pixels.size(), 3u * 32 * 32);
+    const int n = 17;
+    const std::vector<int32_t> ids(n, 0);
+    std::vector<uint8_t> layers(2, 1);
+    mh::RunRequest r;
+    r.pixels = pixels.data();
+    r.image_height = r.image_width = 32;
+    r.attention_layers = layers.data();
+    r.heads = 4;
+    r.hidden_states = true;
+    const int32_t cls = 0;
+    r.logit_rows = &cls;
+    r.logit_row_count = 1;
+    mh::RunContext context(*t);
+    mh::RunResult out;
+    ASSERT_EQ(context.run(out, ids.data(), n, r), "") << model;
+    const std::vector<float> attentions = e.get<float>("attentions"), hidden = e.get<float>("hidden_states");
+    ASSERT_EQ(out.attentions.size(), attentions.size());
+    EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
+    EXPECT_LT(max_diff(out.hidden_states.data(), hidden.data(), hidden.size()), 1e-4 * max_abs(hidden)) << model;
+    const std::vector<float> final_state = e.get<float>(std::string(model) == "vit" ? "logits" : "last_hidden_state");
+    const std::vector<float>& got = std::string(model) == "vit" ? out.logits : out.last_hidden_state;
+    ASSERT_EQ(got.size(), final_state.size()) << model;
+    EXPECT_LT(max_diff(got.data(), final_state.data(), got.size()), 1e-4 * max_abs(final_state)) << model;
+
+    auto refused = [&](mh::RunRequest bad, int rows) {
+      mh::RunResult ignored;
+      return context.run(ignored, ids.data(), rows, bad);
+    };
+    mh::RunRequest none = r;
+    none.pixels = nullptr;
+    EXPECT_NE(refused(none, n).find("not on token ids"), std::string::npos);
+    mh::RunRequest small = r;
+    small.image_height = small.image_width = 1;
+    EXPECT_NE(refused(small, 2).find("smaller than one 8 × 8 patch"), std::string::npos);
+    EXPECT_NE(refused(r, 5).find("16 patches + CLS, not 5 rows"), std::string::npos);
+    pixels[77] = std::nanf("");
+    EXPECT_NE(refused(r, n).find("pixel value 77 is not a finite number"), std::string::npos);
+    pixels = e.get<float>("pixel_values");
+    r.pixels = pixels.data();
+    ASSERT_EQ(context.run(out, ids.data(), n, r), "");
+    EXPECT_LT(max_diff(out.attentions.data(), attentions.data(), attentions.size()), 1e-4) << model;
+  }
+}

@@ -2,7 +2,7 @@
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
   type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun,
-  type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation,
+  type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation, type PixelValues,
 } from 'multihead';
 
 async function main(): Promise<void> {
@@ -105,4 +105,16 @@ export async function hooks(model: PretrainedModel, ids: number[]) {
   // @ts-expect-error: capture takes a list of names
   model.run(ids, { capture: 'hook_embed' });
   return [types, names, first, again, kind];
+}
+
+// Image models (docs/models.md, "Image models").
+export async function vision(model: PretrainedModel, bitmap: ImageBitmap) {
+  const { pixelValues, height, width }: PixelValues = await model.preprocess({ data: new Uint8ClampedArray(4), width: 1, height: 1 });
+  const out: PretrainedRun = model.run(pixelValues, { height, width, hiddenStates: true });
+  const grid: { rows: number; cols: number } | undefined = out.patchGrid;
+  const labels: readonly string[] | null | undefined = model.config.labels;
+  await model.preprocess(bitmap);
+  void [grid, labels, model.patchGrid, model.config.imageSize];
+  // @ts-expect-error: an image run needs the image's height and width
+  model.run(pixelValues, {});
 }

@@ -13,6 +13,8 @@ extern const Family kGptNeoxFamily;  // gpt_neox.cpp
 extern const Family kGptNeoFamily;  // gpt_neo.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kRobertaFamily;  // roberta.cpp
+extern const Family kVitFamily;  // vit.cpp
+extern const Family kDinov2Family;  // dinov2.cpp
 
 extern const GgufArchitecture kLlamaGguf;   // llama.cpp
 extern const GgufArchitecture kQwen2Gguf;   // llama.cpp
@@ -40,6 +42,8 @@ const ModelType kModelTypes[] = {
     {"gpt_neo", &kGptNeoFamily},
     {"distilbert", &kDistilbertFamily},
     {"roberta", &kRobertaFamily},
+    {"vit", &kVitFamily},
+    {"dinov2", &kDinov2Family},
 };
 }  // namespace
 

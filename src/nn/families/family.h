@@ -41,6 +41,10 @@ struct ParamSpec {
   bool panels = true;     // a matrix products read: stored in gemm's panel layout (nn/tensor.h)
   bool optional = false;  // absent in the checkpoint: left out (e.g. BERT without its MLM head)
   bool unprefixed = false;  // looked up without the prefix (lm_head.weight, cls.predictions.*)
+  // The source's shape on the hub where it has more dimensions than the layout implies, read in
+  // row-major order as that shape: a Conv2d weight [d][C][P][P] as [d][C·P·P], a cls_token
+  // [1][1][d] as [d]. Empty: exactly the layout's shape.
+  std::vector<int64_t> source_dims;
 };
 
 // One name in llama.cpp's GGUF files and the hub's name for the same thing.

@@ -1,0 +1,28 @@
+// What ViT (vit.cpp) and DINOv2 (dinov2.cpp) share: the image keys of config.json, the embedding
+// tensors, and the embedding step (patches, CLS, positions resampled to the image's grid).
+#pragma once
+
+#include "nn/families/family.h"
+
+namespace mh {
+
+// image_size, patch_size, num_channels, the encoder's sizes and norms; the classifier's labels
+// (id2label, else num_labels) as vocab.
+std::string vision_read_config(ConfigFields& f, TransformerConfig& c);
+// The patch embedding's convolution and bias, the CLS token and the position table.
+void vision_embedding_params(std::vector<ParamSpec>& out, const TransformerConfig& c);
+// The classifier (classifier.weight [labels][d], .bias; outside the prefix), optional.
+void vision_classifier_params(std::vector<ParamSpec>& out, const TransformerConfig& c);
+// x (n × d) = [CLS; patches · W + b] + positions, then hidden state 0. Hooks: hook_embed (the CLS
+// row and the patches' embeddings), hook_pos_embed (the position rows, resampled where the image's
+// grid is not the table's).
+void vision_embeddings(ForwardPass& pass, float* x);
+// The position rows (1 + rows · cols) × d for a grid of rows × cols patches: the table itself when
+// the grid is its own, else the CLS row and the table's grid resampled bicubically to rows × cols
+// (transformers' interpolate_pos_encoding).
+void vision_positions(float* out, const TransformerConfig& c, const Tensor& table, int rows, int cols);
+// The end of an image encoder: hidden state L (before the final norm, as transformers records
+// it), the final LayerNorm, the last hidden state, and the classifier over the CLS row.
+void vision_finish(ForwardPass& pass, float* x, int n);
+
+}  // namespace mh

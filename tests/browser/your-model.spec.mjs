@@ -526,3 +526,12 @@ test('a GGUF file picked like a checkpoint: its tokenizer, every head, the refer
   const n = reference.ids.length, offset = (3 * 4 + 1) * n * n;
   expect(maxAbsDiff(shown, want.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
 });
+
+test('an image model is refused in words (the page draws text), and a text model opens after it', async ({ page }) => {
+  await page.goto(PAGE);
+  await ready(page);
+  await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'preprocessor_config.json'].map((name) => join(FIXTURES, 'vit', name)));
+  await expect(page.locator('#sourceMessage')).toContainText('image model (vit)', { timeout: 30000 });
+  await page.setInputFiles('#files', filesOf('llama'));
+  await expect(page.locator('.mv-info')).toContainText('llama, 2 layers');
+});

@@ -193,6 +193,13 @@ async function handle(message) {
       const started = performance.now();
       await loadMultihead({ threads: 'auto' });
       model = await loadPretrained(message.files, { weightType: message.weightType, onProgress: (p) => post({ type: 'progress', ...p }) });
+      if (model.config.imageSize > 0) {  // the library runs it; this page draws text
+        const type = model.config.modelType;
+        model.dispose();
+        model = null;
+        throw new Error(`this is an image model (${type}): this page shows text models; images are not drawn here yet — ` +
+          'the library runs it (model.preprocess(image), then model.run(pixelValues, { height, width }): docs/models.md, "Image models")');
+      }
       // The mask token's text, as this tokenizer spells it: BERT's [MASK], RoBERTa's <mask>.
       const maskToken = ['[MASK]', '<mask>'].find((t) => model.tokenizer?.id(t) != null) ?? null;
       const special = { mask: maskToken && model.tokenizer.id(maskToken), maskToken };

@@ -388,7 +388,8 @@ std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int heade
   const int64_t n = t.info->ne[0];
   // Destinations kept in blocks take the row's blocks as they are: it is one of their columns.
   bool widened_too = header_index < 0;
-  for (int i : header_index < 0 ? std::vector<int>() : sh.scatters_of[header_index]) {
+  static const std::vector<int> kNoReaders;
+  for (int i : header_index < 0 ? kNoReaders : sh.scatters_of[header_index]) {
     Tensor& dest = *sh.scatters[i].dest;
     if (!is_block_type(dest.type)) {
       widened_too = true;

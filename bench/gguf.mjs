@@ -45,10 +45,6 @@ function toHalf(x) {  // float32 → binary16, rounded to nearest even
   if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h += 1;
   return sign | h;
 }
-function halfToFloat(h) {
-  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  return e === 0 ? s * m * 2 ** -24 : s * (1 + m / 1024) * 2 ** (e - 15);
-}
 function q8_0(x) {
   const out = new Uint8Array((x.length / 32) * 34), view = new DataView(out.buffer);
   for (let b = 0; b < x.length / 32; b += 1) {
@@ -72,7 +68,6 @@ function q4_0(x) {
   }
   return out;
 }
-void halfToFloat;
 
 // ---- the model files ----
 function randomTensor(count, seed, std) {

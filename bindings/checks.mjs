@@ -13,6 +13,7 @@ export function describe(value) {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
   if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (value !== null && typeof value === 'object') return value.constructor?.name ?? 'an object';
   return String(value);
 }
 

@@ -38,9 +38,9 @@ async function weightFiles(source) {
  * Loads a Hugging Face checkpoint: config.json, model.safetensors (or its shards and their
  * index), and the tokenizer files when present (tokenizer.json; or vocab.json + merges.txt; or
  * vocab.txt). Supported: the model types supportedModelTypes() lists; weights F32, F16, BF16.
- * Or a GGUF file (llama.cpp's): architectures llama, qwen2, qwen3, gemma3, gpt2; its blocks
- * (Q8_0, Q4_0, Q4_K, Q6_K, …) are dequantized while loading, to float32 where that fits in memory,
- * else to bf16 (docs/models.md "GGUF files").
+ * Or a GGUF file (llama.cpp's): architectures llama, qwen2, qwen3, gemma3, gpt2; Q8_0, Q5_0, Q4_0,
+ * Q4_1 and Q4_K matrices stay in 8- or 4-bit blocks, other types are dequantized while loading, to
+ * float32 where that fits in memory, else to bf16 (docs/models.md "GGUF files").
  *
  * @param {string | URL | File | Blob | ArrayBuffer | Uint8Array | File[] | FileList | Map<string, Blob | ArrayBuffer | Uint8Array> | Record<string, Blob | ArrayBuffer | Uint8Array>} source
  *   a hub id ("gpt2", "Qwen/Qwen2.5-0.5B"), a folder path (Node), a base URL whose files are

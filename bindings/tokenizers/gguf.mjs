@@ -6,6 +6,7 @@
 //   tokenizer.ggml.pre.
 // Control, unknown and user-defined tokens are split out of the text before the model, as
 // llama.cpp does; control and unknown ones are special (decode skips them).
+import { describe } from '../checks.mjs';
 import { Tokenizer } from './tokenizer.mjs';
 
 const fail = (message) => { throw new Error(`multihead: GGUF tokenizer: ${message}`); };
@@ -55,11 +56,11 @@ const PRE_BY_NAME = new Map(PRE_TOKENIZERS.flatMap((pre) => pre.names.map((name)
 /** The tokenizer.ggml.pre names read here. */
 export const GGUF_PRE_TOKENIZERS = Object.freeze([...PRE_BY_NAME.keys()]);
 
-// Tokens llama.cpp takes for end of generation by their text (it finds no other mark in a file).
-const END_OF_GENERATION = new Set(['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|eom_id|>',
-  '<EOT>', '_<EOT>', '<|end_of_text|>', '<end_of_utterance>', '<｜end▁of▁sentence｜>']);
+// Tokens llama.cpp takes for end of turn by their text, the first found winning (it finds no other
+// mark in a file), and for end of generation: those and end of message.
 const END_OF_TURN = ['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>',
   '_<EOT>', '<｜end▁of▁sentence｜>', '<end_of_utterance>'];
+const END_OF_GENERATION = new Set([...END_OF_TURN, '<|eom_id|>']);
 
 // ---- reading metadata values ----
 
@@ -105,13 +106,6 @@ function readTokenId(metadata, name, fallback, count) {
   if (value === undefined || value === null) return usable(fallback);
   if (!Number.isInteger(value) || value < 0) fail(`${KEY(name)} must be a token id, got ${describe(value)}`);
   return usable(value) ?? usable(fallback);
-}
-
-function describe(value) {
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'object' && value !== null) return value.constructor?.name ?? 'an object';
-  return String(value);
 }
 
 // ---- the vocabulary ----

@@ -165,30 +165,36 @@ inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.typ
 // integers, then out_c = bias_c + Σ_blocks (d · scale_c) · Σ q_a q_c − min_c · Σ a. The same
 // integers and the same float operations in every build; close to the tiles' float32 product, not
 // equal to it (a step's logits move by about 1e-3 of their range).
-template <WeightType T>
-void block_row(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
-  const int blocks = K / kBlockRows;
-  thread_local std::vector<int8_t> qa;
-  thread_local std::vector<float> da, sum_a;
-  qa.resize(static_cast<size_t>(K));
-  da.resize(static_cast<size_t>(blocks));
-  sum_a.resize(static_cast<size_t>(blocks));
-  for (int blk = 0; blk < blocks; ++blk) {
+//
+// The quantized row (quantize_row), gemm's packed form of `a` for this path: per block, d and Σ a
+// as floats, then the 32 values as int8 in the bytes of 8 more floats.
+constexpr int kQuantizedBlockFloats = 10;
+inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
+void quantize_row(float* packed, const float* a, int K) {
+  for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const float* x = a + blk * kBlockRows;
     float largest = 0, sum = 0;
     for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k])), sum += x[k];
     const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-    for (int k = 0; k < kBlockRows; ++k) qa[blk * kBlockRows + k] = static_cast<int8_t>(std::lrintf(x[k] * inverse));
-    da[blk] = d;
-    sum_a[blk] = sum;
+    packed[0] = d;
+    packed[1] = sum;
+    int8_t* q = reinterpret_cast<int8_t*>(packed + 2);
+    for (int k = 0; k < kBlockRows; ++k) q[k] = static_cast<int8_t>(std::lrintf(x[k] * inverse));
   }
+}
+
+template <WeightType T>
+void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+  const int blocks = K / kBlockRows;
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int j = c0 / 8 * 8; j < c1; j += 8) {
     float acc[8];
     for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
     for (int blk = 0; blk < blocks; ++blk) {
       const uint8_t* block = base + block_offset(T, blk * kBlockRows, j, b.ld);
-      const int8_t* q = qa.data() + blk * kBlockRows;
+      const float* row_block = quantized + blk * kQuantizedBlockFloats;
+      const float d = row_block[0], sum_a = row_block[1];
+      const int8_t* q = reinterpret_cast<const int8_t*>(row_block + 2);
       int32_t isum[8];
 #if defined(__wasm_simd128__)
       // Two rows at a time: each column's pair of values against the pair of a's, by i32x4.dot_i16x8_s.
@@ -227,8 +233,8 @@ void block_row(float* out, const float* a, const MatrixRef& b, const float* bias
       std::memcpy(scale, block, 32);
       if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
       for (int c = 0; c < 8; ++c) {
-        acc[c] += (scale[c] * da[blk]) * static_cast<float>(isum[c]);
-        if (T == WeightType::kQ4) acc[c] -= min[c] * sum_a[blk];
+        acc[c] += (scale[c] * d) * static_cast<float>(isum[c]);
+        if (T == WeightType::kQ4) acc[c] -= min[c] * sum_a;
       }
     }
     for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
@@ -313,8 +319,13 @@ template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
   if constexpr (is_block_type(T)) {
-    if (reads_strips(b, n)) {
-      block_row<T>(out, a, b, bias, K, c0, c1);
+    if (reads_strips(b, n)) {  // `prepacked`: the row quantize_row made once for every chunk
+      thread_local std::vector<float> quantized;
+      if (!prepacked) {
+        quantized.resize(quantized_row_floats(K));
+        quantize_row(quantized.data(), a, K);
+      }
+      block_row<T>(out, prepacked ? prepacked : quantized.data(), b, bias, K, c0, c1);
       return;
     }
   } else {
@@ -469,16 +480,22 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   const int* firsts = first_chunk.data();
   // Rows that read strips (decoding) read `a` in place (few_rows): nothing to pack.
   const bool pack = !reads_strips(b, n) && K > 0;
+  // One row over blocks (decoding) is quantized once here, not by every chunk.
+  const bool quantize = is_block_type(b.type) && reads_strips(b, n) && K > 0;
   const int row_block = !pack || streams_b(b, n, K) ? n : row_block_size(n);
   // The calling thread's buffer, grown to the largest block of rows × K so far. Named through a
   // plain pointer: inside the tasks `packing` would be the running thread's own.
   thread_local std::vector<float> packing;
   if (pack && packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
-  float* const packed = pack ? packing.data() : nullptr;
+  if (quantize) {
+    packing.resize(std::max(packing.size(), quantized_row_floats(K)));
+    quantize_row(packing.data(), a, K);
+  }
+  float* const packed = pack || quantize ? packing.data() : nullptr;
   for (int i0 = 0; i0 < n; i0 += row_block) {
     const int rows = std::min(row_block, n - i0);
     const float* a_rows = a + i0 * lda;
-    if (packed) {
+    if (pack) {
       // Blocks of depth, each cut into groups of row tiles where there are fewer blocks than
       // threads (one block of 768 at 64 rows would leave 15 of 16 threads waiting).
       const int block = depth_block(b, rows, K), tallest = tallest_tile(b, rows, K);

@@ -131,6 +131,18 @@ std::string read_gguf_model(const uint8_t* bytes, uint64_t size, uint64_t file_s
   if (std::string e = m.get_int(arch + ".expert_count", experts, false); !e.empty()) return e;
   if (experts > 0) return "it is a mixture of experts (" + arch + ".expert_count), which is not supported";
 
+  // The heads, for the rotary rows the `llama` converter permuted (per head of head_dim).
+  int64_t heads = 0, kv_heads = 0, d = 0, head_dim = 0;
+  if (std::string e = m.get_int(arch + ".attention.head_count", heads); !e.empty()) return e;
+  if (std::string e = m.get_int(arch + ".embedding_length", d); !e.empty()) return e;
+  kv_heads = heads;
+  if (std::string e = m.get_int(arch + ".attention.head_count_kv", kv_heads, false); !e.empty()) return e;
+  if (heads <= 0 || kv_heads <= 0 || d <= 0) return "its head counts and embedding length must be positive";
+  head_dim = d / heads;
+  if (std::string e = m.get_int(arch + ".attention.key_length", head_dim, false); !e.empty()) return e;
+  if (head_dim <= 0 || head_dim > 1024) return "its " + arch + ".attention.key_length is not a usable head size";
+  if (std::string e = read_rope_keys(m, arch, head_dim, config); !e.empty()) return e;
+
   // Tensors: each one the architecture names, mapped; any other is refused, so nothing the file
   // computes with is silently left out.
   int64_t layers = 0;
@@ -152,7 +164,16 @@ std::string read_gguf_model(const uint8_t* bytes, uint64_t size, uint64_t file_s
                  ".block_count: the file is corrupt";
         mapped.hub_name = with_layer(n.hub, layer);
         mapped.transposed = n.transposed;
-        mapped.rotary_heads = n.rotary_pairs ? 1 : 0;  // the head count is known below
+        if (n.rotary_pairs) {
+          const bool keys = t.name.find("attn_k") != std::string::npos;
+          mapped.rotary_heads = static_cast<int>(keys ? kv_heads : heads);
+          mapped.head_dim = static_cast<int>(head_dim);
+          const int64_t features = t.n_dims == 1 ? t.ne[0] : t.ne[1];
+          if (features != mapped.rotary_heads * head_dim || head_dim % 2 != 0)
+            return "tensor \"" + t.name + "\" has " + std::to_string(features) + " outputs, not " +
+                   std::to_string(mapped.rotary_heads) + " heads of " + std::to_string(head_dim) +
+                   ": the file does not match its metadata";
+        }
         break;
       }
     }
@@ -178,26 +199,6 @@ std::string read_gguf_model(const uint8_t* bytes, uint64_t size, uint64_t file_s
     if (id >= 0) config[std::string(token) + "_token_id"] = std::to_string(id);
   }
 
-  int64_t heads = 0, kv_heads = 0, d = 0, head_dim = 0;
-  if (std::string e = m.get_int(arch + ".attention.head_count", heads); !e.empty()) return e;
-  if (std::string e = m.get_int(arch + ".embedding_length", d); !e.empty()) return e;
-  kv_heads = heads;
-  if (std::string e = m.get_int(arch + ".attention.head_count_kv", kv_heads, false); !e.empty()) return e;
-  if (heads <= 0 || kv_heads <= 0 || d <= 0) return "its head counts and embedding length must be positive";
-  head_dim = d / heads;
-  if (std::string e = m.get_int(arch + ".attention.key_length", head_dim, false); !e.empty()) return e;
-  if (head_dim <= 0 || head_dim > 1024) return "its " + arch + ".attention.key_length is not a usable head size";
-  if (std::string e = read_rope_keys(m, arch, head_dim, config); !e.empty()) return e;
-  for (GgufTensor& t : out.tensors) {
-    if (!t.rotary_heads) continue;
-    const bool keys = t.info->name.find("attn_k") != std::string::npos;
-    t.rotary_heads = static_cast<int>(keys ? kv_heads : heads);
-    t.head_dim = static_cast<int>(head_dim);
-    const int64_t features = t.info->n_dims == 1 ? t.info->ne[0] : t.info->ne[1];
-    if (features != t.rotary_heads * head_dim || head_dim % 2 != 0)
-      return "tensor \"" + t.info->name + "\" has " + std::to_string(features) + " outputs, not " +
-             std::to_string(t.rotary_heads) + " heads of " + std::to_string(head_dim) + ": the file does not match its metadata";
-  }
 
   out.config_json = "{";
   for (const auto& [key, value] : config) out.config_json += (out.config_json.size() > 1 ? ", " : "") + quoted(key) + ": " + value;

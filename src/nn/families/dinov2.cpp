@@ -44,13 +44,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   for (int l = 0; l < c.layers; ++l) {
     const std::string h = "encoder.layer." + std::to_string(l) + ".";
     norm(p, layer_name(l, "norm1"), h + "norm1", d);
-    const char* names[][3] = {{"wq", "bq", "query"}, {"wk", "bk", "key"}, {"wv", "bv", "value"}};
-    for (auto& [weight, bias, theirs] : names) {
-      p.push_back(mat(layer_name(l, weight), {h + "attention.attention." + theirs + ".weight"}, d, d, T));
-      if (c.qkv_bias) p.push_back(vec(layer_name(l, bias), {h + "attention.attention." + theirs + ".bias"}, d));
-    }
-    p.push_back(mat(layer_name(l, "wo"), {h + "attention.output.dense.weight"}, d, d, T));
-    p.push_back(vec(layer_name(l, "bo"), {h + "attention.output.dense.bias"}, d));
+    vision_attention_params(p, c, l, h);
     p.push_back(vec(layer_name(l, "attn_scale"), {h + "layer_scale1.lambda1"}, d));
     norm(p, layer_name(l, "norm2"), h + "norm2", d);
     if (swiglu(c)) {
@@ -81,27 +75,9 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
-  const TransformerConfig& c = p.config;
-  const TransformerWeights& W = p.weights;
-  int n = p.n;
-  float *x = p.x, *h = p.h;
-  vision_embeddings(p, x);
-  for (int l = 0; l < c.layers; ++l) {
-    p.begin_layer(l, x, n);
-    p.norm(Hook::kLn1, l, h, x, n);
-    n = p.attention_block(x, h, n, l);  // ⊙ layer_scale1 (ForwardPass: attn_scale)
-    p.norm(Hook::kLn2, l, h, x, n);
-    if (W.layers[l].w_gate) p.gated_mlp(x, h, W.layers[l], n);
-    else p.mlp(x, h, W.layers[l], n);  // both ⊙ layer_scale2 (mlp_scale)
-    p.end_layer(l, x, n);
-  }
-  vision_finish(p, x, n);
-}
-
 }  // namespace
 
-extern const Family kDinov2Family = {"dinov2", read_config, {"", "dinov2."}, "embeddings.cls_token", params, forward,
-                                     Norm::kLayerNorm};
+extern const Family kDinov2Family = {"dinov2", read_config, {"", "dinov2."}, "embeddings.cls_token", params,
+                                     vision_forward, Norm::kLayerNorm};
 
 }  // namespace mh

@@ -45,6 +45,18 @@ void vision_embedding_params(std::vector<ParamSpec>& p, const TransformerConfig&
   p.push_back(positions);
 }
 
+void vision_attention_params(std::vector<ParamSpec>& p, const TransformerConfig& c, int l, const std::string& h) {
+  const int64_t d = c.d_model;
+  const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
+  const char* names[][3] = {{"wq", "bq", "query"}, {"wk", "bk", "key"}, {"wv", "bv", "value"}};
+  for (auto& [weight, bias, theirs] : names) {
+    p.push_back(mat(layer_name(l, weight), {h + "attention.attention." + theirs + ".weight"}, d, d, T));
+    if (c.qkv_bias) p.push_back(vec(layer_name(l, bias), {h + "attention.attention." + theirs + ".bias"}, d));
+  }
+  p.push_back(mat(layer_name(l, "wo"), {h + "attention.output.dense.weight"}, d, d, T));
+  p.push_back(vec(layer_name(l, "bo"), {h + "attention.output.dense.bias"}, d));
+}
+
 void vision_classifier_params(std::vector<ParamSpec>& p, const TransformerConfig& c) {
   ParamSpec w = mat("output", {"classifier.weight"}, c.d_model, c.vocab, Layout::kTranspose);
   ParamSpec b = vec("output_bias", {"classifier.bias"}, c.vocab);
@@ -85,6 +97,24 @@ void vision_embeddings(ForwardPass& p, float* x) {
   p.record_hidden(x, p.n, 0);
 }
 
+void vision_forward(ForwardPass& p) {
+  const TransformerConfig& c = p.config;
+  const TransformerWeights& W = p.weights;
+  int n = p.n;
+  float *x = p.x, *h = p.h;
+  vision_embeddings(p, x);
+  for (int l = 0; l < c.layers; ++l) {
+    p.begin_layer(l, x, n);
+    p.norm(Hook::kLn1, l, h, x, n);
+    n = p.attention_block(x, h, n, l);  // ⊙ layer_scale1 where the layer has it (DINOv2)
+    p.norm(Hook::kLn2, l, h, x, n);
+    if (W.layers[l].w_gate) p.gated_mlp(x, h, W.layers[l], n);
+    else p.mlp(x, h, W.layers[l], n);  // both ⊙ layer_scale2 where the layer has it
+    p.end_layer(l, x, n);
+  }
+  vision_finish(p, x, n);
+}
+
 void vision_finish(ForwardPass& p, float* x, int n) {
   p.record_hidden(x, n, p.config.layers);
   p.norm(Hook::kLnFinal, -1, x, x, n);
@@ -109,13 +139,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   for (int l = 0; l < c.layers; ++l) {
     const std::string h = "encoder.layer." + std::to_string(l) + ".";
     norm(p, layer_name(l, "norm1"), h + "layernorm_before", d);
-    const char* names[][3] = {{"wq", "bq", "query"}, {"wk", "bk", "key"}, {"wv", "bv", "value"}};
-    for (auto& [weight, bias, theirs] : names) {
-      p.push_back(mat(layer_name(l, weight), {h + "attention.attention." + theirs + ".weight"}, d, d, T));
-      if (c.qkv_bias) p.push_back(vec(layer_name(l, bias), {h + "attention.attention." + theirs + ".bias"}, d));
-    }
-    p.push_back(mat(layer_name(l, "wo"), {h + "attention.output.dense.weight"}, d, d, T));
-    p.push_back(vec(layer_name(l, "bo"), {h + "attention.output.dense.bias"}, d));
+    vision_attention_params(p, c, l, h);
     norm(p, layer_name(l, "norm2"), h + "layernorm_after", d);
     p.push_back(mat(layer_name(l, "w_up"), {h + "intermediate.dense.weight"}, d, ff, T));
     p.push_back(vec(layer_name(l, "b_up"), {h + "intermediate.dense.bias"}, ff));
@@ -127,26 +151,9 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-void forward(ForwardPass& p) {
-  const TransformerConfig& c = p.config;
-  const TransformerWeights& W = p.weights;
-  int n = p.n;
-  float *x = p.x, *h = p.h;
-  vision_embeddings(p, x);
-  for (int l = 0; l < c.layers; ++l) {
-    p.begin_layer(l, x, n);
-    p.norm(Hook::kLn1, l, h, x, n);
-    n = p.attention_block(x, h, n, l);
-    p.norm(Hook::kLn2, l, h, x, n);
-    p.mlp(x, h, W.layers[l], n);
-    p.end_layer(l, x, n);
-  }
-  vision_finish(p, x, n);
-}
-
 }  // namespace
 
-extern const Family kVitFamily = {"vit", read_config, {"vit.", ""}, "embeddings.cls_token", params, forward,
+extern const Family kVitFamily = {"vit", read_config, {"vit.", ""}, "embeddings.cls_token", params, vision_forward,
                                   Norm::kLayerNorm};
 
 }  // namespace mh

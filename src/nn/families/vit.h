@@ -11,6 +11,9 @@ namespace mh {
 std::string vision_read_config(ConfigFields& f, TransformerConfig& c);
 // The patch embedding's convolution and bias, the CLS token and the position table.
 void vision_embedding_params(std::vector<ParamSpec>& out, const TransformerConfig& c);
+// Layer l's attention under prefix h ("encoder.layer.3."): attention.attention.{query,key,value}
+// (biases where qkv_bias) and attention.output.dense, as ViT and DINOv2 both name them.
+void vision_attention_params(std::vector<ParamSpec>& out, const TransformerConfig& c, int l, const std::string& h);
 // The classifier (classifier.weight [labels][d], .bias; outside the prefix), optional.
 void vision_classifier_params(std::vector<ParamSpec>& out, const TransformerConfig& c);
 // x (n × d) = [CLS; patches · W + b] + positions, then hidden state 0. Hooks: hook_embed (the CLS
@@ -21,6 +24,9 @@ void vision_embeddings(ForwardPass& pass, float* x);
 // the grid is its own, else the CLS row and the table's grid resampled bicubically to rows × cols
 // (transformers' interpolate_pos_encoding).
 void vision_positions(float* out, const TransformerConfig& c, const Tensor& table, int rows, int cols);
+// The encoder: embeddings, pre-LayerNorm blocks (a GELU MLP, or SwiGLU where the layer has a
+// gate: DINOv2's use_swiglu_ffn), and vision_finish.
+void vision_forward(ForwardPass& pass);
 // The end of an image encoder: hidden state L (before the final norm, as transformers records
 // it), the final LayerNorm, the last hidden state, and the classifier over the CLS row.
 void vision_finish(ForwardPass& pass, float* x, int n);

@@ -155,7 +155,7 @@ test('view="playground" embeds a training playground configured by attributes', 
   const widget = page.locator('#ex-playground multihead-attention');
   await widget.scrollIntoViewIfNeeded();
   const pg = widget.locator('.pg');  // Playwright's CSS locators pierce the open shadow root
-  await expect(pg).toHaveAttribute('data-ready', 'true');
+  await expect(pg).toHaveAttribute('data-ready', 'true', { timeout: 20_000 });  // loads the module and the trainer first
   await expect(widget.locator('select[data-key="task"]')).toHaveValue('reverse');
   await expect(widget.locator('.pg-heads canvas')).toHaveCount(2);  // layers="1" heads="2"
   await widget.locator('button[data-action="play"]').click();

@@ -1,5 +1,7 @@
 // Rewrites clang 14's pre-standard relaxed-SIMD fused multiply-add (0xfd 0xaf 0x01) into the
-// standard f32x4.relaxed_madd (0xfd 0x85 0x02) in a linked .wasm, in place.
+// standard f32x4.relaxed_madd (0xfd 0x85 0x02) in a linked .wasm, in place; and f64x2's
+// pre-standard relaxed_min (0xfd 0xd4 0x01), which stands in for the int8 dot clang 14 has no
+// builtin for (src/core/gemm.cpp, dot_i8x16_i7x16), into i16x8.relaxed_dot_i8x16_i7x16_s (0xfd 0x92 0x02).
 //
 // Why: Emscripten 3.1.6's clang accepts -mrelaxed-simd and __builtin_wasm_fma_f32x4 but encodes it
 // with an opcode from before the proposal was finished, which every shipping engine rejects, and
@@ -12,8 +14,11 @@
 // instruction it does not know, leaving the file unchanged)
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const OLD_FMA = 0xaf; // fd af 01 = LEB128 175
-const NEW_FMA = [0x85, 0x02]; // LEB128 261
+// Pre-standard opcode (its LEB128 is 2 bytes) → the standard one's 2 bytes.
+const REWRITES = new Map([
+  [0xaf, [0x85, 0x02]], // f32x4 fma (175) → f32x4.relaxed_madd (261)
+  [0xd4, [0x92, 0x02]], // f64x2 relaxed_min (212) → i16x8.relaxed_dot_i8x16_i7x16_s (274)
+]);
 
 export function relaxWasm(bytes) {
   let pos = 0;
@@ -52,10 +57,11 @@ export function relaxWasm(bytes) {
         if (op === 0xfd) {
           const at = pos;
           const sub = u32();
-          if (sub === OLD_FMA) {
-            if (pos - at !== 2) throw new Error(`relaxed madd with a ${pos - at}-byte opcode at ${at}`);
-            bytes[at] = NEW_FMA[0];
-            bytes[at + 1] = NEW_FMA[1];
+          const standard = REWRITES.get(sub);
+          if (standard) {
+            if (pos - at !== 2) throw new Error(`relaxed opcode ${sub} with a ${pos - at}-byte encoding at ${at}`);
+            bytes[at] = standard[0];
+            bytes[at + 1] = standard[1];
             rewritten++;
           } else if (sub <= 11 || sub === 92 || sub === 93) memarg(); // loads, store, load_zero
           else if (sub === 12 || sub === 13) pos += 16; // v128.const, i8x16.shuffle
@@ -102,5 +108,5 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
   const bytes = new Uint8Array(readFileSync(file));
   const count = relaxWasm(bytes);
   writeFileSync(file, bytes);
-  console.log(`${file}: ${count} relaxed multiply-adds rewritten to f32x4.relaxed_madd`);
+  console.log(`${file}: ${count} pre-standard relaxed instructions rewritten (relaxed_madd, relaxed_dot)`);
 }

@@ -166,9 +166,10 @@ inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.typ
 // integers and the same float operations in every build; close to the tiles' float32 product, not
 // equal to it (a step's logits move by about 1e-3 of their range).
 //
-// The quantized row (quantize_row), gemm's packed form of `a` for this path: per block, d and Σ a
-// as floats, then the 32 values as int8 in the bytes of 8 more floats.
-constexpr int kQuantizedBlockFloats = 10;
+// The quantized row (quantize_row), gemm's packed form of `a` for this path: per block of 32, d and
+// Σ a, then q_a as int16 (16 floats' bytes) and as int8 (8 floats' bytes), the forms the integer
+// products below read.
+constexpr int kQuantizedBlockFloats = 26;
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
@@ -178,11 +179,96 @@ void quantize_row(float* packed, const float* a, int K) {
     const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
     packed[0] = d;
     packed[1] = sum;
-    int8_t* q = reinterpret_cast<int8_t*>(packed + 2);
-    for (int k = 0; k < kBlockRows; ++k) q[k] = static_cast<int8_t>(std::lrintf(x[k] * inverse));
+    for (int k = 0; k < kBlockRows; ++k) {
+      const int q = static_cast<int>(std::lrintf(x[k] * inverse));  // within ±127
+      reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
+      reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
+    }
   }
 }
 
+#if defined(__wasm_relaxed_simd__)
+// The int16 sums of adjacent pairs of products x_i·y_i, y within 0…127 (then every CPU gives the
+// same sums): i16x8.relaxed_dot_i8x16_i7x16_s. clang 14 has no builtin for it, so this emits f64x2's
+// pre-standard relaxed_min, which no code of ours uses otherwise, with the same operands, and
+// scripts/relax-wasm.mjs rewrites its opcode to the dot's after linking. (Node 20's V8 adds the
+// accumulator of i32x4.relaxed_dot_i8x16_i7x16_add_s wrongly, so the widening add is ours.)
+inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
+  typedef double f64x2 __attribute__((vector_size(16)));
+  return reinterpret_cast<v128_t>(__builtin_wasm_relaxed_min_f64x2(reinterpret_cast<f64x2>(x), reinterpret_cast<f64x2>(y)));
+}
+#endif
+
+// out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
+// then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 — the same float
+// operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
+// by side: int16 dots of 8 give two lanes a column, added after a block; in the relaxed build,
+// 4-bit values (0…15, within the 7-bit operand) go through the int8 dot instead, 16 products an
+// instruction, widened and added by column pairs.
+#if defined(__wasm_simd128__)
+template <WeightType T>
+void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+  const int blocks = K / kBlockRows;
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int j = c0 / 8 * 8; j < c1; j += 8) {
+    float first[8];
+    for (int c = 0; c < 8; ++c) first[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+    v128_t acc_lo = wasm_v128_load(first), acc_hi = wasm_v128_load(first + 4);
+    const uint8_t* block = base + block_offset(T, 0, j, b.ld);  // a panel's blocks are consecutive
+    for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
+      const float* row_block = quantized + blk * kQuantizedBlockFloats;
+      v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
+#if defined(__wasm_relaxed_simd__)
+      if constexpr (T == WeightType::kQ4) {
+        const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
+        sum_lo = sum_hi = wasm_i32x4_splat(0);
+        for (int g = 0; g < kBlockRows / 4; ++g) {
+          const v128_t a = wasm_v128_load32_splat(q_a + 4 * g), bytes = wasm_v128_load(block + 64 + 16 * g);
+          sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(a, wasm_v128_and(bytes, wasm_i8x16_splat(15)))));
+          sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(a, wasm_u8x16_shr(bytes, 4))));
+        }
+      } else
+#endif
+      {
+        const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+        v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
+        for (int g = 0; g < kBlockRows / 4; ++g) {
+          const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
+          v128_t left, right;                                    // columns 0–3 and 4–7, each 4 × 4 values
+          if constexpr (T == WeightType::kQ8) {
+            left = wasm_v128_load(block + 32 + 32 * g);
+            right = wasm_v128_load(block + 48 + 32 * g);
+          } else {
+            const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
+            left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
+            right = wasm_u8x16_shr(bytes, 4);
+          }
+          // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
+          // kQ4's 0…15 are the same values signed.
+          p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
+          p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
+          p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
+          p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
+        }
+        sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
+        sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
+      }
+      const v128_t d = wasm_v128_load32_splat(row_block);
+      acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
+      acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
+      if constexpr (T == WeightType::kQ4) {
+        const v128_t sum_a = wasm_v128_load32_splat(row_block + 1);
+        acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
+        acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
+      }
+    }
+    float result[8];
+    wasm_v128_store(result, acc_lo);
+    wasm_v128_store(result + 4, acc_hi);
+    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = result[c - j];
+  }
+}
+#else
 template <WeightType T>
 void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
@@ -193,53 +279,21 @@ void block_row(float* out, const float* quantized, const MatrixRef& b, const flo
     for (int blk = 0; blk < blocks; ++blk) {
       const uint8_t* block = base + block_offset(T, blk * kBlockRows, j, b.ld);
       const float* row_block = quantized + blk * kQuantizedBlockFloats;
-      const float d = row_block[0], sum_a = row_block[1];
-      const int8_t* q = reinterpret_cast<const int8_t*>(row_block + 2);
-      int32_t isum[8];
-#if defined(__wasm_simd128__)
-      // Two rows at a time: each column's pair of values against the pair of a's, by i32x4.dot_i16x8_s.
-      v128_t lo = wasm_i32x4_splat(0), hi = wasm_i32x4_splat(0);
-      for (int r = 0; r < kBlockRows; r += 2) {
-        v128_t pairs;
-        if constexpr (T == WeightType::kQ8) {
-          const v128_t rows = wasm_v128_load(block + 32 + 8 * r);
-          pairs = wasm_i8x16_shuffle(rows, rows, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
-        } else {  // byte i of a row: column 2i low, 2i + 1 high
-          const v128_t rows = wasm_v128_load64_zero(block + 64 + 4 * r);
-          const v128_t low = wasm_v128_and(rows, wasm_i8x16_splat(15)), high = wasm_u8x16_shr(rows, 4);
-          pairs = wasm_i8x16_shuffle(low, high, 0, 4, 16, 20, 1, 5, 17, 21, 2, 6, 18, 22, 3, 7, 19, 23);
-        }
-        const v128_t a_pair = wasm_i32x4_splat(static_cast<int32_t>((static_cast<uint32_t>(static_cast<uint16_t>(q[r + 1])) << 16) |
-                                                                   static_cast<uint16_t>(q[r])));
-        const v128_t w_lo = T == WeightType::kQ8 ? wasm_i16x8_extend_low_i8x16(pairs) : wasm_u16x8_extend_low_u8x16(pairs);
-        const v128_t w_hi = T == WeightType::kQ8 ? wasm_i16x8_extend_high_i8x16(pairs) : wasm_u16x8_extend_high_u8x16(pairs);
-        lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(w_lo, a_pair));
-        hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(w_hi, a_pair));
-      }
-      wasm_v128_store(isum, lo);
-      wasm_v128_store(isum + 4, hi);
-#else
-      for (int c = 0; c < 8; ++c) {
-        int32_t sum = 0;
-        for (int r = 0; r < kBlockRows; ++r) {
-          const int w = T == WeightType::kQ8 ? static_cast<int8_t>(block[32 + 8 * r + c])
-                                             : (block[64 + 4 * r + c / 2] >> (4 * (c % 2))) & 15;
-          sum += w * q[r];
-        }
-        isum[c] = sum;
-      }
-#endif
+      const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
       float scale[8], min[8];
       std::memcpy(scale, block, 32);
       if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
       for (int c = 0; c < 8; ++c) {
-        acc[c] += (scale[c] * d) * static_cast<float>(isum[c]);
-        if (T == WeightType::kQ4) acc[c] -= min[c] * sum_a;
+        int32_t sum = 0;
+        for (int r = 0; r < kBlockRows; ++r) sum += q_a[r] * block_integer(T, block, r, c);
+        acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum);
+        if (T == WeightType::kQ4) acc[c] -= min[c] * row_block[1];
       }
     }
     for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
   }
 }
+#endif
 
 // The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
 // block type, its block's first byte.

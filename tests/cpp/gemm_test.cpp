@@ -290,9 +290,7 @@ TEST(Gemm, BlocksGiveTheBitsOfTheirValuesAsFloat32) {
               double integers = 0;
               for (int r = 0; r < kBlockRows; ++r) {
                 const double q_a = d > 0 ? std::nearbyint(double(a[k0 + r] * (1.0f / d))) : 0.0;
-                const int c = j % 8;
-                const int q = type == WeightType::kQ8 ? static_cast<int8_t>(block[32 + 8 * r + c]) : (block[64 + 4 * r + c / 2] >> (4 * (c % 2))) & 15;
-                integers += q_a * q;
+                integers += q_a * block_integer(type, block, r, j % 8);
               }
               sum += double(scale) * d * integers - double(min) * a_sum;
             }

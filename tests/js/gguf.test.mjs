@@ -86,6 +86,29 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
     }
   });
 
+  // Decoding (one new row, the rest in the key/value cache) takes the one-row path over blocks: the
+  // row quantized to 8 bits a block and its products summed as integers (int16 dots, or relaxed
+  // SIMD's int8 dot for 4-bit blocks). Its logits stay within 2 % of a row's range of the float64
+  // reference, and differ from the tiles' float32 product of the same row (it did quantize).
+  it("decoding's integer products over blocks stay close to the float64 reference", async () => {
+    for (const name of ['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m']) {
+      const model = await loadPretrained(fileOf(name));
+      const V = model.config.vocabSize;
+      for (const c of reference(name)) {
+        const n = c.ids.length, context = model.createContext();
+        context.run(c.ids.subarray(0, n - 1), { attentions: false, logits: false, reusePrefix: true });
+        const step = context.run(c.ids, { attentions: false, logits: [n - 1], reusePrefix: true });
+        expect(step.reusedTokens).toBe(n - 1);
+        const want = c.logits.subarray((n - 1) * V, n * V), tiles = model.run(c.ids).logits.subarray((n - 1) * V, n * V);
+        const range = Math.max(...want) - Math.min(...want);
+        expect(maxAbsDiff(step.logits, want) / range, `${name} ${c.key}`).toBeLessThan(0.02);
+        expect(maxAbsDiff(step.logits, tiles), `${name} ${c.key}`).toBeGreaterThan(0);
+        context.dispose();
+      }
+      model.dispose();
+    }
+  });
+
   it('at 2 bytes a weight (weightType bf16) it stays close, with the same clear top tokens', async () => {
     const model = await loadPretrained(fileOf('llama-q8_0'), { weightType: 'bf16' });
     expect(model.config.weightType).toBe('bf16');

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/prepare-corpus.sh
-cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DMULTIHEAD_FAST_TRAINER=ON >/dev/null
 cmake --build build/native -j2 --target mh_train
 mkdir -p build/train web/model
 # The recipe of the shipped model (why each choice: docs/pages.md, "The trained model"). One thread: the

@@ -9,7 +9,7 @@
 // The files are written once to build/gguf-bench/. Writes bench/gguf-results.json (or --out FILE).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadPretrained, loadMultihead, setThreads } from '../bindings/multihead.mjs';
-import { T, writeGguf } from '../tests/js/gguf-writer.mjs';
+import { T, quantizeQ4_0 as q4_0, quantizeQ8_0 as q8_0, writeGguf } from '../tests/js/gguf-writer.mjs';
 import { msPerToken, timeInterleaved } from './gpt2-common.mjs';
 import { machine } from './machine.mjs';
 
@@ -23,51 +23,6 @@ const SHAPE = big
   ? { name: 'Llama-3.2-1B', d: 2048, layers: 16, heads: 32, kvHeads: 8, ff: 8192, vocab: 128256 }
   : { name: 'GPT-2 small', d: 768, layers: 12, heads: 12, kvHeads: 12, ff: 3072, vocab: 50257 };
 const TYPES = big ? ['q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0'];
-
-// ---- ggml's reference quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) ----
-const f32buf = new Float32Array(1), u32buf = new Uint32Array(f32buf.buffer);
-function toHalf(x) {  // float32 → binary16, rounded to nearest even
-  f32buf[0] = x;
-  const bits = u32buf[0], sign = (bits >>> 16) & 0x8000, exp = (bits >>> 23) & 0xff, mant = bits & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    const m = mant | 0x800000, shift = 14 - e, half = 1 << (shift - 1);
-    let h = m >>> shift;
-    const rest = m & ((1 << shift) - 1);
-    if (rest > half || (rest === half && h & 1)) h += 1;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >>> 13);
-  const rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h += 1;
-  return sign | h;
-}
-function q8_0(x) {
-  const out = new Uint8Array((x.length / 32) * 34), view = new DataView(out.buffer);
-  for (let b = 0; b < x.length / 32; b += 1) {
-    let amax = 0;
-    for (let j = 0; j < 32; j += 1) amax = Math.max(amax, Math.abs(x[32 * b + j]));
-    const d = Math.fround(amax / 127), id = d ? Math.fround(1 / d) : 0;
-    view.setUint16(34 * b, toHalf(d), true);
-    for (let j = 0; j < 32; j += 1) view.setInt8(34 * b + 2 + j, Math.round(Math.fround(x[32 * b + j] * id)));
-  }
-  return out;
-}
-function q4_0(x) {
-  const out = new Uint8Array((x.length / 32) * 18), view = new DataView(out.buffer);
-  for (let b = 0; b < x.length / 32; b += 1) {
-    let max = 0;
-    for (let j = 0; j < 32; j += 1) if (Math.abs(x[32 * b + j]) > Math.abs(max)) max = x[32 * b + j];
-    const d = Math.fround(max / -8), id = d ? Math.fround(1 / d) : 0;
-    view.setUint16(18 * b, toHalf(d), true);
-    const q = (v) => Math.min(15, Math.trunc(Math.fround(v * id) + 8.5));
-    for (let j = 0; j < 16; j += 1) out[18 * b + 2 + j] = q(x[32 * b + j]) | (q(x[32 * b + j + 16]) << 4);
-  }
-  return out;
-}
 
 // ---- the model files ----
 function randomTensor(count, seed, std) {

@@ -65,9 +65,9 @@ class PretrainedCore {
     return error_.empty() ? mh::gguf::metadata_json(file.metadata) : "";
   }
   double shardBytes(int shard) const { return static_cast<double>(loader_->shard_bytes(shard)); }
-  // storage: 0 matrices as stored, 1 fp16, 2 bf16, 3 float32 (mh::MatrixStorage).
+  // storage: 0 matrices as stored, 1 fp16, 2 bf16, 3 float32, 4 Q8_0, 5 Q4_0 (mh::MatrixStorage).
   std::string plan(int storage) {
-    if (storage < 0 || storage > 3) return "internal: no such matrix storage";
+    if (storage < 0 || storage > 5) return "internal: no such matrix storage";
     // Leave a tenth of what is free for the activations of the first runs.
     return loader_->plan(heap_available() * 0.9, static_cast<mh::MatrixStorage>(storage));
   }

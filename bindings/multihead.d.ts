@@ -770,9 +770,12 @@ export declare function loadPretrained(
      * float32 checkpoint, for a small change in the outputs (README "Weights at 2 bytes"). 'f16'
      * keeps more precision and refuses a weight beyond ±65504; 'bf16' has float32's range.
      * 'f32' widens every matrix to float32 (a GGUF file's 8- and 4-bit blocks too: the same
-     * results, 3–5× the memory). Left out: the checkpoint's own type.
+     * results, 3–5× the memory). 'q8_0' and 'q4_0' quantize a safetensors checkpoint while it
+     * loads, as llama.cpp's Q8_0 / Q4_0 would: its nn.Linear matrices (inputs a multiple of 32) in
+     * 8- or 4-bit blocks, about 1.1 or 0.75 bytes a weight, the rest as stored. Left out: the
+     * checkpoint's own type.
      */
-    weightType?: 'f16' | 'bf16' | 'f32';
+    weightType?: 'f16' | 'bf16' | 'f32' | 'q8_0' | 'q4_0';
     /** A hub id's branch, tag or commit. Default 'main'. Only with a hub id. */
     revision?: string;
     /** A server with the hub's layout instead of https://huggingface.co (a mirror). */

@@ -47,9 +47,11 @@ async function weightFiles(source) {
  *   fetched (e.g. https://…/resolve/main/, or "./models/x/" on a page's own site), or the files;
  *   a path or URL ending in .gguf, or one GGUF file (File, Blob or its bytes)
  * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, signal?: AbortSignal,
- *   weightType?: 'f16' | 'bf16' | 'f32', revision?: string, hub?: string, file?: string }} [options]  weightType: keep the
+ *   weightType?: 'f16' | 'bf16' | 'f32' | 'q8_0' | 'q4_0', revision?: string, hub?: string, file?: string }} [options]  weightType: keep the
  *   weight matrices at 2 bytes (rounded to nearest) instead of as stored, halving what a float32
- *   checkpoint needs ('f32': every matrix widened to float32, a GGUF file's blocks included); revision: a hub id's branch, tag or commit (default main); hub: another
+ *   checkpoint needs ('f32': every matrix widened to float32, a GGUF file's blocks included;
+ *   'q8_0' / 'q4_0': a safetensors checkpoint's nn.Linear matrices quantized as llama.cpp's Q8_0 /
+ *   Q4_0 would hold them, in 8- or 4-bit blocks, the rest as stored); revision: a hub id's branch, tag or commit (default main); hub: another
  *   server with the hub's layout (default https://huggingface.co); file: the GGUF file to read
  *   from the source (a hub id's repository of GGUF files, a folder, the files given)
  * @returns {Promise<PretrainedModel>}
@@ -58,8 +60,10 @@ export async function loadPretrained(source, options) {
   const { onProgress, signal, weightType, revision, hub, file } = optionsOf(options, 'loadPretrained');
   throwIfAborted(signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') fail(`onProgress must be a function, got ${describe(onProgress)}`);
-  const storage = [undefined, 'f16', 'bf16', 'f32'].indexOf(weightType);
-  if (storage < 0) fail(`weightType must be 'f16', 'bf16' or 'f32' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
+  const storage = [undefined, 'f16', 'bf16', 'f32', 'q8_0', 'q4_0'].indexOf(weightType);
+  if (storage < 0) {
+    fail(`weightType must be 'f16', 'bf16', 'f32', 'q8_0' or 'q4_0' (or left out to keep the checkpoint's own), got ${JSON.stringify(weightType)}`);
+  }
   if (file !== undefined && !isGgufName(file)) fail(`file must name a .gguf file (a GGUF model in the source), got ${describe(file)}`);
   const files = await openSource(source, signal, { revision, hub });
   const ggufName = await ggufFileOf(files, file);

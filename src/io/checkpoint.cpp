@@ -207,14 +207,21 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
   // A GGUF file's Q8_0, Q5_0, Q4_0, Q4_1 and Q4_K matrices stay in blocks (core/blocks.h) where
   // products read them whole: nn.Linear weights (a row of the file is a column of ours), K whole
   // blocks, and the output projection's heads too (switching a head off zeroes its rows' blocks).
+  // A safetensors checkpoint asked for as kQ8_0 / kQ4_0 quantizes the same matrices.
+  const bool quantizing = storage == MatrixStorage::kQ8_0 || storage == MatrixStorage::kQ4_0;
+  for (const Shard& sh : shards_)
+    if (quantizing && sh.gguf)
+      return "a GGUF file keeps the types it was quantized to: weightType 'q8_0' and 'q4_0' quantize safetensors "
+             "checkpoints (leave weightType out, or use 'f32' or 'bf16')";
   auto block_type = [&](const Planned& p) -> WeightType {
     const Shard& sh = shards_[p.source.shard];
-    if (!sh.gguf || storage != MatrixStorage::kAsStored || !p.spec.matrix || !p.spec.panels ||
-        p.spec.layout != Layout::kTranspose || p.spec.rows % kBlockRows != 0)
+    if (!(sh.gguf ? storage == MatrixStorage::kAsStored : quantizing) || !p.spec.matrix || !p.spec.panels ||
+        p.spec.layout != Layout::kTranspose || p.spec.rows % kBlockRows != 0 || !p.spec.source_dims.empty())
       return WeightType::kF32;
     const std::string& name = p.spec.name;
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && config_.head_dim % kBlockRows != 0)
       return WeightType::kF32;
+    if (!sh.gguf) return storage == MatrixStorage::kQ8_0 ? WeightType::kQ8 : WeightType::kQ4;
     const ggml::Regrouping kind = ggml::regrouping(sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type);
     return kind == ggml::Regrouping::kEight ? WeightType::kQ8 : kind == ggml::Regrouping::kFour ? WeightType::kQ4 : WeightType::kF32;
   };
@@ -264,12 +271,28 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     t.cols = p.spec.cols;
     t.panels = p.spec.matrix && p.spec.panels;
     t.bytes.assign(static_cast<size_t>(t.stored_bytes()), 0);
-    shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}});
+    shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}, {}});
     if (p.spec.offset != 0.0f) offsets_.emplace_back(p.spec.name, p.spec.offset);
   }
   planned_ = true;
   return "";
 }
+
+namespace {
+
+// One stored float32, float16 or bfloat16 value.
+float element_as_float(WeightType type, const uint8_t* in) {
+  float x;
+  if (type == WeightType::kF32) {
+    std::memcpy(&x, in, 4);
+    return x;
+  }
+  uint16_t h;
+  std::memcpy(&h, in, 2);
+  return type == WeightType::kBF16 ? bf16_to_float(h) : half_to_float(h);
+}
+
+}  // namespace
 
 void CheckpointLoader::put(const Scatter& s, int64_t dest, const uint8_t* in) {
   if (dest < 0) return;
@@ -279,14 +302,7 @@ void CheckpointLoader::put(const Scatter& s, int64_t dest, const uint8_t* in) {
     std::memcpy(out, in, static_cast<size_t>(weight_type_bytes(to)));
     return;
   }
-  float x;
-  if (s.source_type == WeightType::kF32) {
-    std::memcpy(&x, in, 4);
-  } else {
-    uint16_t h;
-    std::memcpy(&h, in, 2);
-    x = s.source_type == WeightType::kBF16 ? bf16_to_float(h) : half_to_float(h);
-  }
+  const float x = element_as_float(s.source_type, in);
   if (to == WeightType::kF32) {
     std::memcpy(out, &x, 4);
     return;
@@ -299,9 +315,49 @@ void CheckpointLoader::put(const Scatter& s, int64_t dest, const uint8_t* in) {
   std::memcpy(out, &h, 2);
 }
 
+// A source row (nn.Linear's [out][in]: one column of the destination) quantized as llama.cpp would
+// (ggml::quantize_row), then kept as that type's blocks are kept from a GGUF file.
+void CheckpointLoader::quantize_column(Scatter& s, int64_t column) {
+  const int64_t n = static_cast<int64_t>(s.row.size());
+  const uint32_t type = s.dest->type == WeightType::kQ8 ? ggml::kQ8_0 : ggml::kQ4_0;
+  thread_local std::vector<uint8_t> quantized;
+  thread_local std::vector<float> scales;
+  thread_local std::vector<int> q;
+  quantized.resize(static_cast<size_t>(n / kBlockRows * ggml::type_info(type)->bytes));
+  scales.resize(static_cast<size_t>(2 * (n / kBlockRows)));
+  q.resize(static_cast<size_t>(n));
+  ggml::quantize_row(type, s.row.data(), quantized.data(), n);
+  float* mins = scales.data() + n / kBlockRows;
+  ggml::regroup_row(type, quantized.data(), n, scales.data(), mins, q.data());
+  for (int64_t b = 0; b < n / kBlockRows; ++b)
+    write_block_column(s.dest->type, s.dest->bytes.data() + block_offset(s.dest->type, b * kBlockRows, column, s.dest->rows),
+                       static_cast<int>(column % 8), scales[b], mins[b], q.data() + b * kBlockRows);
+}
+
 void CheckpointLoader::scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset) {
   // lo, hi: byte offsets relative to the source tensor's first byte; bytes[0] is file byte `offset`.
   const uint8_t* in = bytes + (s.source->begin + lo - offset);
+  if (is_block_type(s.dest->type)) {  // quantized while loading: a source row at a time
+    const uint64_t es = static_cast<uint64_t>(weight_type_bytes(s.source_type));
+    const int64_t cols = s.dest->rows;  // the source row's length
+    s.row.resize(static_cast<size_t>(cols));
+    const auto take = [&](uint64_t element, const uint8_t* value) {
+      const int64_t r = static_cast<int64_t>(element) / cols, c = static_cast<int64_t>(element) % cols;
+      s.row[static_cast<size_t>(c)] = element_as_float(s.source_type, value);
+      if (c == cols - 1) quantize_column(s, r);
+    };
+    for (uint64_t at = lo; at < hi;) {
+      if (at % es != 0 || at + es > hi) {  // an element split across chunks: gathered byte by byte
+        s.split[at % es] = *in++;
+        if (++at % es == 0) take(at / es - 1, s.split);
+        continue;
+      }
+      take(at / es, in);
+      at += es;
+      in += es;
+    }
+    return;
+  }
   if (s.spec.layout == Layout::kCopy && !s.dest->panels && s.dest->type == s.source_type) {
     std::memcpy(s.dest->bytes.data() + lo, in, hi - lo);
     return;

@@ -31,8 +31,10 @@ namespace mh {
 // What type the weight matrices are kept in: as stored, or narrowed to 2 bytes (halving the memory
 // a float32 checkpoint needs; rounded to nearest even while the bytes stream in).
 // A GGUF file's blocks as stored are kQ8 / kQ4 blocks (core/blocks.h), or float32 where its
-// matrices cannot stay in blocks; kF32 widens every matrix to float32.
-enum class MatrixStorage { kAsStored, kF16, kBF16, kF32 };
+// matrices cannot stay in blocks; kF32 widens every matrix to float32. kQ8_0 and kQ4_0 quantize a
+// safetensors checkpoint's matrices as llama.cpp's Q8_0 / Q4_0 while loading, into kQ8 / kQ4 blocks
+// (those products read whole: nn.Linear weights of K a multiple of 32; the rest keep their type).
+enum class MatrixStorage { kAsStored, kF16, kBF16, kF32, kQ8_0, kQ4_0 };
 
 class CheckpointLoader {
  public:
@@ -76,6 +78,7 @@ class CheckpointLoader {
     ParamSpec spec;
     Tensor* dest;
     uint8_t split[4];  // the first bytes of an element that a chunk boundary cut
+    std::vector<float> row;  // a block destination's source row so far (it is quantized whole)
   };
   struct Shard {
     std::string name;
@@ -99,6 +102,8 @@ class CheckpointLoader {
   void scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset);
   // Stores the source element at `in` as element `dest` of s.dest (-1: not in this part), in its type.
   void put(const Scatter& s, int64_t dest, const uint8_t* in);
+  // s.row, source row `column` of a matrix quantized while loading, into s.dest's blocks.
+  void quantize_column(Scatter& s, int64_t column);
 
   bool has_config_ = false, planned_ = false;
   TransformerConfig config_;

@@ -1,5 +1,7 @@
 #include "io/ggml_types.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -243,6 +245,35 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
         break;
       }
       default: break;
+    }
+  }
+}
+
+// Q8_0: d = max |x| / 127 and q = round(x / d), ties away from zero (roundf); Q4_0: d = m / −8 for
+// the m of largest magnitude (its sign kept) and q = min(15, trunc(x / d + 8.5)). The scale is
+// stored as f16 and q is computed with the unrounded d's inverse, as ggml does.
+void quantize_row(uint32_t type, const float* src, void* dst, int64_t count) {
+  uint8_t* out = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < count / 32; ++i) {
+    const float* x = src + 32 * i;
+    if (type == kQ8_0) {
+      float largest = 0;
+      for (int j = 0; j < 32; ++j) largest = std::max(largest, std::fabs(x[j]));
+      const float d = largest / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
+      const uint16_t h = float_to_half(d);
+      out[0] = static_cast<uint8_t>(h), out[1] = static_cast<uint8_t>(h >> 8);
+      for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[j] * inverse)));
+      out += 34;
+    } else {
+      float largest = 0, extreme = 0;
+      for (int j = 0; j < 32; ++j)
+        if (largest < std::fabs(x[j])) largest = std::fabs(x[j]), extreme = x[j];
+      const float d = extreme / -8.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
+      const uint16_t h = float_to_half(d);
+      out[0] = static_cast<uint8_t>(h), out[1] = static_cast<uint8_t>(h >> 8);
+      const auto level = [&](float v) { return std::min(15, static_cast<int>(static_cast<int8_t>(v * inverse + 8.5f))); };
+      for (int j = 0; j < 16; ++j) out[2 + j] = static_cast<uint8_t>(level(x[j]) | level(x[j + 16]) << 4);
+      out += 18;
     }
   }
 }

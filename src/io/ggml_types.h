@@ -45,4 +45,9 @@ Regrouping regrouping(uint32_t type);
 // count elements (whole blocks of `type`, a kEight or kFour type) → count/32 scales and mins, count q.
 void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, float* mins, int* q);
 
+// count float32 values (a multiple of 32) → Q8_0 or Q4_0 blocks at dst, as ggml's reference
+// quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) make them, so that a checkpoint
+// quantized while loading holds what llama.cpp's conversion of it would. type: kQ8_0 or kQ4_0.
+void quantize_row(uint32_t type, const float* src, void* dst, int64_t count);
+
 }  // namespace mh::ggml

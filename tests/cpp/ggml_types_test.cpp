@@ -4,10 +4,13 @@
 // float32 bit for bit, i.e. the float64 value rounded once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
 #include "gguf_support.h"
+#include "core/half.h"
 #include "io/ggml_types.h"
 
 namespace {
@@ -225,3 +228,47 @@ TEST(GgmlTypes, HalfSubnormalsAndSignedZero) {
 }
 
 }  // namespace
+
+// Quantizing as ggml's reference quantizers do (what weightType 'q8_0' / 'q4_0' loads with), checked
+// against the formats' definitions: the scale is the block's largest magnitude over 127 (Q8_0) or its
+// extreme value over −8 (Q4_0), stored as f16; each value is the nearest level (ties away from zero
+// for Q8_0; Q4_0 truncates x/d + 8.5, so its levels are nearest with ties up, capped at 15).
+TEST(GgmlTypes, QuantizingFollowsTheFormats) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const uint32_t type : {kQ8_0, kQ4_0}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      float x[64];
+      for (float& v : x) v = normal(rng) * (trial % 3 == 0 ? 1e-3f : 1.0f);
+      if (trial == 1) std::fill(x, x + 32, 0.0f);  // an all-zero block: scale 0, values 0
+      uint8_t bytes[2 * 34];
+      quantize_row(type, x, bytes, 64);
+      float back[64];
+      ASSERT_EQ(dequantize_row(type, bytes, back, 64), "");
+      for (int b = 0; b < 2; ++b) {
+        const float* xb = x + 32 * b;
+        double largest = 0, extreme = 0;
+        for (int j = 0; j < 32; ++j)
+          if (std::fabs(xb[j]) > largest) largest = std::fabs(xb[j]), extreme = xb[j];
+        const double d = type == kQ8_0 ? largest / 127 : extreme / -8;
+        const uint8_t* block = bytes + b * (type == kQ8_0 ? 34 : 18);
+        const float stored = mh::half_to_float(static_cast<uint16_t>(block[0] | block[1] << 8));
+        EXPECT_NEAR(stored, d, std::fabs(d) * 1e-3 + 1e-7);  // f16's precision
+        for (int j = 0; j < 32; ++j) {
+          const int q = type == kQ8_0 ? static_cast<int8_t>(block[2 + j])
+                                      : (j < 16 ? block[2 + j] & 15 : block[2 + j - 16] >> 4) - 8;
+          EXPECT_FLOAT_EQ(back[32 * b + j], static_cast<float>(q) * stored);
+          if (d == 0) {
+            EXPECT_EQ(q, 0);
+            continue;
+          }
+          const double exact = xb[j] / d;  // in levels
+          if (type == kQ4_0 && exact > 7.5) EXPECT_EQ(q, 7) << j;  // the cap: Q4_0 has 8 levels below 0, 7 above
+          else EXPECT_LE(std::fabs(exact - q), 0.5 + 1e-5) << j;
+          EXPECT_GE(q, type == kQ8_0 ? -127 : -8);
+          EXPECT_LE(q, type == kQ8_0 ? 127 : 7);
+        }
+      }
+    }
+  }
+}

@@ -101,11 +101,59 @@ const LAYER_NAMES = {
   ],
 };
 
+// ggml's reference quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref), written from the
+// formats: Q8_0 rounds x / d to nearest, ties away from zero (C's roundf); Q4_0 truncates x / d + 8.5.
+const f32buf = new Float32Array(1), u32buf = new Uint32Array(f32buf.buffer);
+function toHalf(x) {  // float32 → binary16, rounded to nearest even
+  f32buf[0] = x;
+  const bits = u32buf[0], sign = (bits >>> 16) & 0x8000, exp = (bits >>> 23) & 0xff, mant = bits & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    const m = mant | 0x800000, shift = 14 - e, half = 1 << (shift - 1);
+    let h = m >>> shift;
+    const rest = m & ((1 << shift) - 1);
+    if (rest > half || (rest === half && h & 1)) h += 1;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h += 1;
+  return sign | h;
+}
+const roundAway = (v) => Math.sign(v) * Math.round(Math.abs(v));
+export function quantizeQ8_0(x) {
+  const out = new Uint8Array((x.length / 32) * 34), view = new DataView(out.buffer);
+  for (let b = 0; b < x.length / 32; b += 1) {
+    let amax = 0;
+    for (let j = 0; j < 32; j += 1) amax = Math.max(amax, Math.abs(x[32 * b + j]));
+    const d = Math.fround(amax / 127), id = d ? Math.fround(1 / d) : 0;
+    view.setUint16(34 * b, toHalf(d), true);
+    for (let j = 0; j < 32; j += 1) view.setInt8(34 * b + 2 + j, roundAway(Math.fround(x[32 * b + j] * id)));
+  }
+  return out;
+}
+export function quantizeQ4_0(x) {
+  const out = new Uint8Array((x.length / 32) * 18), view = new DataView(out.buffer);
+  for (let b = 0; b < x.length / 32; b += 1) {
+    let max = 0;
+    for (let j = 0; j < 32; j += 1) if (Math.abs(x[32 * b + j]) > Math.abs(max)) max = x[32 * b + j];
+    const d = Math.fround(max / -8), id = d ? Math.fround(1 / d) : 0;
+    view.setUint16(18 * b, toHalf(d), true);
+    const q = (v) => Math.min(15, Math.trunc(Math.fround(Math.fround(v * id) + 8.5)));
+    for (let j = 0; j < 16; j += 1) out[18 * b + 2 + j] = q(x[32 * b + j]) | (q(x[32 * b + j + 16]) << 4);
+  }
+  return out;
+}
+
 /**
  * A fixture (tests/fixtures/hf/{fixture}) as llama.cpp would convert it: architecture `arch` is
- * 'llama' (Q/K permuted), 'qwen2', 'qwen3', 'gemma3' or 'gpt2'.
+ * 'llama' (Q/K permuted), 'qwen2', 'qwen3', 'gemma3' or 'gpt2'. quantize: { type: 'q8_0' | 'q4_0',
+ * tensors: (ggufName) => boolean } writes those tensors in that type, the rest F32.
  */
-export function fixtureAsGguf(fixture, arch) {
+export function fixtureAsGguf(fixture, arch, quantize = null) {
   const config = fixtureConfig(fixture);
   const weights = readSafetensors(new Uint8Array(readFileSync(join(FIXTURES, fixture, 'model.safetensors'))));
   const get = (name) => {
@@ -121,7 +169,12 @@ export function fixtureAsGguf(fixture, arch) {
   const d = gpt2 ? config.n_embd : config.hidden_size;
   const headDim = config.head_dim ?? d / heads;
   const tensors = [];
-  const add = (name, t) => { if (t) tensors.push({ name, ...t }); };
+  const add = (name, t) => {
+    if (!t) return;
+    if (!quantize?.tensors(name)) tensors.push({ name, ...t });
+    else if (quantize.type === 'q8_0') tensors.push({ name, shape: t.shape, type: 8, bytes: quantizeQ8_0(t.data) });
+    else tensors.push({ name, shape: t.shape, type: 2, bytes: quantizeQ4_0(t.data) });
+  };
   const norm = (t) => (arch === 'gemma3' && t ? { shape: t.shape, data: t.data.map((w) => w + 1) } : t);
   if (gpt2) {
     add('token_embd.weight', get('wte.weight'));

@@ -186,6 +186,41 @@ describe('Hugging Face fixtures converted as llama.cpp converts them give transf
     });
   }
 
+  // weightType 'q8_0' / 'q4_0' quantizes a safetensors checkpoint while it loads: the same blocks as
+  // the checkpoint converted to a GGUF file whose matrices were quantized by ggml's reference
+  // quantizers (gguf-writer.mjs, written independently of the C++ quantizer), so the same bits out.
+  // The matrices quantized are those products read whole with K a multiple of 32: here attn_output
+  // (K = heads × head_dim 16, cut per head) and the token embedding (a table) stay as stored.
+  for (const type of ['q8_0', 'q4_0']) {
+    it(`llama quantized while loading (weightType ${type}) gives the bits of its ${type.toUpperCase()} GGUF conversion`, async () => {
+      const dir = join(process.cwd(), 'tests/fixtures/hf/llama');
+      const quantized = await loadPretrained(dir, { weightType: type });
+      const converted = await loadPretrained(fixtureAsGguf('llama', 'llama', { type, tensors: (name) => /^(blk\.\d+\.(attn_[qkv]|ffn_(gate|up|down))|output)\.weight$/.test(name) }));
+      expect(quantized.config.weightType).toBe(type.slice(0, 2));
+      expect(converted.config.weightType).toBe(type.slice(0, 2));
+      const bf16Bytes = (await loadPretrained(dir)).config.weightBytes;
+      expect(quantized.config.weightBytes).toBeLessThan((type === 'q8_0' ? 0.8 : 0.65) * bf16Bytes);
+      for (const c of expectedOutputs('llama')) {
+        const a = quantized.run(c.ids), b = converted.run(c.ids);
+        expect(maxAbsDiff(a.logits, b.logits), c.key).toBe(0);
+        expect(maxAbsDiff(a.attentions, b.attentions), c.key).toBe(0);
+        // 8-bit weights stay near transformers' numbers (measured: attentions within 0.05 on this tiny
+        // random model); 4 bits move them by up to 0.6 here, checked instead through the GGUF path's
+        // float64 reference on the dequantized weights (the fixtures above).
+        if (type === 'q8_0') expect(maxAbsDiff(a.attentions, c.attentions), c.key).toBeLessThan(0.1);
+      }
+      quantized.dispose();
+      converted.dispose();
+    });
+  }
+
+  it("weightType 'q8_0' / 'q4_0' on a GGUF file says the file keeps its own types", async () => {
+    await expect(loadPretrained(fileOf('qwen2-q4_0'), { weightType: 'q8_0' })).rejects.toThrow(/GGUF file keeps the types it was quantized to/);
+    const model = await loadPretrained(fileOf('qwen2-q4_0'));  // and the module still loads one
+    expect(model.config.weightType).toBe('q4');
+    model.dispose();
+  });
+
   it('gemma3: 1 + w norms, and llama.cpp\'s layer pattern (every sixth layer full), as the checkpoint with those layer types', async () => {
     const model = await loadPretrained(fixtureAsGguf('gemma3', 'gemma3'));
     const asLlamaCpp = await loadPretrained(variant('gemma3', {

@@ -320,6 +320,13 @@ void CheckpointLoader::put(const Scatter& s, int64_t dest, const uint8_t* in) {
 void CheckpointLoader::quantize_column(Scatter& s, int64_t column) {
   const int64_t n = static_cast<int64_t>(s.row.size());
   const uint32_t type = s.dest->type == WeightType::kQ8 ? ggml::kQ8_0 : ggml::kQ4_0;
+  for (float& x : s.row)
+    if (!std::isfinite(x)) {  // a block's scale would be inf or NaN: refused at finish(), by name
+      if (overflow_.empty())
+        overflow_ = "weight " + s.source->name + " holds " + std::to_string(x) +
+                    ": a matrix with infinite or NaN weights cannot be quantized (load it without weightType 'q8_0' / 'q4_0')";
+      x = 0.0f;
+    }
   thread_local std::vector<uint8_t> quantized;
   thread_local std::vector<float> scales;
   thread_local std::vector<int> q;

@@ -111,7 +111,7 @@ class CheckpointLoader {
   std::map<std::string, Source> by_name_;
   std::map<std::string, Tensor> tensors_;
   double bytes_needed_ = 0;
-  std::string overflow_;  // the first weight that float16 could not hold
+  std::string overflow_;  // the first weight that float16 could not hold, or that could not be quantized
   std::vector<std::pair<std::string, float>> offsets_;
   std::vector<float> rope_factors_;  // kGgufRopeFactors, when the file has them  // vectors to shift once loaded (ParamSpec::offset)
 };

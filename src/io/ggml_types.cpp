@@ -249,6 +249,10 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
   }
 }
 
+// v within [lo, hi], NaN (0 times an infinite inverse) as `zero`: what a subnormal scale would
+// otherwise make undefined (ggml's own quantizers leave it so); other values are within range already.
+static float within(float v, float lo, float hi, float zero) { return v >= lo ? (v <= hi ? v : hi) : (v < lo ? lo : zero); }
+
 // Q8_0: d = max |x| / 127 and q = round(x / d), ties away from zero (roundf); Q4_0: d = m / −8 for
 // the m of largest magnitude (its sign kept) and q = min(15, trunc(x / d + 8.5)). The scale is
 // stored as f16 and q is computed with the unrounded d's inverse, as ggml does.
@@ -262,7 +266,7 @@ void quantize_row(uint32_t type, const float* src, void* dst, int64_t count) {
       const float d = largest / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
       const uint16_t h = float_to_half(d);
       out[0] = static_cast<uint8_t>(h), out[1] = static_cast<uint8_t>(h >> 8);
-      for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[j] * inverse)));
+      for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(within(x[j] * inverse, -127.0f, 127.0f, 0.0f))));
       out += 34;
     } else {
       float largest = 0, extreme = 0;
@@ -271,7 +275,7 @@ void quantize_row(uint32_t type, const float* src, void* dst, int64_t count) {
       const float d = extreme / -8.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
       const uint16_t h = float_to_half(d);
       out[0] = static_cast<uint8_t>(h), out[1] = static_cast<uint8_t>(h >> 8);
-      const auto level = [&](float v) { return std::min(15, static_cast<int>(static_cast<int8_t>(v * inverse + 8.5f))); };
+      const auto level = [&](float v) { return std::min(15, static_cast<int>(static_cast<int8_t>(within(v * inverse + 8.5f, 0.0f, 16.5f, 8.5f)))); };
       for (int j = 0; j < 16; ++j) out[2 + j] = static_cast<uint8_t>(level(x[j]) | level(x[j + 16]) << 4);
       out += 18;
     }

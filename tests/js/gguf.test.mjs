@@ -214,6 +214,23 @@ describe('Hugging Face fixtures converted as llama.cpp converts them give transf
     });
   }
 
+  it("weightType 'q8_0' refuses a matrix holding NaN by its name, and the module goes on loading", async () => {
+    const withNaN = variant('llama', {
+      tensors: (t) => {
+        const q = t.get('model.layers.1.mlp.up_proj.weight');  // bf16: 0x7fc0 is a NaN
+        const bytes = q.bytes.slice();
+        bytes[200] = 0xc0;
+        bytes[201] = 0x7f;
+        t.set('model.layers.1.mlp.up_proj.weight', { ...q, bytes });
+        return t;
+      },
+    });
+    await expect(loadPretrained(withNaN, { weightType: 'q8_0' })).rejects.toThrow(/model\.layers\.1\.mlp\.up_proj\.weight holds nan.*cannot be quantized/);
+    const model = await loadPretrained(join(process.cwd(), 'tests/fixtures/hf/llama'), { weightType: 'q4_0' });
+    expect(model.config.weightType).toBe('q4');
+    model.dispose();
+  });
+
   it("weightType 'q8_0' / 'q4_0' on a GGUF file says the file keeps its own types", async () => {
     await expect(loadPretrained(fileOf('qwen2-q4_0'), { weightType: 'q8_0' })).rejects.toThrow(/GGUF file keeps the types it was quantized to/);
     const model = await loadPretrained(fileOf('qwen2-q4_0'));  // and the module still loads one

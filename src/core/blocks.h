@@ -102,11 +102,14 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
 }
 
 // Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4).
+// kQ8 stores −128 as −127: relaxed SIMD's int8 dot moves a sign onto these values (gemm.cpp,
+// block_row), which −128 would overflow; ggml's quantizers never write it (round(x / (max |x| / 127))),
+// so only a hand-made file meets the difference.
 inline void write_block_column(WeightType t, uint8_t* block, int c, float scale, float min, const int* q) {
   std::memcpy(block + 4 * c, &scale, 4);
   if (t == WeightType::kQ8) {
     for (int r = 0; r < kBlockRows; ++r)
-      block[block_q8_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r]));
+      block[block_q8_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -127 ? -127 : q[r]));
     return;
   }
   std::memcpy(block + 32 + 4 * c, &min, 4);

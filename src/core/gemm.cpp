@@ -167,9 +167,9 @@ inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.typ
 // equal to it (a step's logits move by about 1e-3 of their range).
 //
 // The quantized row (quantize_row), gemm's packed form of `a` for this path: per block of 32, d and
-// Σ a, then q_a as int16 (16 floats' bytes) and as int8 (8 floats' bytes), the forms the integer
-// products below read.
-constexpr int kQuantizedBlockFloats = 26;
+// Σ a, then q_a as int16 (16 floats' bytes), as int8 and |q_a| as int8 (8 floats' bytes each), the
+// forms the integer products below read.
+constexpr int kQuantizedBlockFloats = 34;
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
@@ -183,6 +183,7 @@ void quantize_row(float* packed, const float* a, int K) {
       const int q = static_cast<int>(std::lrintf(x[k] * inverse));  // within ±127
       reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
       reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
+      reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
     }
   }
 }
@@ -202,9 +203,10 @@ inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
 // out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
 // then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 — the same float
 // operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
-// by side: int16 dots of 8 give two lanes a column, added after a block; in the relaxed build,
-// 4-bit values (0…15, within the 7-bit operand) go through the int8 dot instead, 16 products an
-// instruction, widened and added by column pairs.
+// by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
+// the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
+// second operand must fit 7 bits for every CPU to give the same sums: 4-bit values (0…15) as they
+// are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
 #if defined(__wasm_simd128__)
 template <WeightType T>
 void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
@@ -219,13 +221,25 @@ void block_row(float* out, const float* quantized, const MatrixRef& b, const flo
       const float* row_block = quantized + blk * kQuantizedBlockFloats;
       v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
 #if defined(__wasm_relaxed_simd__)
-      if constexpr (T == WeightType::kQ4) {
+      if (true) {
         const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
+        const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
         sum_lo = sum_hi = wasm_i32x4_splat(0);
         for (int g = 0; g < kBlockRows / 4; ++g) {
-          const v128_t a = wasm_v128_load32_splat(q_a + 4 * g), bytes = wasm_v128_load(block + 64 + 16 * g);
-          sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(a, wasm_v128_and(bytes, wasm_i8x16_splat(15)))));
-          sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(a, wasm_u8x16_shr(bytes, 4))));
+          v128_t x_lo, x_hi, y;  // the dot's 8-bit and 7-bit operands, columns 0–3 and 4–7
+          if constexpr (T == WeightType::kQ4) {  // 0…15 fit the 7-bit operand as they are
+            const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
+            x_lo = x_hi = wasm_v128_load32_splat(q_a + 4 * g);
+            y = wasm_v128_and(bytes, wasm_i8x16_splat(15));
+            sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_hi, wasm_u8x16_shr(bytes, 4))));
+          } else {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
+            const v128_t m = wasm_i8x16_shr(wasm_v128_load32_splat(q_a + 4 * g), 7);
+            y = wasm_v128_load32_splat(magnitude + 4 * g);
+            x_lo = wasm_i8x16_sub(wasm_v128_xor(wasm_v128_load(block + 32 + 32 * g), m), m);
+            x_hi = wasm_i8x16_sub(wasm_v128_xor(wasm_v128_load(block + 48 + 32 * g), m), m);
+            sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_hi, y)));
+          }
+          sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_lo, y)));
         }
       } else
 #endif

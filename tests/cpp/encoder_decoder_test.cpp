@@ -1,0 +1,121 @@
+// Encoder-decoders (T5, BART, Marian) against transformers 5.17: the fixtures' attentions of all
+// three kinds, hidden states and logits under teacher forcing, and greedy generation with the
+// decoder's caches (tests/fixtures/hf/{t5,bart,marian}, expected.safetensors).
+#include <gtest/gtest.h>
+
+#include "hf_fixtures.h"
+#include "io/hf_config.h"
+#include "nn/encoder_decoder.h"
+
+namespace {
+
+struct Case {
+  const char* model;
+  std::vector<int> eos;
+  int forced_eos;  // generation_config.json's, as loadPretrained reads them in JS
+  // T5's scores are not scaled by 1/√d_kv, so float32's rounding in q and k reaches its attentions
+  // √d_kv times larger (2.0e-5 seen natively in a cross-attention; BART, Marian: under 7e-6).
+  double attention_tolerance;
+};
+
+class EncoderDecoder : public ::testing::TestWithParam<Case> {};
+
+// Largest |a − b| over the largest |b|, where b is a tensor of activations (scale-free).
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size()) return 1e9;
+  return max_diff(got.data(), want.data(), got.size()) / std::max(max_abs(want), 1e-30);
+}
+
+TEST_P(EncoderDecoder, MatchesTransformersOnEveryCase) {
+  const Case& param = GetParam();
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load(param.model, t), "");
+  mh::EncoderDecoderContext ctx(*t);
+  Expected expected(param.model);
+  int cases = 0;
+  for (int k = 0; expected.find("case" + std::to_string(k) + ".input_ids"); ++k, ++cases) {
+    const std::string key = "case" + std::to_string(k) + ".";
+    const std::vector<int32_t> source = expected.get<int32_t>(key + "input_ids");
+    const std::vector<int32_t> target = expected.get<int32_t>(key + "decoder_input_ids");
+    mh::Seq2SeqRequest request;
+    request.hidden_states = true;
+    mh::Seq2SeqResult enc, dec;
+    ASSERT_EQ(ctx.encode(enc, source.data(), static_cast<int>(source.size()), request), "") << key;
+    ASSERT_EQ(ctx.decode(dec, target.data(), static_cast<int>(target.size()), request, false), "") << key;
+    auto attentions = [&](const std::vector<float>& got, const char* name) {
+      const std::vector<float> want = expected.get<float>(key + name);
+      ASSERT_EQ(got.size(), want.size()) << key << name;
+      EXPECT_LT(max_diff(got.data(), want.data(), got.size()), param.attention_tolerance) << key << name;
+    };
+    attentions(enc.self_attentions, "encoder_attentions");
+    attentions(dec.self_attentions, "decoder_attentions");
+    attentions(dec.cross_attentions, "cross_attentions");
+    EXPECT_LT(relative_error(enc.hidden_states, expected.get<float>(key + "encoder_hidden_states")), 2e-5) << key;
+    EXPECT_LT(relative_error(dec.hidden_states, expected.get<float>(key + "decoder_hidden_states")), 2e-5) << key;
+    EXPECT_LT(relative_error(dec.logits, expected.get<float>(key + "logits")), 2e-5) << key;
+
+    // Greedy, 10 new tokens with min_new_tokens 10: one decoding step a token, over the caches.
+    const std::vector<int32_t> generated = expected.get<int32_t>(key + "generated");
+    mh::GenerationRules rules;
+    rules.eos = param.eos;
+    rules.forced_eos = param.forced_eos;
+    rules.min_new_tokens = rules.max_new_tokens = 10;
+    std::vector<int32_t> ids = {generated[0]};
+    mh::Seq2SeqRequest step;
+    step.attentions = false;
+    step.last_row_only = true;
+    for (int i = 0; i < rules.max_new_tokens; ++i) {
+      mh::Seq2SeqResult out;
+      ASSERT_EQ(ctx.decode(out, &ids.back(), 1, step, i > 0), "") << key << " step " << i;
+      ids.push_back(mh::next_token(out.logits.data(), t->config().vocab, i, rules));
+    }
+    EXPECT_EQ(ids, generated) << key;
+  }
+  EXPECT_EQ(cases, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EncoderDecoder,
+                         ::testing::Values(Case{"t5", {1}, -1, 5e-5}, Case{"bart", {2}, 2, 2e-5}, Case{"marian", {0}, 0, 2e-5}),
+                         [](const auto& info) { return std::string(info.param.model); });
+
+TEST(EncoderDecoderErrors, AnUnsupportedFeedForwardIsNamed) {
+  std::vector<uint8_t> bytes = read_bytes(fixture("t5", "config.json"));
+  std::string config(bytes.begin(), bytes.end());
+  config.replace(config.find("gated-gelu"), 10, "gated-tanh");
+  mh::TransformerConfig c;
+  const std::string error = mh::read_hf_config(config, c);
+  EXPECT_NE(error.find("feed_forward_proj \"gated-tanh\" is not supported"), std::string::npos) << error;
+}
+
+TEST(EncoderDecoderErrors, ASourceLongerThanThePositionsIsRefusedAndTheContextStillWorks) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("bart", t), "");
+  mh::EncoderDecoderContext ctx(*t);
+  mh::Seq2SeqRequest request;
+  mh::Seq2SeqResult out;
+  const std::vector<int32_t> long_source(129, 5), source = {0, 5, 6, 2}, start = {2};
+  EXPECT_NE(ctx.encode(out, long_source.data(), 129, request).find("at most 128"), std::string::npos);
+  EXPECT_NE(ctx.decode(out, start.data(), 1, request, false).find("encode a source"), std::string::npos);
+  const std::vector<int32_t> bad = {0, 701};
+  EXPECT_NE(ctx.encode(out, bad.data(), 2, request).find("not in the vocabulary"), std::string::npos);
+  ASSERT_EQ(ctx.encode(out, source.data(), 4, request), "");
+  ASSERT_EQ(ctx.decode(out, start.data(), 1, request, false), "");
+  EXPECT_EQ(out.cross_attentions.size(), size_t{2 * 4 * 1 * 4});
+}
+
+TEST(EncoderDecoderOps, RelativeBucketsFollowT5sDefinition) {
+  // 32 buckets, max distance 128 (t5-small): bidirectional halves them; exact below 8, then log.
+  EXPECT_EQ(mh::relative_position_bucket(0, true, 32, 128), 0);
+  EXPECT_EQ(mh::relative_position_bucket(-3, true, 32, 128), 3);
+  EXPECT_EQ(mh::relative_position_bucket(3, true, 32, 128), 19);
+  EXPECT_EQ(mh::relative_position_bucket(-8, true, 32, 128), 8);       // 8 + log(1)/log(16)·8
+  EXPECT_EQ(mh::relative_position_bucket(-127, true, 32, 128), 15);    // 8 + 7.97
+  EXPECT_EQ(mh::relative_position_bucket(-1000, true, 32, 128), 15);   // clamped
+  // Causal: future keys fold into bucket 0, the past uses all 32 (exact below 16).
+  EXPECT_EQ(mh::relative_position_bucket(5, false, 32, 128), 0);
+  EXPECT_EQ(mh::relative_position_bucket(-15, false, 32, 128), 15);
+  EXPECT_EQ(mh::relative_position_bucket(-16, false, 32, 128), 16);
+}
+
+}  // namespace

@@ -125,7 +125,30 @@ int EncoderDecoderContext::max_tokens() const {
   return c.relative_buckets > 0 ? kMaxTokens : std::min(c.max_positions, kMaxTokens);
 }
 
-std::string EncoderDecoderContext::encode(Seq2SeqResult& out, const int32_t* ids, int n, const Seq2SeqRequest& r) {
+double EncoderDecoderContext::run_bytes(bool decoder, int n, int n_k, const Seq2SeqRequest& r) const {
+  const TransformerConfig& c = config();
+  const double f = 4, d = c.d_model, heads = c.heads, d_q = double(c.heads) * c.head_dim;
+  const double layers = decoder ? c.decoder_layers : c.layers, source = decoder ? source_n_ : 0;
+  double bytes = f * n * (4 * d + 3 * c.d_ff + 4 * d_q);                  // activations, the attention's q, k, v, heads
+  bytes += f * std::min(n, kQueryBlock) * double(n_k + source) * 2;      // a block of scores, packed keys
+  if (c.relative_buckets > 0) bytes += f * heads * n * n_k;              // the position bias
+  if (decoder) bytes += f * layers * 2 * d_q * (double(n_k) + source);   // the caches
+  if (r.attentions) bytes += f * layers * heads * n * (double(n_k) + source);
+  if (r.hidden_states) bytes += f * (layers + 1) * n * d;
+  if (decoder && r.logits) bytes += f * (r.last_row_only ? 1 : n) * double(c.vocab);
+  return bytes;
+}
+
+namespace {
+std::string memory_refusal(double need, double budget) {
+  return std::string(kMemoryRefusal) + " " + std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB of memory but " +
+         std::to_string(static_cast<long long>(budget / (1 << 20))) +
+         " MiB are free: pass fewer tokens or ask for no attention weights";
+}
+}  // namespace
+
+std::string EncoderDecoderContext::encode(Seq2SeqResult& out, const int32_t* ids, int n, const Seq2SeqRequest& r,
+                                          double memory_budget) {
   const TransformerConfig& c = config();
   out = Seq2SeqResult();
   if (n < 1) return "the source needs at least one token id";
@@ -133,6 +156,8 @@ std::string EncoderDecoderContext::encode(Seq2SeqResult& out, const int32_t* ids
     return "the source has " + std::to_string(n) + " tokens; this model reads at most " + std::to_string(max_tokens()) +
            " (its max positions): pass a shorter source";
   if (std::string error = ids_error(ids, n, c.vocab, "source token"); !error.empty()) return error;
+  if (const double need = run_bytes(false, n, n, r) + 4.0 * n * c.d_model; need > memory_budget)
+    return memory_refusal(need, memory_budget);
   source_n_ = 0;  // until this source is encoded, decode() refuses
   cross_ready_ = false;
   for (KvCache& cache : self_caches_) cache.length = 0;
@@ -148,7 +173,7 @@ std::string EncoderDecoderContext::encode(Seq2SeqResult& out, const int32_t* ids
 }
 
 std::string EncoderDecoderContext::decode(Seq2SeqResult& out, const int32_t* ids, int m, const Seq2SeqRequest& r,
-                                          bool use_cache) {
+                                          bool use_cache, double memory_budget) {
   const TransformerConfig& c = config();
   out = Seq2SeqResult();
   if (source_n_ == 0) return "encode a source before decoding";
@@ -158,6 +183,7 @@ std::string EncoderDecoderContext::decode(Seq2SeqResult& out, const int32_t* ids
     return "the decoder reads at most " + std::to_string(max_tokens()) + " tokens (its max positions), got " +
            std::to_string(cached + m) + ": pass fewer";
   if (std::string error = ids_error(ids, m, c.vocab, "decoder token"); !error.empty()) return error;
+  if (const double need = run_bytes(true, m, cached + m, r); need > memory_budget) return memory_refusal(need, memory_budget);
   const int d_kv = c.heads * c.head_dim;
   for (KvCache& cache : self_caches_) {
     if (!use_cache) cache.length = 0;
@@ -186,7 +212,8 @@ Seq2SeqPass::Seq2SeqPass(EncoderDecoderContext& context, Seq2SeqResult& out, con
   const TransformerConfig& c = config;
   const int64_t nd = int64_t{n} * c.d_model;
   context.x_.resize(nd), context.h_.resize(nd), context.a_.resize(nd);
-  context.up_.resize(int64_t{n} * c.d_ff), context.gate_.resize(int64_t{n} * c.d_ff);
+  context.up_.resize(int64_t{n} * c.d_ff);
+  if (c.gated) context.gate_.resize(int64_t{n} * c.d_ff);
   x = context.x_.data(), h = context.h_.data();
   out.n = n;
   out.n_k = first_position + n;

@@ -82,10 +82,15 @@ class EncoderDecoderContext {
   const TransformerConfig& config() const { return model_.config(); }
   // The encoder over the source (n ids); its output stays for decode(), which computes each
   // layer's cross-attention keys and values from it once. "" or what is wrong.
-  std::string encode(Seq2SeqResult& out, const int32_t* ids, int n, const Seq2SeqRequest& request);
+  std::string encode(Seq2SeqResult& out, const int32_t* ids, int n, const Seq2SeqRequest& request,
+                     double memory_budget = RunContext::kNoMemoryBudget);
   // The decoder over m ids against the encoded source: from the start (use_cache false), or after
   // the tokens its self-attention cache holds (a generation step). "" or what is wrong.
-  std::string decode(Seq2SeqResult& out, const int32_t* ids, int m, const Seq2SeqRequest& request, bool use_cache);
+  std::string decode(Seq2SeqResult& out, const int32_t* ids, int m, const Seq2SeqRequest& request, bool use_cache,
+                     double memory_budget = RunContext::kNoMemoryBudget);
+  // Bytes a call over n rows with n_k self-attention keys needs beyond the weights (decoder: the
+  // source's cross-attention too): what encode and decode refuse beyond their budget.
+  double run_bytes(bool decoder, int n, int n_k, const Seq2SeqRequest& request) const;
   int source_length() const { return source_n_; }
   int cached_tokens() const { return self_caches_.empty() ? 0 : self_caches_[0].length; }
   // The most tokens a stack reads: its positions (T5's relative positions: any run that fits).

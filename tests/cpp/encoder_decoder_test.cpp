@@ -88,7 +88,7 @@ TEST(EncoderDecoderErrors, AnUnsupportedFeedForwardIsNamed) {
   EXPECT_NE(error.find("feed_forward_proj \"gated-tanh\" is not supported"), std::string::npos) << error;
 }
 
-TEST(EncoderDecoderErrors, ASourceLongerThanThePositionsIsRefusedAndTheContextStillWorks) {
+TEST(EncoderDecoderErrors, ALongSourceBadIdsAndTooLittleMemoryAreRefusedAndTheContextStillWorks) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("bart", t), "");
   mh::EncoderDecoderContext ctx(*t);
@@ -99,7 +99,9 @@ TEST(EncoderDecoderErrors, ASourceLongerThanThePositionsIsRefusedAndTheContextSt
   EXPECT_NE(ctx.decode(out, start.data(), 1, request, false).find("encode a source"), std::string::npos);
   const std::vector<int32_t> bad = {0, 701};
   EXPECT_NE(ctx.encode(out, bad.data(), 2, request).find("not in the vocabulary"), std::string::npos);
+  EXPECT_EQ(ctx.encode(out, source.data(), 4, request, 1000.0).rfind(mh::kMemoryRefusal, 0), 0u);  // 1000 bytes free
   ASSERT_EQ(ctx.encode(out, source.data(), 4, request), "");
+  EXPECT_EQ(ctx.decode(out, start.data(), 1, request, false, 1000.0).rfind(mh::kMemoryRefusal, 0), 0u);
   ASSERT_EQ(ctx.decode(out, start.data(), 1, request, false), "");
   EXPECT_EQ(out.cross_attentions.size(), size_t{2 * 4 * 1 * 4});
 }

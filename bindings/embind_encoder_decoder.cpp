@@ -1,0 +1,98 @@
+// The C layer for an encoder-decoder's runs (src/nn/encoder_decoder.h: EncoderDecoderContext)
+// over a model PretrainedCore loaded: JS fills view("source") / view("target"), calls encode,
+// decode or step, and copies the results out of their views. Every fallible call returns "" or a
+// message (step: -1, then error()).
+#include "embind_pretrained.h"
+#include "nn/encoder_decoder.h"
+
+namespace bindings {
+namespace {
+
+class Seq2SeqCore {
+ public:
+  explicit Seq2SeqCore(const PretrainedCore& model) : model_(model.model()), context_(*model_) {}
+
+  // Room for n source ids and m decoder ids (JS fills view("source"), view("target")).
+  void prepare(int n, int m) {
+    source_.assign(static_cast<size_t>(std::max(n, 0)), 0);
+    target_.assign(static_cast<size_t>(std::max(m, 0)), 0);
+  }
+  // The encoder over view("source"); its attentions and hidden states in the encoder* views.
+  std::string encode(bool attentions, bool hidden_states) {
+    return context_.encode(encoded_, source_.data(), static_cast<int>(source_.size()), request(attentions, hidden_states, false),
+                           heap_available());
+  }
+  // The decoder over view("target") from the start, against the encoded source.
+  std::string decode(bool attentions, bool hidden_states) {
+    return context_.decode(decoded_, target_.data(), static_cast<int>(target_.size()), request(attentions, hidden_states, false),
+                           false, heap_available());
+  }
+  // Generation's rules (GenerationRules): eos ids, forced BOS / EOS (−1: none), the new tokens' bounds.
+  void setRules(const val& eos, int forced_bos, int forced_eos, int min_new, int max_new) {
+    rules_.eos = emscripten::vecFromJSArray<int>(eos);
+    rules_.forced_bos = forced_bos;
+    rules_.forced_eos = forced_eos;
+    rules_.min_new_tokens = min_new;
+    rules_.max_new_tokens = max_new;
+  }
+  // One generation step: the decoder over `id` (the first step starts its cache over), then the
+  // next token by the rules, `generated` tokens in; its cross-attention row in
+  // view("crossAttentions") (layers × heads × source). −1 and error() when it fails.
+  int step(int id, int generated) {
+    const int32_t one = id;
+    error_ = context_.decode(decoded_, &one, 1, request(true, false, true), generated > 0, heap_room_above_top());
+    if (error_.rfind(mh::kMemoryRefusal, 0) == 0)  // the exact figure only where the cheap one is not enough
+      error_ = context_.decode(decoded_, &one, 1, request(true, false, true), generated > 0, heap_available());
+    if (!error_.empty()) return -1;
+    return mh::next_token(decoded_.logits.data(), model_->config().vocab, generated, rules_);
+  }
+  const std::string& error() const { return error_; }
+  int cachedTokens() const { return context_.cached_tokens(); }
+  int maxTokens() const { return context_.max_tokens(); }
+
+  val view(const std::string& name) const {
+    if (name == "source") return view_of(source_);
+    if (name == "target") return view_of(target_);
+    if (name == "encoderAttentions") return view_of(encoded_.self_attentions);
+    if (name == "encoderHiddenStates") return view_of(encoded_.hidden_states);
+    if (name == "decoderAttentions") return view_of(decoded_.self_attentions);
+    if (name == "crossAttentions") return view_of(decoded_.cross_attentions);
+    if (name == "decoderHiddenStates") return view_of(decoded_.hidden_states);
+    if (name == "logits") return view_of(decoded_.logits);
+    return val::null();
+  }
+
+ private:
+  static mh::Seq2SeqRequest request(bool attentions, bool hidden_states, bool last_row_only) {
+    mh::Seq2SeqRequest r;
+    r.attentions = attentions;
+    r.hidden_states = hidden_states;
+    r.last_row_only = last_row_only;
+    return r;
+  }
+  std::shared_ptr<const mh::Transformer> model_;
+  mh::EncoderDecoderContext context_;
+  std::vector<int32_t> source_, target_;
+  mh::Seq2SeqResult encoded_, decoded_;
+  mh::GenerationRules rules_;
+  std::string error_;
+};
+
+}  // namespace
+}  // namespace bindings
+
+EMSCRIPTEN_BINDINGS(multihead_encoder_decoder) {
+  using bindings::PretrainedCore;
+  using bindings::Seq2SeqCore;
+  emscripten::class_<Seq2SeqCore>("Seq2SeqCore")
+      .constructor<const PretrainedCore&>()
+      .function("prepare", &Seq2SeqCore::prepare)
+      .function("encode", &Seq2SeqCore::encode)
+      .function("decode", &Seq2SeqCore::decode)
+      .function("setRules", &Seq2SeqCore::setRules)
+      .function("step", &Seq2SeqCore::step)
+      .function("error", &Seq2SeqCore::error)
+      .function("cachedTokens", &Seq2SeqCore::cachedTokens)
+      .function("maxTokens", &Seq2SeqCore::maxTokens)
+      .function("view", &Seq2SeqCore::view);
+}

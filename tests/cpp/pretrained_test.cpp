@@ -349,7 +349,7 @@ TEST(Checkpoint, RefusesWhatDoesNotMatch) {
   EXPECT_NE(try_load(wider, file.size(), 1e9, file.size()).find("do not match"), std::string::npos)
       << try_load(wider, file.size(), 1e9, file.size());
   std::string other = config;
-  other.replace(other.find("\"gpt2\""), 6, "\"t5\"");
+  other.replace(other.find("\"gpt2\""), 6, "\"mamba\"");
   EXPECT_NE(try_load(other, file.size(), 1e9, file.size()).find("supported are gpt2, bert, llama"), std::string::npos);
   std::string as_llama = config;
   as_llama.replace(as_llama.find("\"gpt2\""), 6, "\"llama\"");

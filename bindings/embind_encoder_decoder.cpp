@@ -27,24 +27,30 @@ class Seq2SeqCore {
     return context_.decode(decoded_, target_.data(), static_cast<int>(target_.size()), request(attentions, hidden_states, false),
                            false, heap_available());
   }
-  // Generation's rules (GenerationRules): eos ids, forced BOS / EOS (−1: none), the new tokens' bounds.
-  void setRules(const val& eos, int forced_bos, int forced_eos, int min_new, int max_new) {
+  // Generation's rules (GenerationRules): eos ids, banned ids, no_repeat_ngram_size, forced BOS /
+  // EOS (−1: none), the new tokens' bounds.
+  void setRules(const val& eos, const val& banned, int no_repeat_ngram, int forced_bos, int forced_eos, int min_new,
+                int max_new) {
     rules_.eos = emscripten::vecFromJSArray<int>(eos);
+    rules_.banned = emscripten::vecFromJSArray<int>(banned);
+    rules_.no_repeat_ngram = no_repeat_ngram;
     rules_.forced_bos = forced_bos;
     rules_.forced_eos = forced_eos;
     rules_.min_new_tokens = min_new;
     rules_.max_new_tokens = max_new;
   }
-  // One generation step: the decoder over `id` (the first step starts its cache over), then the
-  // next token by the rules, `generated` tokens in; its cross-attention row in
-  // view("crossAttentions") (layers × heads × source). −1 and error() when it fails.
-  int step(int id, int generated) {
+  // One generation step: the decoder over `id` (the decoder start begins the cache again), then
+  // the next token by the rules; its cross-attention row in view("crossAttentions") (layers ×
+  // heads × source). −1 and error() when it fails.
+  int step(int id, bool start) {
+    if (start) ids_.clear();
+    ids_.push_back(id);
     const int32_t one = id;
-    error_ = context_.decode(decoded_, &one, 1, request(true, false, true), generated > 0, heap_room_above_top());
+    error_ = context_.decode(decoded_, &one, 1, request(true, false, true), !start, heap_room_above_top());
     if (error_.rfind(mh::kMemoryRefusal, 0) == 0)  // the exact figure only where the cheap one is not enough
-      error_ = context_.decode(decoded_, &one, 1, request(true, false, true), generated > 0, heap_available());
+      error_ = context_.decode(decoded_, &one, 1, request(true, false, true), !start, heap_available());
     if (!error_.empty()) return -1;
-    return mh::next_token(decoded_.logits.data(), model_->config().vocab, generated, rules_);
+    return mh::next_token(decoded_.logits.data(), model_->config().vocab, ids_, rules_);
   }
   const std::string& error() const { return error_; }
   int cachedTokens() const { return context_.cached_tokens(); }
@@ -72,7 +78,7 @@ class Seq2SeqCore {
   }
   std::shared_ptr<const mh::Transformer> model_;
   mh::EncoderDecoderContext context_;
-  std::vector<int32_t> source_, target_;
+  std::vector<int32_t> source_, target_, ids_;  // ids_: a generation's tokens, the decoder start first
   mh::Seq2SeqResult encoded_, decoded_;
   mh::GenerationRules rules_;
   std::string error_;

@@ -23,6 +23,10 @@ export function generationSettings(hfConfig, generationConfig) {
     eosTokenIds: Object.freeze(idsOf(get('eos_token_id'))),
     forcedBosTokenId: integerOr(get('forced_bos_token_id'), -1),
     forcedEosTokenId: integerOr(idsOf(get('forced_eos_token_id'))[0], -1),
+    // bad_words_ids of one token each (Marian's [[pad]]); longer sequences are not applied.
+    bannedTokenIds: Object.freeze((Array.isArray(get('bad_words_ids')) ? get('bad_words_ids') : [])
+      .filter((words) => Array.isArray(words) && words.length === 1 && Number.isInteger(words[0])).map((words) => words[0])),
+    noRepeatNgramSize: integerOr(get('no_repeat_ngram_size'), 0),
   });
 }
 
@@ -187,10 +191,10 @@ export class EncoderDecoderModel {
   }
 
   async* #greedy(core, sourceIds, start, steps, minNewTokens, signal) {
-    const { eosTokenIds, forcedBosTokenId, forcedEosTokenId } = this.#settings;
+    const { eosTokenIds, bannedTokenIds, noRepeatNgramSize, forcedBosTokenId, forcedEosTokenId } = this.#settings;
     core.prepare(sourceIds.length, 0);
     core.view('source').set(sourceIds);
-    core.setRules([...eosTokenIds], forcedBosTokenId, forcedEosTokenId, minNewTokens, steps);
+    core.setRules([...eosTokenIds], [...bannedTokenIds], noRepeatNgramSize, forcedBosTokenId, forcedEosTokenId, minNewTokens, steps);
     const encodeError = core.encode(false, false);
     if (encodeError) fail(encodeError);
     const { decoderLayers, heads } = this.config;
@@ -200,7 +204,7 @@ export class EncoderDecoderModel {
     for (let generated = 0; generated < steps; generated += 1) {
       if (signal?.aborted) throw abortError('generation');
       this.#live();  // dispose() may have come between two tokens
-      const id = core.step(input, generated);
+      const id = core.step(input, generated === 0);
       if (id < 0) fail(core.error());
       const crossAttention = core.view('crossAttentions').slice();
       all.push(id);

@@ -332,16 +332,24 @@ void Seq2SeqPass::finish(const float* x) {
 
 // ---- generation ----
 
-int next_token(float* logits, int vocab, int generated, const GenerationRules& rules) {
+int next_token(float* logits, int vocab, const std::vector<int32_t>& ids, const GenerationRules& rules) {
   constexpr float kOut = -std::numeric_limits<float>::infinity();
+  const int generated = static_cast<int>(ids.size()) - 1, length = static_cast<int>(ids.size());
+  auto ban = [&](int id) {
+    if (id >= 0 && id < vocab) logits[id] = kOut;
+  };
   auto force = [&](int id) {
     if (id < 0 || id >= vocab) return;
     std::fill(logits, logits + vocab, kOut);
     logits[id] = 0.0f;
   };
+  for (int id : rules.banned) ban(id);
+  // Every n-gram whose first n − 1 tokens are the last n − 1: its last token is out.
+  const int n = rules.no_repeat_ngram;
+  for (int start = 0; n > 0 && start + n <= length; ++start)
+    if (std::equal(ids.begin() + start, ids.begin() + start + n - 1, ids.end() - (n - 1))) ban(ids[start + n - 1]);
   if (generated < rules.min_new_tokens)
-    for (int id : rules.eos)
-      if (id >= 0 && id < vocab) logits[id] = kOut;
+    for (int id : rules.eos) ban(id);
   if (generated == 0) force(rules.forced_bos);
   if (generated == rules.max_new_tokens - 1) force(rules.forced_eos);
   return static_cast<int>(std::max_element(logits, logits + vocab) - logits);

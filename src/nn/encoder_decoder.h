@@ -158,13 +158,16 @@ class Seq2SeqPass {
 // Greedy generation's rules from generation_config.json (then config.json), as transformers'
 // logits processors apply them.
 struct GenerationRules {
-  std::vector<int> eos;  // eos_token_id (one or several)
+  std::vector<int> eos;     // eos_token_id (one or several)
+  std::vector<int> banned;  // bad_words_ids of one token (Marian's pad)
+  int no_repeat_ngram = 0;  // no_repeat_ngram_size (0: none)
   int forced_bos = -1, forced_eos = -1;
   int min_new_tokens = 0, max_new_tokens = 20;
 };
-// The next token after `generated` new ones (0-based), from one row of logits (vocab), changed
-// in place: below min_new_tokens every eos is out; the first is forced_bos where set, the last
-// (of max_new_tokens) forced_eos where set; then the first largest.
-int next_token(float* logits, int vocab, int generated, const GenerationRules& rules);
+// The next token after ids (the decoder start, then the tokens generated so far) from one row of
+// logits (vocab), changed in place: banned tokens are out, and those that would repeat an n-gram
+// of no_repeat_ngram tokens; below min_new_tokens every eos is out; the first new token is
+// forced_bos and the last of max_new_tokens forced_eos where set; then the first largest.
+int next_token(float* logits, int vocab, const std::vector<int32_t>& ids, const GenerationRules& rules);
 
 }  // namespace mh

@@ -68,7 +68,7 @@ TEST_P(EncoderDecoder, MatchesTransformersOnEveryCase) {
     for (int i = 0; i < rules.max_new_tokens; ++i) {
       mh::Seq2SeqResult out;
       ASSERT_EQ(ctx.decode(out, &ids.back(), 1, step, i > 0), "") << key << " step " << i;
-      ids.push_back(mh::next_token(out.logits.data(), t->config().vocab, i, rules));
+      ids.push_back(mh::next_token(out.logits.data(), t->config().vocab, ids, rules));
     }
     EXPECT_EQ(ids, generated) << key;
   }
@@ -104,6 +104,29 @@ TEST(EncoderDecoderErrors, ALongSourceBadIdsAndTooLittleMemoryAreRefusedAndTheCo
   EXPECT_EQ(ctx.decode(out, start.data(), 1, request, false, 1000.0).rfind(mh::kMemoryRefusal, 0), 0u);
   ASSERT_EQ(ctx.decode(out, start.data(), 1, request, false), "");
   EXPECT_EQ(out.cross_attentions.size(), size_t{2 * 4 * 1 * 4});
+}
+
+TEST(EncoderDecoderOps, GenerationRulesAreTransformersLogitsProcessors) {
+  // Logits favour 3, then 2, then 1, then 0.
+  auto next = [](std::vector<int32_t> ids, const mh::GenerationRules& rules) {
+    std::vector<float> logits = {0.0f, 1.0f, 2.0f, 3.0f};
+    return mh::next_token(logits.data(), 4, ids, rules);
+  };
+  mh::GenerationRules rules;
+  EXPECT_EQ(next({0}, rules), 3);
+  rules.banned = {3};  // bad_words_ids [[3]]
+  EXPECT_EQ(next({0}, rules), 2);
+  rules.eos = {2};
+  rules.min_new_tokens = 2;
+  EXPECT_EQ(next({0, 1}, rules), 1);  // one generated: no end yet
+  EXPECT_EQ(next({0, 1, 1}, rules), 2);
+  rules.no_repeat_ngram = 2;  // "1 2" was seen: after a 1, 2 is out
+  EXPECT_EQ(next({0, 1, 2, 0, 1}, rules), 1);
+  rules.forced_bos = 0;
+  EXPECT_EQ(next({0}, rules), 0);
+  rules.max_new_tokens = 3;
+  rules.forced_eos = 3;  // forced, though banned: transformers forces last
+  EXPECT_EQ(next({0, 1, 1}, rules), 3);
 }
 
 TEST(EncoderDecoderOps, RelativeBucketsFollowT5sDefinition) {

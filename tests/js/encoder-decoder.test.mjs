@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generationSettings } from '../../bindings/encoder-decoder.mjs';
 import { loadPretrained } from '../../bindings/multihead.mjs';
 import { FIXTURES, expectedJson, fixtureFiles, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
 import { variant } from './fixture-checks.mjs';
@@ -69,6 +70,17 @@ describe.each(['t5', 'bart', 'marian'])('%s against transformers 5.17', (name) =
   });
 });
 
+describe('generation settings, as transformers reads them', () => {
+  it('generation_config.json first, then config.json; bad_words_ids of one token; the start from bos_token_id where unnamed', () => {
+    const hf = { decoder_start_token_id: 5, eos_token_id: 2, forced_eos_token_id: 2, no_repeat_ngram_size: 3 };
+    const generation = { decoder_start_token_id: 7, eos_token_id: [2, 9], bad_words_ids: [[58100], [4, 5]] };
+    expect(generationSettings(hf, generation)).toEqual({ decoderStartTokenId: 7, eosTokenIds: [2, 9], forcedBosTokenId: -1,
+      forcedEosTokenId: 2, bannedTokenIds: [58100], noRepeatNgramSize: 3 });
+    expect(generationSettings({ bos_token_id: 0 }, null).decoderStartTokenId).toBe(0);
+    expect(generationSettings({}, null).decoderStartTokenId).toBe(null);
+  });
+});
+
 describe('encoder-decoders refuse what they cannot do, in words, and go on working', () => {
   let bart;
   beforeAll(async () => { bart = await loadPretrained(fixtureFiles('bart')); });
@@ -83,6 +95,23 @@ describe('encoder-decoders refuse what they cannot do, in words, and go on worki
     expect(() => bart.run([0, 5, 2])).toThrow(/decoderInputIds/);
     expect(() => bart.hookNames()).toThrow(/not available for encoder-decoder models/);
     expect(() => bart.logitLens([0, 5, 2])).toThrow(/not available for encoder-decoder models/);
+  });
+
+  it('generation stops where its signal aborts, and refuses bounds that do not make sense', async () => {
+    const controller = new AbortController();
+    const ids = [];
+    const run = async () => {
+      for await (const step of bart.generate([0, 5, 2], { maxNewTokens: 5, minNewTokens: 5, signal: controller.signal })) {
+        ids.push(step.id);
+        controller.abort();
+      }
+    };
+    await expect(run()).rejects.toMatchObject({ name: 'AbortError' });
+    expect(ids.length).toBe(1);
+    await expect(bart.generate([0, 5, 2], { maxNewTokens: 2, minNewTokens: 3 }).next()).rejects.toThrow(/minNewTokens must be/);
+    const generator = bart.generate([0, 5, 2], { maxNewTokens: 3 });
+    expect((await generator.next()).value.crossAttentionShape).toEqual([2, 4, 3]);
+    await generator.return();  // its context goes with it
   });
 
   it('a T5 feed_forward_proj that is not implemented', async () => {

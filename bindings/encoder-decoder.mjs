@@ -65,7 +65,12 @@ export class EncoderDecoderModel {
     });
     /** The source side's tokenizer (its `target` property: the target side's), or null without tokenizer files. */
     this.tokenizer = tokenizer;
-    this.#makeContext = () => new Seq2SeqCore(core);
+    // Each run context holds the weights too: every one is freed with the model when it is collected.
+    this.#makeContext = () => {
+      const context = new Seq2SeqCore(core);
+      track(this, context);
+      return context;
+    };
     this.#seq2seq = this.#makeContext();
     track(this, core);
   }

@@ -194,8 +194,13 @@ async function readTokenizer(files, modelType) {
   // vocab.json, or T5's spiece.model.
   const spmSource = (await bytesOf(files, 'source.spm')) ?? (await bytesOf(files, 'spiece.model'));
   if (spmSource) {
-    return loadTokenizer({ spmSource, spmTarget: await bytesOf(files, 'target.spm'), vocabJson: vocabJson ?? undefined,
-      targetVocabJson: (await files.text('target_vocab.json')) ?? undefined, tokenizerConfig, modelType });
+    const spmTarget = await bytesOf(files, 'target.spm'), targetVocabJson = (await files.text('target_vocab.json')) ?? undefined;
+    try {
+      return loadTokenizer({ spmSource, spmTarget, vocabJson: vocabJson ?? undefined, targetVocabJson, tokenizerConfig, modelType });
+    } catch (error) {  // which files: the reader's message cannot know
+      fail(`the SentencePiece tokenizer files (${spmTarget ? 'source.spm, target.spm' : 'source.spm or spiece.model'}) ` +
+        `could not be read: ${error.message.replace(/^multihead: /, '')}`);
+    }
   }
   const vocabTxt = await files.text('vocab.txt');
   return vocabTxt === null ? null : loadTokenizer({ vocabTxt, tokenizerConfig, modelType });

@@ -114,6 +114,12 @@ describe('encoder-decoders refuse what they cannot do, in words, and go on worki
     await generator.return();  // its context goes with it
   });
 
+  it('a source.spm that is not a SentencePiece model', async () => {
+    const files = fixtureFiles('marian');
+    files.set('source.spm', new TextEncoder().encode('this is not a SentencePiece model'));
+    await expect(loadPretrained(files)).rejects.toThrow(/source.spm, target.spm\) could not be read: .*not a SentencePiece model/);
+  });
+
   it('a T5 feed_forward_proj that is not implemented', async () => {
     const files = variant('t5', { tensors: (t) => t, config: (c) => ({ ...c, feed_forward_proj: 'gated-tanh' }) });
     await expect(loadPretrained(files)).rejects.toThrow(/feed_forward_proj "gated-tanh" is not supported/);

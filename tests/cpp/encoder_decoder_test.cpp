@@ -5,6 +5,7 @@
 
 #include "hf_fixtures.h"
 #include "io/hf_config.h"
+#include "core/parallel.h"
 #include "nn/encoder_decoder.h"
 
 namespace {
@@ -78,6 +79,25 @@ TEST_P(EncoderDecoder, MatchesTransformersOnEveryCase) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, EncoderDecoder,
                          ::testing::Values(Case{"t5", {1}, -1, 5e-5}, Case{"bart", {2}, 2, 2e-5}, Case{"marian", {0}, 0, 2e-5}),
                          [](const auto& info) { return std::string(info.param.model); });
+
+TEST(EncoderDecoderThreads, ThreeThreadsGiveOneThreadsBits) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("t5", t), "");
+  Expected expected("t5");
+  const std::vector<int32_t> source = expected.get<int32_t>("case2.input_ids");
+  const std::vector<int32_t> target = expected.get<int32_t>("case2.decoder_input_ids");
+  auto run = [&](int threads) {
+    mh::set_thread_count(threads);
+    mh::EncoderDecoderContext ctx(*t);
+    mh::Seq2SeqRequest request;
+    mh::Seq2SeqResult enc, dec;
+    EXPECT_EQ(ctx.encode(enc, source.data(), static_cast<int>(source.size()), request), "");
+    EXPECT_EQ(ctx.decode(dec, target.data(), static_cast<int>(target.size()), request, false), "");
+    mh::set_thread_count(1);
+    return std::vector<std::vector<float>>{enc.self_attentions, dec.self_attentions, dec.cross_attentions, dec.logits};
+  };
+  EXPECT_EQ(run(3), run(1));
+}
 
 TEST(EncoderDecoderErrors, AnUnsupportedFeedForwardIsNamed) {
   std::vector<uint8_t> bytes = read_bytes(fixture("t5", "config.json"));

@@ -13,19 +13,50 @@ class Seq2SeqCore {
   explicit Seq2SeqCore(const PretrainedCore& model) : model_(model.model()), context_(*model_) {}
 
   // Room for n source ids and m decoder ids (JS fills view("source"), view("target")).
+  // Room for n source ids and m decoder ids (JS fills view("source"), view("target")); no captures
+  // (JS sets view("encoderCapture") / view("decoderCapture") by hook id: 1 = capture).
   void prepare(int n, int m) {
+    const mh::TransformerConfig& c = model_->config();
     source_.assign(static_cast<size_t>(std::max(n, 0)), 0);
     target_.assign(static_cast<size_t>(std::max(m, 0)), 0);
+    const size_t ids = static_cast<size_t>(mh::kSeq2SeqHookKinds) * (std::max(c.layers, c.decoder_layers) + 1);
+    capture_[0].assign(ids, 0);
+    capture_[1].assign(ids, 0);
+  }
+  // Every activation name a run can capture, in visiting order: [name, decoder?, id] each.
+  val hookNames() const {
+    val out = val::array();
+    for (const mh::Seq2SeqHookName& h : mh::seq2seq_hook_names(model_->config())) {
+      val entry = val::array();
+      entry.call<void>("push", h.name);
+      entry.call<void>("push", h.decoder);
+      entry.call<void>("push", h.id);
+      out.call<void>("push", entry);
+    }
+    return out;
+  }
+  // A captured activation of the last encode (decoder false) or decode, and its shape; null if none.
+  val captured(bool decoder, int id) const {
+    const auto& all = (decoder ? decoded_ : encoded_).captured;
+    auto it = all.find(id);
+    return it == all.end() ? val::null() : view_of(it->second);
+  }
+  val capturedShape(bool decoder, int id) const {
+    val out = val::array();
+    const auto& all = (decoder ? decoded_ : encoded_).captured_shapes;
+    if (auto it = all.find(id); it != all.end())
+      for (int d : it->second) out.call<void>("push", d);
+    return out;
   }
   // The encoder over view("source"); its attentions and hidden states in the encoder* views.
   std::string encode(bool attentions, bool hidden_states) {
-    return context_.encode(encoded_, source_.data(), static_cast<int>(source_.size()), request(attentions, hidden_states, false),
-                           heap_available());
+    return context_.encode(encoded_, source_.data(), static_cast<int>(source_.size()),
+                           capturing(request(attentions, hidden_states, false), capture_[0]), heap_available());
   }
   // The decoder over view("target") from the start, against the encoded source.
   std::string decode(bool attentions, bool hidden_states) {
-    return context_.decode(decoded_, target_.data(), static_cast<int>(target_.size()), request(attentions, hidden_states, false),
-                           false, heap_available());
+    return context_.decode(decoded_, target_.data(), static_cast<int>(target_.size()),
+                           capturing(request(attentions, hidden_states, false), capture_[1]), false, heap_available());
   }
   // Generation's rules (GenerationRules): eos ids, banned ids, no_repeat_ngram_size, forced BOS /
   // EOS (−1: none), the new tokens' bounds.
@@ -59,6 +90,8 @@ class Seq2SeqCore {
   val view(const std::string& name) const {
     if (name == "source") return view_of(source_);
     if (name == "target") return view_of(target_);
+    if (name == "encoderCapture") return view_of(capture_[0]);
+    if (name == "decoderCapture") return view_of(capture_[1]);
     if (name == "encoderAttentions") return view_of(encoded_.self_attentions);
     if (name == "encoderHiddenStates") return view_of(encoded_.hidden_states);
     if (name == "decoderAttentions") return view_of(decoded_.self_attentions);
@@ -76,8 +109,14 @@ class Seq2SeqCore {
     r.last_row_only = last_row_only;
     return r;
   }
+  static mh::Seq2SeqRequest capturing(mh::Seq2SeqRequest r, const std::vector<uint8_t>& flags) {
+    r.capture = flags.data();
+    r.capture_count = static_cast<int>(flags.size());
+    return r;
+  }
   std::shared_ptr<const mh::Transformer> model_;
   mh::EncoderDecoderContext context_;
+  std::vector<uint8_t> capture_[2];  // the encoder's and the decoder's flags, by seq2seq_hook_id
   std::vector<int32_t> source_, target_, ids_;  // ids_: a generation's tokens, the decoder start first
   mh::Seq2SeqResult encoded_, decoded_;
   mh::GenerationRules rules_;
@@ -100,5 +139,8 @@ EMSCRIPTEN_BINDINGS(multihead_encoder_decoder) {
       .function("error", &Seq2SeqCore::error)
       .function("cachedTokens", &Seq2SeqCore::cachedTokens)
       .function("maxTokens", &Seq2SeqCore::maxTokens)
+      .function("hookNames", &Seq2SeqCore::hookNames)
+      .function("captured", &Seq2SeqCore::captured)
+      .function("capturedShape", &Seq2SeqCore::capturedShape)
       .function("view", &Seq2SeqCore::view);
 }

@@ -4,6 +4,7 @@
 // (bindings/embind_encoder_decoder.cpp; the forward pass is src/nn/encoder_decoder.h).
 import { abortError, checkTokenIds, describe, fail, optionsOf } from './checks.mjs';
 import { nextTurn } from './environment.mjs';
+import { resolveHookNames } from './hooks.mjs';
 import { release, track } from './registry.mjs';
 
 // generation_config.json's value of a key, else config.json's (null where neither has one).
@@ -35,7 +36,6 @@ const NOT_FOR_ENCODER_DECODERS = {
   attribute: 'logit attribution',
   contributions: 'contributions',
   patch: 'activation patching',
-  hookNames: 'hooks',
   createContext: 'contexts',
 };
 
@@ -45,6 +45,7 @@ export class EncoderDecoderModel {
   #makeContext;
   #generators = new Set();
   #settings;
+  #hooks = null;
 
   /** @private Use loadPretrained(). */
   constructor(core, tokenizer, hfConfig, generationConfig, Seq2SeqCore) {
@@ -101,6 +102,22 @@ export class EncoderDecoderModel {
     return { ids, tokens, offsets };
   }
 
+  /**
+   * Every activation run() can capture, in the order a run visits them: 'encoder.blocks.0.hook_resid_pre',
+   * …, 'decoder.blocks.{l}.cross_attn.hook_pattern', …, ('encoder.' / 'decoder.') 'ln_final.hook_normalized' (T5).
+   * @returns {string[]}
+   */
+  hookNames() {
+    return [...this.#hookMap().keys()];
+  }
+
+  // name → { decoder, id } (the core's stack and hook id).
+  #hookMap() {
+    const core = this.#live();
+    if (!this.#hooks) this.#hooks = new Map(core.hookNames().map(([name, decoder, id]) => [name, { decoder, id }]));
+    return this.#hooks;
+  }
+
   /** Target token ids → text, without special tokens. */
   decode(ids) {
     if (ids === null || typeof ids !== 'object' || typeof ids.length !== 'number') fail(`decode needs a list of token ids, got ${describe(ids)}`);
@@ -122,25 +139,40 @@ export class EncoderDecoderModel {
    * shifted right behind config.decoderStartTokenId), as transformers' forward with
    * output_attentions. Arrays are flat, in transformers' order: encoderAttentions layers × heads × n × n,
    * decoderAttentions decoderLayers × heads × m × m (causal), crossAttentions decoderLayers × heads × m × n,
-   * logits m × vocab; with hiddenStates, encoderHiddenStates (layers + 1) × n × d and decoderHiddenStates.
+   * logits m × vocab; with hiddenStates, encoderHiddenStates (layers + 1) × n × d and decoderHiddenStates;
+   * with capture (names or patterns of hookNames()), activations: { name: { data, shape } }.
    * @param {Int32Array | number[]} sourceIds
-   * @param {{ decoderInputIds: Int32Array | number[], attentions?: boolean, hiddenStates?: boolean }} options
+   * @param {{ decoderInputIds: Int32Array | number[], attentions?: boolean, hiddenStates?: boolean, capture?: string[] }} options
    */
   run(sourceIds, options) {
-    const { decoderInputIds, attentions = true, hiddenStates = false, ...rest } = optionsOf(options, 'run');
+    const { decoderInputIds, attentions = true, hiddenStates = false, capture, ...rest } = optionsOf(options, 'run');
+    if (rest.intervene !== undefined) fail('intervene is not available for encoder-decoders yet: capture reads their activations');
     const unknown = Object.keys(rest);
-    if (unknown.length) fail(`run() of an encoder-decoder does not take ${unknown.join(', ')}; it takes decoderInputIds, attentions, hiddenStates`);
+    if (unknown.length) fail(`run() of an encoder-decoder does not take ${unknown.join(', ')}; it takes decoderInputIds, attentions, hiddenStates, capture`);
+    if (capture !== undefined && !Array.isArray(capture)) fail(`capture must be a list of activation names (model.hookNames()), got ${describe(capture)}`);
+    const hooks = capture === undefined ? [] : [...new Set(capture.flatMap((pattern) => resolveHookNames(pattern, this.#hookMap())))];
     const core = this.#live();
     if (decoderInputIds === undefined) fail('run() of an encoder-decoder needs { decoderInputIds } (the target shifted right behind config.decoderStartTokenId)');
     checkTokenIds(decoderInputIds, this.config.vocabSize);
     if (decoderInputIds.length === 0) fail('decoderInputIds needs at least one token id (the decoder start)');
     this.#prepare(core, sourceIds, decoderInputIds, 'run');
+    const map = this.#hookMap();
+    for (const name of hooks) core.view(map.get(name).decoder ? 'decoderCapture' : 'encoderCapture')[map.get(name).id] = 1;
     const wantAttentions = attentions !== false, wantHidden = hiddenStates === true;
     const check = (error) => { if (error) fail(error); };
+    const activations = {};
+    const captured = (decoder) => {
+      for (const name of hooks) {
+        const { decoder: inDecoder, id } = map.get(name);
+        if (inDecoder === decoder) activations[name] = { data: core.captured(decoder, id).slice(), shape: core.capturedShape(decoder, id) };
+      }
+    };
     check(core.encode(wantAttentions, wantHidden));
     const encoderAttentions = wantAttentions ? core.view('encoderAttentions').slice() : null;
     const encoderHiddenStates = wantHidden ? core.view('encoderHiddenStates').slice() : undefined;
+    captured(false);
     check(core.decode(wantAttentions, wantHidden));
+    captured(true);
     const { layers, decoderLayers, heads, dModel, vocabSize } = this.config;
     const n = sourceIds.length, m = decoderInputIds.length;
     const out = {
@@ -155,6 +187,7 @@ export class EncoderDecoderModel {
       logits: core.view('logits').slice(),
       logitShape: [m, vocabSize],
     };
+    if (capture !== undefined) out.activations = activations;
     if (wantHidden) {
       out.encoderHiddenStates = encoderHiddenStates;
       out.encoderHiddenStateShape = [layers + 1, n, dModel];

@@ -466,6 +466,8 @@ export interface EncoderDecoderRun {
   /** With hiddenStates: (decoderLayers + 1) × m × d. */
   decoderHiddenStates?: Float32Array;
   decoderHiddenStateShape?: [number, number, number];
+  /** With capture: each captured activation by name. */
+  activations?: Record<string, { data: Float32Array; shape: number[] }>;
 }
 
 /** One generated token of an encoder-decoder, with its row of cross-attention. */
@@ -480,8 +482,8 @@ export interface EncoderDecoderStep {
 
 /**
  * A T5, BART or Marian checkpoint as loadPretrained gives it (config.encoderDecoder is true). The
- * logit lens, attribution, patching, contributions, hooks and contexts are not available for
- * encoder-decoders yet: those methods throw an Error that says so.
+ * logit lens, attribution, patching, contributions, interventions and contexts are not available
+ * for encoder-decoders yet: those methods throw an Error that says so.
  */
 export declare class EncoderDecoderModel {
   private constructor();
@@ -495,8 +497,17 @@ export declare class EncoderDecoderModel {
   tokenizeTarget(text: string): EncoderDecoderTokens;
   /** Target ids → text, without special tokens. */
   decode(ids: ArrayLike<number>): string;
-  /** The encoder over the source, the decoder over decoderInputIds (the target shifted right behind config.decoderStartTokenId). */
-  run(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; attentions?: boolean; hiddenStates?: boolean }): EncoderDecoderRun;
+  /**
+   * The encoder over the source, the decoder over decoderInputIds (the target shifted right behind
+   * config.decoderStartTokenId); capture: names or patterns of hookNames() ('decoder.blocks.*.cross_attn.hook_pattern').
+   */
+  run(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; attentions?: boolean; hiddenStates?: boolean; capture?: string[] }): EncoderDecoderRun;
+  /**
+   * Every activation run() can capture, in visiting order: 'encoder.blocks.{l}.hook_resid_pre', '….attn.hook_pattern',
+   * '….hook_attn_out', 'decoder.blocks.{l}.cross_attn.hook_pattern', '….hook_cross_attn_out', '….hook_mlp_out',
+   * '….hook_resid_post', and T5's '{encoder,decoder}.ln_final.hook_normalized'.
+   */
+  hookNames(): string[];
   /**
    * Greedy generation: the encoder once, the decoder a token a step over its caches; honours
    * generation_config.json (then config.json): decoder_start_token_id, forced_bos_token_id,
@@ -509,7 +520,6 @@ export declare class EncoderDecoderModel {
   attribute(...args: unknown[]): never;
   contributions(...args: unknown[]): never;
   patch(...args: unknown[]): never;
-  hookNames(): never;
   createContext(): never;
 }
 

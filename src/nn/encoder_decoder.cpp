@@ -112,6 +112,37 @@ Seq2SeqWeights bind_seq2seq_weights(const Transformer& model) {
   return w;
 }
 
+// ---- named activations ----
+
+std::string seq2seq_hook_name(bool decoder, Seq2SeqHook hook, int layer) {
+  const std::string stack = decoder ? "decoder." : "encoder.";
+  if (hook == Seq2SeqHook::kLnFinal) return stack + "ln_final.hook_normalized";
+  const std::string block = stack + "blocks." + std::to_string(layer) + ".";
+  switch (hook) {
+    case Seq2SeqHook::kResidPre: return block + "hook_resid_pre";
+    case Seq2SeqHook::kPattern: return block + "attn.hook_pattern";
+    case Seq2SeqHook::kAttnOut: return block + "hook_attn_out";
+    case Seq2SeqHook::kCrossPattern: return block + "cross_attn.hook_pattern";
+    case Seq2SeqHook::kCrossAttnOut: return block + "hook_cross_attn_out";
+    case Seq2SeqHook::kMlpOut: return block + "hook_mlp_out";
+    default: return block + "hook_resid_post";
+  }
+}
+
+std::vector<Seq2SeqHookName> seq2seq_hook_names(const TransformerConfig& c) {
+  std::vector<Seq2SeqHookName> names;
+  for (bool decoder : {false, true}) {
+    for (int l = 0; l < (decoder ? c.decoder_layers : c.layers); ++l)
+      for (Seq2SeqHook hook : {Seq2SeqHook::kResidPre, Seq2SeqHook::kPattern, Seq2SeqHook::kAttnOut, Seq2SeqHook::kCrossPattern,
+                               Seq2SeqHook::kCrossAttnOut, Seq2SeqHook::kMlpOut, Seq2SeqHook::kResidPost})
+        if (decoder || (hook != Seq2SeqHook::kCrossPattern && hook != Seq2SeqHook::kCrossAttnOut))
+          names.push_back({decoder, seq2seq_hook_id(hook, l), seq2seq_hook_name(decoder, hook, l)});
+    if (c.relative_buckets > 0)  // T5's stacks end in a norm; BART's and Marian's in their last block's
+      names.push_back({decoder, seq2seq_hook_id(Seq2SeqHook::kLnFinal, -1), seq2seq_hook_name(decoder, Seq2SeqHook::kLnFinal, -1)});
+  }
+  return names;
+}
+
 // ---- the context ----
 
 EncoderDecoderContext::EncoderDecoderContext(const Transformer& model)
@@ -136,6 +167,8 @@ double EncoderDecoderContext::run_bytes(bool decoder, int n, int n_k, const Seq2
   if (r.attentions) bytes += f * layers * heads * n * (double(n_k) + source);
   if (r.hidden_states) bytes += f * (layers + 1) * n * d;
   if (decoder && r.logits) bytes += f * (r.last_row_only ? 1 : n) * double(c.vocab);
+  const double widest = std::max(d, heads * (double(n_k) + source));  // a pattern's row, or a residual's
+  for (int id = 0; r.capture && id < r.capture_count; ++id) bytes += r.capture[id] ? f * n * widest : 0.0;
   return bytes;
 }
 
@@ -273,22 +306,26 @@ void Seq2SeqPass::self_attention(float* x, const float* input, int layer) {
     mask.additive = context_.bias_.data();
     mask.additive_head_stride = int64_t{n} * out_.n_k;
   }
-  float* attention = request_.attentions ? out_.self_attentions.data() + int64_t{layer} * c.heads * n * out_.n_k : nullptr;
+  float* attention = attention_out(out_.self_attentions, Seq2SeqHook::kPattern, layer, out_.n_k);
   KvCache* cache = decoder ? &context_.self_caches_[layer] : nullptr;
   float* a = context_.a_.data();
   attend(a, attention, input, stack.layers[layer].self, input, n, mask, cache);
+  capture(Seq2SeqHook::kPattern, layer, attention, {c.heads, n, out_.n_k});
+  capture(Seq2SeqHook::kAttnOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);
 }
 
 void Seq2SeqPass::cross_attention(float* x, const float* input, int layer) {
   const TransformerConfig& c = config;
   const int source = context_.source_n_;
-  float* attention = request_.attentions ? out_.cross_attentions.data() + int64_t{layer} * c.heads * n * source : nullptr;
+  float* attention = attention_out(out_.cross_attentions, Seq2SeqHook::kCrossPattern, layer, source);
   // The source's keys and values once, at the first decoding call after encode(); then none new.
   const int new_rows = context_.cross_ready_ ? 0 : source;
   float* a = context_.a_.data();
   attend(a, attention, input, stack.layers[layer].cross, context_.encoded_.data(), new_rows, MaskSpec(),
          &context_.cross_caches_[layer]);
+  capture(Seq2SeqHook::kCrossPattern, layer, attention, {c.heads, n, source});
+  capture(Seq2SeqHook::kCrossAttnOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);
 }
 
@@ -307,7 +344,37 @@ void Seq2SeqPass::mlp(float* x, const float* input, int layer) {
     activate(c.activation, up, count);
   }
   matmul(a, up, *L.w_down, f32(L.b_down), n);
+  capture(Seq2SeqHook::kMlpOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);
+}
+
+void Seq2SeqPass::begin_layer(int layer, const float* x) { capture(Seq2SeqHook::kResidPre, layer, x, {n, config.d_model}); }
+
+void Seq2SeqPass::end_layer(int layer, const float* x) {
+  capture(Seq2SeqHook::kResidPost, layer, x, {n, config.d_model});
+  if (layer + 1 < layers_) record_hidden(x, layer + 1);
+}
+
+bool Seq2SeqPass::wants(Seq2SeqHook hook, int layer) const {
+  const int id = seq2seq_hook_id(hook, layer);
+  return request_.capture && id < request_.capture_count && request_.capture[id];
+}
+
+void Seq2SeqPass::capture(Seq2SeqHook hook, int layer, const float* data, std::vector<int> shape) {
+  if (!data || !wants(hook, layer)) return;
+  int64_t size = 1;
+  for (int s : shape) size *= s;
+  const int id = seq2seq_hook_id(hook, layer);
+  out_.captured[id].assign(data, data + size);
+  out_.captured_shapes[id] = std::move(shape);
+}
+
+float* Seq2SeqPass::attention_out(std::vector<float>& all, Seq2SeqHook hook, int layer, int cols) {
+  const int64_t size = int64_t{config.heads} * n * cols;
+  if (request_.attentions) return all.data() + layer * size;
+  if (!wants(hook, layer)) return nullptr;
+  context_.pattern_.resize(static_cast<size_t>(size));
+  return context_.pattern_.data();
 }
 
 void Seq2SeqPass::record_hidden(const float* x, int index) {
@@ -319,6 +386,7 @@ void Seq2SeqPass::record_hidden(const float* x, int index) {
 void Seq2SeqPass::finish(const float* x) {
   const TransformerConfig& c = config;
   const int d = c.d_model;
+  if (stack.final_norm_w) capture(Seq2SeqHook::kLnFinal, -1, x, {n, d});
   record_hidden(x, layers_);
   out_.last_hidden_state.assign(x, x + int64_t{n} * d);
   if (!decoder || !request_.logits || !weights.output) return;

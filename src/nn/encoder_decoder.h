@@ -7,6 +7,7 @@
 // multihead_attention_forward.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,34 @@ struct Seq2SeqWeights {
 };
 Seq2SeqWeights bind_seq2seq_weights(const Transformer& model);
 
+// ---- named activations (read only) ----
+
+// What a run can capture in each stack, named as TransformerLens names a block's parts, under
+// "encoder." or "decoder." (seq2seq_hook_name).
+enum class Seq2SeqHook : uint8_t {
+  kResidPre,      // blocks.l.hook_resid_pre (n × d)
+  kPattern,       // blocks.l.attn.hook_pattern (heads × n × n_k)
+  kAttnOut,       // blocks.l.hook_attn_out: what self-attention adds to the residual (n × d)
+  kCrossPattern,  // blocks.l.cross_attn.hook_pattern (heads × n × source): the decoder's
+  kCrossAttnOut,  // blocks.l.hook_cross_attn_out (n × d): the decoder's
+  kMlpOut,        // blocks.l.hook_mlp_out (n × d)
+  kResidPost,     // blocks.l.hook_resid_post (n × d; post-LN blocks: after the block's last norm)
+  kLnFinal,       // ln_final.hook_normalized (n × d; T5's final norm; layer −1)
+  kCount
+};
+constexpr int kSeq2SeqHookKinds = static_cast<int>(Seq2SeqHook::kCount);
+// One number per (hook, layer) within a stack: kind + kinds · (layer + 1), layer −1 for ln_final.
+inline int seq2seq_hook_id(Seq2SeqHook hook, int layer) { return static_cast<int>(hook) + kSeq2SeqHookKinds * (layer + 1); }
+// "decoder.blocks.3.cross_attn.hook_pattern", "encoder.ln_final.hook_normalized".
+std::string seq2seq_hook_name(bool decoder, Seq2SeqHook hook, int layer);
+// Every name a model's runs can capture, in the order a run visits them: (decoder?, id, name).
+struct Seq2SeqHookName {
+  bool decoder;
+  int id;
+  std::string name;
+};
+std::vector<Seq2SeqHookName> seq2seq_hook_names(const TransformerConfig& c);
+
 // ---- a run ----
 
 struct Seq2SeqRequest {
@@ -67,11 +96,16 @@ struct Seq2SeqRequest {
   bool hidden_states = false;  // (layers + 1) × n × d
   bool logits = true;          // the decoder's: rows × vocab
   bool last_row_only = false;  // logits of the last row only (a generation step)
+  // Flags by seq2seq_hook_id: which of this stack's activations to copy into the result (null: none).
+  const uint8_t* capture = nullptr;
+  int capture_count = 0;
 };
 struct Seq2SeqResult {
   int n = 0, n_k = 0;  // rows in this call; self-attention keys (cached + new)
   // layers × heads × n × n_k; the decoder's cross_attentions layers × heads × n × source length.
   std::vector<float> self_attentions, cross_attentions, hidden_states, logits, last_hidden_state;
+  std::map<int, std::vector<float>> captured;  // by seq2seq_hook_id
+  std::map<int, std::vector<int>> captured_shapes;
 };
 
 class Seq2SeqPass;
@@ -105,7 +139,7 @@ class EncoderDecoderContext {
   std::vector<KvCache> self_caches_, cross_caches_;  // the decoder's layers
   bool cross_ready_ = false;
   Workspace ws_;
-  std::vector<float> x_, h_, a_, up_, gate_, bias_;
+  std::vector<float> x_, h_, a_, up_, gate_, bias_, pattern_;
 };
 
 // What a family's encode and decode steps (Family::encode / decode) work with: one stack's
@@ -132,6 +166,11 @@ class Seq2SeqPass {
   void cross_attention(float* x, const float* input, int layer);
   // x (n × d) += the layer's MLP over input: act(in W_up + b) W_down + b, or gated.
   void mlp(float* x, const float* input, int layer);
+  // hook_resid_pre of layer over x (n × d).
+  void begin_layer(int layer, const float* x);
+  // hook_resid_post of layer over x (n × d), and x recorded as hidden state layer + 1 (not after
+  // the last layer: finish() records that one, after the stack's final norm).
+  void end_layer(int layer, const float* x);
   // hidden_states[index] = x (n × d), where asked.
   void record_hidden(const float* x, int index);
   // The end of a stack over x, after its final norm: the last hidden state (hidden state L), and
@@ -147,6 +186,12 @@ class Seq2SeqPass {
   // float32 overflow y is NaN, which the context reports.
   void attend(float* y, float* attention, const float* input, const AttentionTensors& t, const float* xkv, int n_kv,
               const MaskSpec& mask, KvCache* cache);
+  bool wants(Seq2SeqHook hook, int layer) const;
+  // A copy of data (shape) into the result, where the request captures (hook, layer).
+  void capture(Seq2SeqHook hook, int layer, const float* data, std::vector<int> shape);
+  // Where a layer's attention weights go (heads × n × cols): the result's, a scratch buffer where
+  // only a capture wants them, or null.
+  float* attention_out(std::vector<float>& all, Seq2SeqHook hook, int layer, int cols);
   EncoderDecoderContext& context_;
   Seq2SeqResult& out_;
   const Seq2SeqRequest& request_;

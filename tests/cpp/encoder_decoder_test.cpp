@@ -80,6 +80,43 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EncoderDecoder,
                          ::testing::Values(Case{"t5", {1}, -1, 5e-5}, Case{"bart", {2}, 2, 2e-5}, Case{"marian", {0}, 0, 2e-5}),
                          [](const auto& info) { return std::string(info.param.model); });
 
+TEST(EncoderDecoderHooks, CapturesAreTheRunsOwnNumbersUnderTheirNames) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("t5", t), "");
+  const mh::TransformerConfig& c = t->config();
+  Expected expected("t5");
+  const std::vector<int32_t> source = expected.get<int32_t>("case1.input_ids");
+  const std::vector<int32_t> target = expected.get<int32_t>("case1.decoder_input_ids");
+  const int n = static_cast<int>(source.size()), m = static_cast<int>(target.size());
+  std::vector<std::string> names;
+  for (const auto& h : mh::seq2seq_hook_names(c)) names.push_back(h.name);
+  EXPECT_EQ(names.front(), "encoder.blocks.0.hook_resid_pre");
+  EXPECT_NE(std::find(names.begin(), names.end(), "decoder.blocks.1.cross_attn.hook_pattern"), names.end());
+  EXPECT_EQ(names.back(), "decoder.ln_final.hook_normalized");
+  EXPECT_EQ(names.size(), size_t{2 * 5 + 1 + 2 * 7 + 1});
+  // Without the attentions asked for: the captures alone.
+  std::vector<uint8_t> flags(static_cast<size_t>(mh::kSeq2SeqHookKinds) * (c.layers + 2), 0);
+  const int resid = mh::seq2seq_hook_id(mh::Seq2SeqHook::kResidPost, 0), cross = mh::seq2seq_hook_id(mh::Seq2SeqHook::kCrossPattern, 1);
+  const int final_norm = mh::seq2seq_hook_id(mh::Seq2SeqHook::kLnFinal, -1);
+  flags[resid] = flags[cross] = flags[final_norm] = 1;
+  mh::Seq2SeqRequest request;
+  request.attentions = false;
+  request.capture = flags.data();
+  request.capture_count = static_cast<int>(flags.size());
+  mh::EncoderDecoderContext ctx(*t);
+  mh::Seq2SeqResult enc, dec;
+  ASSERT_EQ(ctx.encode(enc, source.data(), n, request), "");
+  ASSERT_EQ(ctx.decode(dec, target.data(), m, request, false), "");
+  const std::vector<float> hidden = expected.get<float>("case1.encoder_hidden_states");  // (layers + 1) × n × d
+  ASSERT_EQ(enc.captured_shapes[resid], (std::vector<int>{n, c.d_model}));
+  EXPECT_LT(max_diff(enc.captured[resid].data(), hidden.data() + n * c.d_model, size_t(n) * c.d_model), 2e-5 * max_abs(hidden));
+  EXPECT_EQ(enc.captured[final_norm], enc.last_hidden_state);
+  const std::vector<float> attentions = expected.get<float>("case1.cross_attentions");  // layers × heads × m × n
+  ASSERT_EQ(dec.captured_shapes[cross], (std::vector<int>{c.heads, m, n}));
+  EXPECT_LT(max_diff(dec.captured[cross].data(), attentions.data() + size_t(c.heads) * m * n, size_t(c.heads) * m * n), 5e-5);
+  EXPECT_TRUE(dec.cross_attentions.empty());
+}
+
 TEST(EncoderDecoderThreads, ThreeThreadsGiveOneThreadsBits) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("t5", t), "");

@@ -55,6 +55,25 @@ describe.each(['t5', 'bart', 'marian'])('%s against transformers 5.17', (name) =
     }
   });
 
+  it('captures activations by name: each cross-attention pattern is transformers\' without asking for attentions', () => {
+    const c = cases[0];
+    const names = model.hookNames();
+    expect(names[0]).toBe('encoder.blocks.0.hook_resid_pre');
+    expect(names).toContain('decoder.blocks.1.cross_attn.hook_pattern');
+    const out = model.run(c.input_ids, { decoderInputIds: c.decoder_input_ids, attentions: false,
+      capture: ['decoder.blocks.*.cross_attn.hook_pattern', 'encoder.blocks.1.hook_resid_pre'] });
+    expect(out.crossAttentions).toBe(null);
+    const n = c.input_ids.length, m = c.decoder_input_ids.length, d = model.config.dModel;
+    const cross = want[`${c.key}.cross_attentions`], hidden = want[`${c.key}.encoder_hidden_states`];
+    for (const l of [0, 1]) {
+      const { data, shape } = out.activations[`decoder.blocks.${l}.cross_attn.hook_pattern`];
+      expect(shape).toEqual([4, m, n]);
+      expect(maxAbsDiff(data, cross.subarray(l * 4 * m * n, (l + 1) * 4 * m * n))).toBeLessThan(ATTENTION_TOLERANCE[name]);
+    }
+    const resid = out.activations['encoder.blocks.1.hook_resid_pre'].data;  // transformers' hidden_states[1]
+    expect(maxAbsDiff(resid, hidden.subarray(n * d, 2 * n * d)) / maxAbs(hidden)).toBeLessThan(2e-5);
+  });
+
   it('generates greedily what transformers generated, each token with its cross-attention row', async () => {
     for (const c of cases) {
       const steps = [];
@@ -93,7 +112,10 @@ describe('encoder-decoders refuse what they cannot do, in words, and go on worki
 
   it('a run without decoderInputIds, and what does not apply to encoder-decoders yet', () => {
     expect(() => bart.run([0, 5, 2])).toThrow(/decoderInputIds/);
-    expect(() => bart.hookNames()).toThrow(/not available for encoder-decoder models/);
+    expect(() => bart.createContext()).toThrow(/not available for encoder-decoder models/);
+    expect(() => bart.run([0, 5, 2], { decoderInputIds: [2], intervene: {} })).toThrow(/intervene is not available/);
+    expect(() => bart.run([0, 5, 2], { decoderInputIds: [2], capture: ['decoder.blocks.0.cross_attn.hook_patern'] }))
+      .toThrow(/closest are "decoder.blocks.0.cross_attn.hook_pattern"/);
     expect(() => bart.logitLens([0, 5, 2])).toThrow(/not available for encoder-decoder models/);
   });
 

@@ -77,6 +77,9 @@ async function main(): Promise<void> {
   const seq2seq: EncoderDecoderRun = t5.run(source.ids, { decoderInputIds: t5.tokenizeTarget('Hallo').ids });
   const crossAttentions: Float32Array | null = seq2seq.crossAttentions;
   void [isEncoderDecoder, crossAttentions, seq2seq.crossAttentionShape[3], t5.config.decoderStartTokenId];
+  const names: string[] = t5.hookNames();
+  const captured = t5.run(source.ids, { decoderInputIds: [0], capture: ['decoder.blocks.*.cross_attn.hook_pattern'] }).activations;
+  void [names, captured?.['decoder.blocks.0.cross_attn.hook_pattern']?.shape];
   for await (const step of t5.generate(source.ids, { maxNewTokens: 8, minNewTokens: 2 })) void [step.crossAttention, step.text];
   // @ts-expect-error: run() of an encoder-decoder needs decoderInputIds
   t5.run(source.ids, {});

@@ -93,6 +93,7 @@ void bart_stack_forward(Seq2SeqPass& p) {
   p.embed();
   for (int l = 0; l < layers; ++l) {
     const Seq2SeqLayer& L = p.stack.layers[l];
+    p.begin_layer(l, x);
     p.self_attention(x, x, l);
     p.norm(x, x, L.self_norm_w, L.self_norm_b);
     if (p.decoder) {
@@ -101,7 +102,7 @@ void bart_stack_forward(Seq2SeqPass& p) {
     }
     p.mlp(x, x, l);
     p.norm(x, x, L.mlp_norm_w, L.mlp_norm_b);
-    if (l + 1 < layers) p.record_hidden(x, l + 1);
+    p.end_layer(l, x);
   }
   p.finish(x);
 }

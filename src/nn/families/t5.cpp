@@ -104,6 +104,7 @@ void stack_forward(Seq2SeqPass& p) {
   p.embed();
   for (int l = 0; l < layers; ++l) {
     const Seq2SeqLayer& L = p.stack.layers[l];
+    p.begin_layer(l, x);
     p.norm(h, x, L.self_norm_w, nullptr);
     p.self_attention(x, h, l);
     if (p.decoder) {
@@ -112,7 +113,7 @@ void stack_forward(Seq2SeqPass& p) {
     }
     p.norm(h, x, L.mlp_norm_w, nullptr);
     p.mlp(x, h, l);
-    if (l + 1 < layers) p.record_hidden(x, l + 1);
+    p.end_layer(l, x);
   }
   p.norm(x, x, p.stack.final_norm_w, nullptr);
   p.finish(x);

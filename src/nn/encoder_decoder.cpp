@@ -229,6 +229,7 @@ std::string EncoderDecoderContext::decode(Seq2SeqResult& out, const int32_t* ids
   cross_ready_ = true;
   if (first_non_finite(out.last_hidden_state.data(), static_cast<int64_t>(out.last_hidden_state.size())) >= 0) {
     for (KvCache& cache : self_caches_) cache.length = 0;
+    cross_ready_ = false;  // their keys and values may be what overflowed: computed again next time
     out = Seq2SeqResult();
     return "the model's activations overflowed float32 (a corrupt or mis-scaled checkpoint?)";
   }
@@ -294,7 +295,7 @@ void Seq2SeqPass::attend(float* y, float* attention, const float* input, const A
   if (types[1] != types[0] || types[2] != types[0] || types[3] != types[0]) view.types = types;
   const AttentionSelection sel = attention ? AttentionSelection::all(c.heads, n) : AttentionSelection::none();
   if (!multihead_attention_forward(y, attention, sel, input, xkv, n, n_kv, mha, view, mask, context_.ws_, cache))
-    std::fill(y, y + int64_t{n} * c.d_model, std::numeric_limits<float>::quiet_NaN());  // finish() reports it
+    std::fill(y, y + int64_t{n} * c.d_model, std::numeric_limits<float>::quiet_NaN());  // encode() / decode() report it
 }
 
 void Seq2SeqPass::self_attention(float* x, const float* input, int layer) {

@@ -28,7 +28,7 @@ int relative_position_bucket(int relative, bool bidirectional, int buckets, int 
                       std::log(static_cast<float>(relative) / static_cast<float>(max_exact)) /
                           static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact)) *
                           static_cast<float>(buckets - max_exact);
-  return bucket + std::min(static_cast<int>(large), buckets - 1);
+  return bucket + static_cast<int>(std::min(large, static_cast<float>(buckets - 1)));  // clamped before the cast
 }
 
 void relative_position_bias(float* bias, const Tensor& table, int heads, int first_query, int n_q, int n_k,

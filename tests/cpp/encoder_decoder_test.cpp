@@ -145,6 +145,14 @@ TEST(EncoderDecoderErrors, AnUnsupportedFeedForwardIsNamed) {
   EXPECT_NE(error.find("feed_forward_proj \"gated-tanh\" is not supported"), std::string::npos) << error;
 }
 
+TEST(EncoderDecoderErrors, RelativeBucketsThatCannotSpanTheirDistanceAreRefused) {
+  std::vector<uint8_t> bytes = read_bytes(fixture("t5", "config.json"));
+  std::string config(bytes.begin(), bytes.end());
+  config.replace(config.find("\"relative_attention_max_distance\": 32"), 37, "\"relative_attention_max_distance\": 8");
+  mh::TransformerConfig c;
+  EXPECT_NE(mh::read_hf_config(config, c).find("max_distance must be more than half"), std::string::npos);
+}
+
 TEST(EncoderDecoderErrors, ALongSourceBadIdsAndTooLittleMemoryAreRefusedAndTheContextStillWorks) {
   std::unique_ptr<mh::Transformer> t;
   ASSERT_EQ(load("bart", t), "");

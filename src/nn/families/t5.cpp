@@ -43,6 +43,9 @@ std::string read_config(ConfigFields& f, TransformerConfig& c) {
   c.tied = f.boolean("tie_word_embeddings", true);
   if (f.boolean("scale_decoder_outputs", c.tied)) c.output_scale = 1.0f / std::sqrt(static_cast<float>(c.d_model));
   if (c.relative_buckets < 4) return "T5's relative_attention_num_buckets must be at least 4";
+  // The logarithmic buckets span max_exact … max_distance, max_exact being half the decoder's buckets.
+  if (c.relative_max_distance <= c.relative_buckets / 2)
+    return "T5's relative_attention_max_distance must be more than half its relative_attention_num_buckets";
   return read_feed_forward(f.text("feed_forward_proj", "relu"), c);
 }
 

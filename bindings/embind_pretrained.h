@@ -103,6 +103,7 @@ class PretrainedCore {
     out.set("imageSize", c.image_size);  // 0: a text model
     out.set("patchSize", c.patch_size);
     out.set("channels", c.channels);
+    out.set("decoderLayers", c.decoder_layers);  // > 0: an encoder-decoder (layers is the encoder's)
     // Local layers (Mistral, GPT-Neo, Gemma 3): the window, and which layers have it.
     val sliding = val::array();
     for (int l = 0; c.sliding_window > 0 && l < c.layers; ++l)

@@ -423,6 +423,104 @@ export interface PretrainedConfig {
   readonly channels: number;
   /** An image classifier's labels, in id order (config.json's id2label); null without a classifier. Only image models have it. */
   readonly labels?: readonly string[] | null;
+  /** Encoder-decoders (t5, bart, marian): the decoder's layers (layers is then the encoder's); 0 for other models. */
+  readonly decoderLayers: number;
+  /** True for an encoder-decoder (loadPretrained then gives an EncoderDecoderModel). */
+  readonly encoderDecoder?: boolean;
+}
+
+/** An encoder-decoder's config: PretrainedConfig with the generation settings it reads. */
+export interface EncoderDecoderConfig extends Omit<PretrainedConfig, 'architecture' | 'slidingWindow' | 'slidingLayers' | 'labels'> {
+  readonly encoderDecoder: true;
+  /** generation_config.json's decoder_start_token_id (then config.json's, then bos_token_id); null: none. */
+  readonly decoderStartTokenId: number | null;
+  readonly eosTokenIds: readonly number[];
+}
+
+/** One text side's tokens: ids (with </s> appended), the pieces, and each piece's [start, end) in the text. */
+export interface EncoderDecoderTokens {
+  ids: Int32Array | number[];
+  tokens: string[];
+  offsets: [number, number][];
+}
+
+/** An encoder-decoder's teacher-forced run: flat arrays in transformers' order, with their shapes. */
+export interface EncoderDecoderRun {
+  sourceLength: number;
+  targetLength: number;
+  /** layers × heads × n × n (null with attentions: false). */
+  encoderAttentions: Float32Array | null;
+  encoderAttentionShape: [number, number, number, number];
+  /** decoderLayers × heads × m × m, causal. */
+  decoderAttentions: Float32Array | null;
+  decoderAttentionShape: [number, number, number, number];
+  /** decoderLayers × heads × m × n: each target row over the source. */
+  crossAttentions: Float32Array | null;
+  crossAttentionShape: [number, number, number, number];
+  /** m × vocab. */
+  logits: Float32Array;
+  logitShape: [number, number];
+  /** With hiddenStates: (layers + 1) × n × d, the embeddings first, the last after the encoder's final norm. */
+  encoderHiddenStates?: Float32Array;
+  encoderHiddenStateShape?: [number, number, number];
+  /** With hiddenStates: (decoderLayers + 1) × m × d. */
+  decoderHiddenStates?: Float32Array;
+  decoderHiddenStateShape?: [number, number, number];
+  /** With capture: each captured activation by name. */
+  activations?: Record<string, { data: Float32Array; shape: number[] }>;
+}
+
+/** One generated token of an encoder-decoder, with its row of cross-attention. */
+export interface EncoderDecoderStep {
+  id: number;
+  /** The text this token adds (null without a tokenizer). */
+  text: string | null;
+  /** decoderLayers × heads × source length: where each head of each layer looked for this token. */
+  crossAttention: Float32Array;
+  crossAttentionShape: [number, number, number];
+}
+
+/**
+ * A T5, BART or Marian checkpoint as loadPretrained gives it (config.encoderDecoder is true). The
+ * logit lens, attribution, patching, contributions, interventions and contexts are not available
+ * for encoder-decoders yet: those methods throw an Error that says so.
+ */
+export declare class EncoderDecoderModel {
+  private constructor();
+  readonly config: EncoderDecoderConfig;
+  /** The source side's tokenizer; its `target` property is the target side's (Marian's target.spm). */
+  readonly tokenizer: Tokenizer | null;
+  readonly disposed: boolean;
+  /** The source text → its tokens, as the source tokenizer makes them. */
+  tokenize(source: string): EncoderDecoderTokens;
+  /** A target text → its tokens, as the target tokenizer makes them (transformers' text_target). */
+  tokenizeTarget(text: string): EncoderDecoderTokens;
+  /** Target ids → text, without special tokens. */
+  decode(ids: ArrayLike<number>): string;
+  /**
+   * The encoder over the source, the decoder over decoderInputIds (the target shifted right behind
+   * config.decoderStartTokenId); capture: names or patterns of hookNames() ('decoder.blocks.*.cross_attn.hook_pattern').
+   */
+  run(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; attentions?: boolean; hiddenStates?: boolean; capture?: string[] }): EncoderDecoderRun;
+  /**
+   * Every activation run() can capture, in visiting order: 'encoder.blocks.{l}.hook_resid_pre', '….attn.hook_pattern',
+   * '….hook_attn_out', 'decoder.blocks.{l}.cross_attn.hook_pattern', '….hook_cross_attn_out', '….hook_mlp_out',
+   * '….hook_resid_post', and T5's '{encoder,decoder}.ln_final.hook_normalized'.
+   */
+  hookNames(): string[];
+  /**
+   * Greedy generation: the encoder once, the decoder a token a step over its caches; honours
+   * generation_config.json (then config.json): decoder_start_token_id, forced_bos_token_id,
+   * forced_eos_token_id (at the last of maxNewTokens), eos_token_id; no end before minNewTokens.
+   */
+  generate(sourceIds: Int32Array | number[], options?: { maxNewTokens?: number; minNewTokens?: number; signal?: AbortSignal }): AsyncGenerator<EncoderDecoderStep>;
+  dispose(): void;
+  /** Not available for encoder-decoders yet: each throws an Error that says so. */
+  logitLens(...args: unknown[]): never;
+  attribute(...args: unknown[]): never;
+  contributions(...args: unknown[]): never;
+  patch(...args: unknown[]): never;
+  createContext(): never;
 }
 
 /** An image as ImageData has it: RGBA bytes, row by row. */
@@ -758,9 +856,10 @@ export declare function supportedModelTypes(): Promise<string[]>;
  * weights in F32, F16 or BF16, sharded or not) and its tokenizer, or a GGUF file (architectures
  * llama, qwen2, qwen3, gemma3, gpt2; blocks dequantized while loading). Rejects with an Error that says
  * what is wrong: missing files, an unsupported architecture, a corrupt or truncated file, a model
- * too large for this memory (bytes needed and available).
+ * too large for this memory (bytes needed and available). An encoder-decoder (t5, bart, marian) gives
+ * an EncoderDecoderModel: name it as the type argument (loadPretrained<EncoderDecoderModel>('t5-small')).
  */
-export declare function loadPretrained(
+export declare function loadPretrained<Model extends PretrainedModel | EncoderDecoderModel = PretrainedModel>(
   source: PretrainedSource,
   options?: {
     onProgress?: (progress: LoadProgress) => void;
@@ -787,7 +886,7 @@ export declare function loadPretrained(
      */
     file?: string;
   },
-): Promise<PretrainedModel>;
+): Promise<Model>;
 
 /**
  * A GGUF file's metadata (key → value; arrays as arrays), from its bytes or its first bytes (then

@@ -11,6 +11,7 @@ export { createMultiHeadAttention, MultiHeadAttention } from './attention-layer.
 export { loadLanguageModel, LanguageModel } from './language-model.mjs';
 export { createTrainer, Trainer, TOY_TASKS } from './trainer.mjs';
 export { loadPretrained, PretrainedModel, supportedModelTypes } from './pretrained.mjs';
+export { EncoderDecoderModel } from './encoder-decoder.mjs';
 export { readGgufMetadata } from './gguf.mjs';
 export { ModelContext } from './model-context.mjs';
 export { hubUrl, isHubId, listCheckpointFiles, resolveSource } from './hub.mjs';

@@ -5,6 +5,7 @@
 import { describe, fail, optionsOf } from './checks.mjs';
 import { imageDataOf, outputSize, preprocessImageData, readImageProcessor } from './image-processing.mjs';
 import { withOldNames } from './deprecated.mjs';
+import { EncoderDecoderModel } from './encoder-decoder.mjs';
 import { isGgufName, loadGguf } from './gguf.mjs';
 import { ModelContext } from './model-context.mjs';
 import { openSource, throwIfAborted } from './pretrained-sources.mjs';
@@ -136,6 +137,14 @@ export async function loadPretrained(source, options) {
       return new PretrainedModel(model, null, config, core.ContextCore, processor);
     }
     const tokenizer = await readTokenizer(files, model.modelType());
+    if (model.config().decoderLayers > 0) {  // T5, BART, Marian: generation_config.json's rules too
+      const generationText = await files.text('generation_config.json');
+      let generationConfig = null;
+      try { generationConfig = generationText === null ? null : JSON.parse(generationText); } catch (error) {
+        fail(`generation_config.json is not valid JSON (${error.message})`);
+      }
+      return new EncoderDecoderModel(model, tokenizer, config, generationConfig, core.Seq2SeqCore);
+    }
     return new PretrainedModel(model, tokenizer, config, core.ContextCore);
   } catch (error) {
     model.delete();  // everything the loader allocated goes with it
@@ -185,8 +194,31 @@ async function readTokenizer(files, modelType) {
   const vocabJson = await files.text('vocab.json');
   const mergesTxt = vocabJson === null ? null : await files.text('merges.txt');
   if (vocabJson !== null && mergesTxt !== null) return loadTokenizer({ vocabJson, mergesTxt, tokenizerConfig, modelType });
+  // SentencePiece models where there is no tokenizer.json: Marian's source.spm / target.spm with
+  // vocab.json, or T5's spiece.model.
+  const spmSource = (await bytesOf(files, 'source.spm')) ?? (await bytesOf(files, 'spiece.model'));
+  if (spmSource) {
+    const spmTarget = await bytesOf(files, 'target.spm'), targetVocabJson = (await files.text('target_vocab.json')) ?? undefined;
+    try {
+      return loadTokenizer({ spmSource, spmTarget, vocabJson: vocabJson ?? undefined, targetVocabJson, tokenizerConfig, modelType });
+    } catch (error) {  // which files: the reader's message cannot know
+      fail(`the SentencePiece tokenizer files (${spmTarget ? 'source.spm, target.spm' : 'source.spm or spiece.model'}) ` +
+        `could not be read: ${error.message.replace(/^multihead: /, '')}`);
+    }
+  }
   const vocabTxt = await files.text('vocab.txt');
   return vocabTxt === null ? null : loadTokenizer({ vocabTxt, tokenizerConfig, modelType });
+}
+
+// A file's bytes, or null where the source has none.
+async function bytesOf(files, name) {
+  if (!(await files.size(name))) return null;
+  const chunks = [];
+  await files.read(name, (chunk) => chunks.push(chunk.slice()));
+  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+  let at = 0;
+  for (const c of chunks) { out.set(c, at); at += c.length; }
+  return out;
 }
 
 export class PretrainedModel {

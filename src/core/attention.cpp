@@ -118,13 +118,14 @@ void attention_scores_backward(float* d_query, int ldq, float* d_key, int ldk, c
 // n_cols (≤ n_k) is the length of each score row: a causal block never needs keys past its last
 // query, so the caller may pass fewer columns than the masks (which always have n_k columns).
 static void mask_rows(float* scores, int first_query, int rows, int n_cols, int n_k,
-                      const MaskSpec& mask) {
+                      const MaskSpec& mask, int head) {
+  const float* additive = mask.additive ? mask.additive + head * mask.additive_head_stride : nullptr;
   for (int r = 0; r < rows; ++r) {
     const int64_t query = first_query + r;
     float* row = scores + static_cast<int64_t>(r) * n_cols;
-    if (mask.additive) {
+    if (additive) {
       Eigen::Map<Eigen::ArrayXf>(row, n_cols) +=
-          Eigen::Map<const Eigen::ArrayXf>(mask.additive + query * n_k, n_cols);
+          Eigen::Map<const Eigen::ArrayXf>(additive + query * n_k, n_cols);
     }
     if (mask.causal) {
       const int64_t position = mask.query_offset + query;
@@ -144,8 +145,8 @@ static void mask_rows(float* scores, int first_query, int rows, int n_cols, int 
   }
 }
 
-void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask) {
-  mask_rows(scores, first_query, rows, n_k, n_k, mask);
+void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask, int head) {
+  mask_rows(scores, first_query, rows, n_k, n_k, mask, head);
 }
 
 // row[j] = e^(row[j] - max) in place for j < n, with -inf (a blocked key) and anything where e^x
@@ -370,7 +371,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     gemm_shared(xq, dm.d, n_q, dm.d, qkv, 3);
   } else {
     gemm_shared(xq, dm.d, n_q, dm.d, &q, 1);
-    gemm_shared(xkv, dm.d, n_k, dm.d, kv, 2);
+    if (n_new > 0) gemm_shared(xkv, dm.d, n_k, dm.d, kv, 2);  // none: attend over the cache as it is
   }
   if (!all_finite_parallel(ws.q) || !all_finite_parallel(ws.k) || !all_finite_parallel(ws.v)) return false;
   if (config.q_norm) head_rms_norm_forward(ws.q.data(), dm.d_q, n_q, dm.h, dm.d_k, config.q_norm, config.qk_norm_eps);
@@ -453,7 +454,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     attention_scores_forward(scores, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q, k_head,
                              dm.d_kv, rows, cols, dm.d_k, dm.scale);
 #endif
-    mask_rows(scores, q0, rows, cols, n_k, mask);
+    mask_rows(scores, q0, rows, cols, n_k, mask, head);
     if (!softmax_forward(scores, rows, cols)) finite.store(false, std::memory_order_relaxed);
     float* head_out = ws.concat.data() + static_cast<int64_t>(q0) * dm.d_q + head * dm.d_k;
     // Values as panels: their top `cols` rows are what a causal block reads (core/gemm.h: panels
@@ -521,7 +522,7 @@ bool head_trace_forward(HeadTrace& t, int head, const float* xq, const float* xk
   t.scaled = t.scores;
   Eigen::Map<Eigen::ArrayXf>(t.scaled.data(), nn) *= dm.scale;
   t.masked = t.scaled;
-  mask_forward(t.masked.data(), 0, n_q, n_k, mask);
+  mask_forward(t.masked.data(), 0, n_q, n_k, mask, head);
   t.attention = t.masked;
   const bool finite = softmax_forward(t.attention.data(), n_q, n_k);
   t.head_output.resize(static_cast<size_t>(n_q) * dm.d_k);

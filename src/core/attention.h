@@ -89,7 +89,9 @@ int64_t parameter_count(const Config& config);
 //   query_offset is also the position of query 0 for rotary positions.
 //   key_padding (n_k): nonzero = that key position is padding, blocked for every query
 //   blocked (n_q × n_k): nonzero = blocked
-//   additive (n_q × n_k): added to the scaled scores (-inf blocks; large negative values damp)
+//   additive (n_q × n_k): added to the scaled scores (-inf blocks; large negative values damp);
+//     with additive_head_stride > 0, head h's is additive + h · additive_head_stride (T5's relative
+//     position bias differs per head)
 // A query whose keys are all blocked gets an attention row of zeros (and a zero head output).
 struct MaskSpec {
   bool causal = false;
@@ -98,6 +100,7 @@ struct MaskSpec {
   const uint8_t* key_padding = nullptr;
   const uint8_t* blocked = nullptr;
   const float* additive = nullptr;
+  int64_t additive_head_stride = 0;
 };
 
 // Keys and values of the tokens seen so far, for decoding one token at a time: rows
@@ -141,7 +144,7 @@ void attention_scores_backward(float* d_query, int ldq, float* d_key, int ldk, c
 
 // scores (rows × n_k, the rows of queries first_query … first_query+rows-1) in place:
 // adds the additive mask, then sets blocked entries to -inf.
-void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask);
+void mask_forward(float* scores, int first_query, int rows, int n_k, const MaskSpec& mask, int head = 0);
 // The mask has no backward function of its own: adding a constant passes the gradient through
 // unchanged, and a blocked entry gets attention exactly 0, so softmax_backward already gives it a
 // zero gradient (the -inf never enters a product).
@@ -193,7 +196,9 @@ constexpr int kQueryBlock = 64;
 //
 // With a cache, xkv holds only the n_k new tokens: their keys and values are appended to the cache
 // (at positions cache->length …) and the queries attend to every cached token, so the attention
-// rows are cache->length (after the call) long. The cache must have room for them.
+// rows are cache->length (after the call) long. The cache must have room for them. With n_k = 0
+// nothing is appended and the queries attend over the cache as it is: an encoder-decoder's
+// cross-attention keys and values, computed once per source and read at every decoding step.
 bool multihead_attention_forward(float* y, float* attention, const AttentionSelection& sel,
                                  const float* xq, const float* xkv, int n_q, int n_k,
                                  const Config& config, const WeightsView& w, const MaskSpec& mask,

@@ -34,7 +34,8 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
   w.type_embedding = get("types");
   w.embedding_norm_w = get("embed_norm_w");
   w.embedding_norm_b = get("embed_norm_b");
-  for (int l = 0; l < c.layers; ++l) {
+  // An encoder-decoder's stacks are bound by nn/encoder_decoder.h (their names are e3.wq, d3.wq).
+  for (int l = 0; c.decoder_layers == 0 && l < c.layers; ++l) {
     auto at = [&](const char* what) { return get(layer_name(l, what)); };
     w.layers.push_back({at("norm1_w"), at("norm1_b"), at("wq"), at("wk"), at("wv"), at("wo"), at("bq"),
                         at("bk"), at("bv"), at("bo"), at("norm2_w"), at("norm2_b"), at("w_up"),
@@ -136,6 +137,9 @@ std::string image_input_error(const TransformerConfig& c, int n, const RunReques
 
 std::string Transformer::input_error(const int32_t* ids, int n, const RunRequest& r) const {
   const TransformerConfig& c = config_;
+  if (c.decoder_layers > 0)
+    return "a " + c.model_type + " model is an encoder-decoder: it runs on a source and the decoder's ids "
+           "(EncoderDecoderContext; in JS model.run(sourceIds, { decoderInputIds }))";
   if (c.image_size > 0) {
     if (std::string error = image_input_error(c, n, r); !error.empty()) return error;
   }

@@ -55,6 +55,17 @@ struct TransformerConfig {
   // image_size / patch_size patches a side, resampled to other grids. vocab is the classifier's
   // labels (no classifier: no output head).
   int image_size = 0, patch_size = 0, channels = 0;
+  // Encoder-decoders (T5, BART, Marian; nn/encoder_decoder.h): decoder_layers > 0, and `layers`,
+  // `heads`, `d_ff` are the encoder's (the decoder's are the same sizes in every family here).
+  // They run through EncoderDecoderContext, not RunContext.
+  int decoder_layers = 0;
+  int relative_buckets = 0, relative_max_distance = 0;  // T5's relative position bias (0: none)
+  bool sinusoidal_positions = false;  // Marian: positions computed, not stored
+  int position_offset = 0;            // BART's learned positions start at row 2
+  float embed_scale = 1.0f;           // √d where scale_embedding
+  float output_scale = 1.0f;          // T5: the decoder's output × d^-½ before the head
+  bool post_norm = false;             // BART, Marian: x = norm(x + sublayer(x)); T5: x + sublayer(norm(x))
+  bool gated = false;                 // T5's gated-gelu: act(x W_gate) ⊙ x W_up
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
@@ -235,9 +246,18 @@ class Transformer {
   int64_t parameter_count() const;
   int64_t weight_bytes() const;
   // The type the weight matrices are kept in (the checkpoint's, or what the loader narrowed to).
-  WeightType matrix_type() const { return weights_.layers.empty() ? WeightType::kF32 : weights_.layers[0].wq->type; }
+  WeightType matrix_type() const {
+    if (!weights_.layers.empty()) return weights_.layers[0].wq->type;
+    return weights_.token_embedding ? weights_.token_embedding->type : WeightType::kF32;  // an encoder-decoder
+  }
   bool has_lm_head() const { return weights_.output != nullptr; }
   const TransformerWeights& weights() const { return weights_; }
+  // A tensor by the name the family's params() gave it, or null (an encoder-decoder's decoder
+  // binds its own: nn/encoder_decoder.h).
+  const Tensor* tensor(const std::string& name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
   // logits (rows × vocab) = what the model's end makes of residual rows x (rows × d): its family's
   // final norm, an MLM head's transform, the output head, softcapping (the logit lens). Needs an
   // LM head.

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import * as api from '../../bindings/multihead.mjs';
-import { ModelContext, PretrainedModel } from '../../bindings/multihead.mjs';
+import { EncoderDecoderModel, ModelContext, PretrainedModel } from '../../bindings/multihead.mjs';
 
 const parse = (path) => ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
 const dts = parse('bindings/multihead.d.ts');
@@ -83,6 +83,11 @@ describe('the types and the JavaScript agree', () => {
       .toEqual([...declaredMembers('PretrainedModel')].sort());
     expect([...jsMembers(ModelContext)].sort()).toEqual([...declaredMembers('ModelContext')].sort());
     expect(declaredMembers('PretrainedModel').has('logitLens')).toBe(true);  // through ModelRuns
+  });
+
+  it('EncoderDecoderModel has the members its declaration lists', () => {
+    expect([...jsMembers(EncoderDecoderModel, ['config', 'tokenizer'])].sort())
+      .toEqual([...declaredMembers('EncoderDecoderModel')].sort());
   });
 
   it('the JSDoc of run()\'s result names the fields PretrainedRun declares', () => {

@@ -46,7 +46,7 @@ export function writeSafetensors(tensors) {
 /** A fixture's files as Map name → Uint8Array. */
 export function fixtureFiles(model) {
   const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'vocab.txt',
-    'preprocessor_config.json'];
+    'preprocessor_config.json', 'generation_config.json', 'source.spm', 'target.spm'];
   const files = new Map();
   for (const name of names) {
     const path = join(FIXTURES, model, name);

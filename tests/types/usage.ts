@@ -1,7 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
-  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun,
+  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun, type EncoderDecoderModel, type EncoderDecoderRun,
   type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation, type PixelValues,
 } from 'multihead';
 
@@ -70,6 +70,20 @@ async function main(): Promise<void> {
   const ggufTokenizer = tokenizerFromGguf(ggufMetadata);
   const ends: readonly number[] = ggufTokenizer.eosIds;
   void [ends, ggufTokenizer.bosId, ggufTokenizer.encode('text').ids];
+  // An encoder-decoder: named as loadPretrained's type argument.
+  const t5 = await loadPretrained<EncoderDecoderModel>('t5-small');
+  const isEncoderDecoder: true = t5.config.encoderDecoder;
+  const source = t5.tokenize('translate English to German: Hello');
+  const seq2seq: EncoderDecoderRun = t5.run(source.ids, { decoderInputIds: t5.tokenizeTarget('Hallo').ids });
+  const crossAttentions: Float32Array | null = seq2seq.crossAttentions;
+  void [isEncoderDecoder, crossAttentions, seq2seq.crossAttentionShape[3], t5.config.decoderStartTokenId];
+  const names: string[] = t5.hookNames();
+  const captured = t5.run(source.ids, { decoderInputIds: [0], capture: ['decoder.blocks.*.cross_attn.hook_pattern'] }).activations;
+  void [names, captured?.['decoder.blocks.0.cross_attn.hook_pattern']?.shape];
+  for await (const step of t5.generate(source.ids, { maxNewTokens: 8, minNewTokens: 2 })) void [step.crossAttention, step.text];
+  // @ts-expect-error: run() of an encoder-decoder needs decoderInputIds
+  t5.run(source.ids, {});
+  t5.dispose();
   gpt2.dispose();
 }
 void main;

@@ -200,6 +200,13 @@ async function handle(message) {
         throw new Error(`this is an image model (${type}): this page shows text models; images are not drawn here yet — ` +
           'the library runs it (model.preprocess(image), then model.run(pixelValues, { height, width }): docs/models.md, "Image models")');
       }
+      if (model.config.encoderDecoder) {  // the library runs it; this page draws one text's attention
+        const type = model.config.modelType;
+        model.dispose();
+        model = null;
+        throw new Error(`this is an encoder-decoder (${type}): this page does not draw a source and a target yet — ` +
+          'the library runs it (model.run(sourceIds, { decoderInputIds }), model.generate(sourceIds): docs/models.md, "Encoder-decoders")');
+      }
       // The mask token's text, as this tokenizer spells it: BERT's [MASK], RoBERTa's <mask>.
       const maskToken = ['[MASK]', '<mask>'].find((t) => model.tokenizer?.id(t) != null) ?? null;
       const special = { mask: maskToken && model.tokenizer.id(maskToken), maskToken };

@@ -15,6 +15,9 @@ extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kRobertaFamily;  // roberta.cpp
 extern const Family kVitFamily;  // vit.cpp
 extern const Family kDinov2Family;  // dinov2.cpp
+extern const Family kT5Family;  // t5.cpp
+extern const Family kBartFamily;  // bart.cpp
+extern const Family kMarianFamily;  // marian.cpp
 
 extern const GgufArchitecture kLlamaGguf;   // llama.cpp
 extern const GgufArchitecture kQwen2Gguf;   // llama.cpp
@@ -44,6 +47,9 @@ const ModelType kModelTypes[] = {
     {"roberta", &kRobertaFamily},
     {"vit", &kVitFamily},
     {"dinov2", &kDinov2Family},
+    {"t5", &kT5Family},
+    {"bart", &kBartFamily},
+    {"marian", &kMarianFamily},
 };
 }  // namespace
 

@@ -29,6 +29,8 @@ enum class Layout {
 };
 
 // One tensor the forward pass reads, and where the checkpoint keeps it.
+class Seq2SeqPass;  // nn/encoder_decoder.h
+
 struct ParamSpec {
   std::string name;                  // the model's own name, e.g. "h3.wq" (TransformerWeights)
   std::vector<std::string> sources;  // checkpoint names to try, after the prefix (first found wins)
@@ -83,6 +85,9 @@ struct Family {
   // Its blocks' and final norm: the forward pass (ForwardPass::norm), the logit lens and the
   // attribution (which freezes it) all read this, so none guesses it from the weights.
   Norm norm;
+  // Encoder-decoders (t5.cpp, bart.cpp, marian.cpp): one stack's pass, the encoder's or the
+  // decoder's (pass.decoder); forward is then null (nn/encoder_decoder.h).
+  void (*stack_forward)(Seq2SeqPass& pass) = nullptr;
 };
 
 // The family of a config.json's model_type, or null (families.cpp).

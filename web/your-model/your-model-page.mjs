@@ -52,8 +52,8 @@ async function open(files, label, modelId = '') {
   $('viewSection').hidden = false;
   document.body.dataset.ready = 'false';
   // The view starts from the link's state (its first run uses it once the model is in).
-  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
-  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
+  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
+  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
   try {
     await view.open(files, label, state.weights || undefined);
   } catch (error) {
@@ -203,8 +203,8 @@ window.addEventListener('hashchange', () => {
   ({ state, warnings } = parseYourModelHash(location.hash));
   $('weightType').value = state.weights;
   if (view.config) {
-    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
-    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
+    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
+    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
   }
 });
 

@@ -177,7 +177,7 @@ test('the widget: view="image" with a demo picture by name and a picture by URL'
   await expect(url).toHaveAttribute('data-ready', 'true', { timeout: 30000 });
   // The fixture's own image.png (50 × 38), shown as the model reads it (32 × 32).
   await expect(url.locator('.iv-current')).toHaveText('Showing image.png, as the model reads it (32 × 32 pixels).');
-  await expect(url.locator('.iv .timing')).toContainText('4 × 4 patches');
+  await expect(url.locator('.iv-timing')).toContainText('4 × 4 patches');
   await page.evaluate(() => document.querySelector('#demo').setAttribute('image', 'cat'));
   await expect(demo.locator('.iv-source button[data-demo="cat"]')).toHaveAttribute('aria-pressed', 'true');
 });

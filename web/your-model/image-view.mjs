@@ -29,6 +29,7 @@ export const imageViewCss = `
 .iv-overlay { position: absolute; left: 0; top: 0; height: 100%; image-rendering: pixelated; opacity: var(--iv-opacity, 0.7); }
 .iv-marker { position: absolute; border: 2px solid #fff; outline: 1px solid #000; pointer-events: none; box-sizing: border-box; }
 .iv-grid-wrap { overflow-x: auto; }
+.iv-timing { color: var(--muted, #666); }
 .iv-grid { display: block; cursor: pointer; color: var(--muted, #666); }
 .iv-row { display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; }
 .iv-scale { display: inline-block; width: 90px; height: 10px; border-radius: 2px; vertical-align: middle; }
@@ -101,7 +102,7 @@ export class ImageView {
     ui.gridNote = el('p', { className: 'hint' });
     ui.body = el('div', { className: 'iv-body' }, ui.figure, el('div', {}, el('div', { className: 'iv-grid-wrap' }, ui.grid), ui.gridNote));
     ui.classes = el('section', { className: 'iv-classes' });
-    ui.timing = el('p', { className: 'timing' });
+    ui.timing = el('p', { className: 'iv-timing' });
     ui.exports = el('div', { className: 'exports' });
     for (const [label, kind] of [['figure PNG', 'png'], ['figure SVG', 'svg'], ['grid PNG', 'grid'], ['JSON', 'json']]) {
       const b = el('button', { type: 'button', textContent: label });
@@ -208,6 +209,7 @@ export class ImageView {
 
   close() {
     this.config = null;
+    this.shown = null;
     this.section.hidden = true;
   }
 

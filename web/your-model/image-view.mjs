@@ -29,6 +29,7 @@ export const imageViewCss = `
 .iv-overlay { position: absolute; left: 0; top: 0; height: 100%; image-rendering: pixelated; opacity: var(--iv-opacity, 0.7); }
 .iv-marker { position: absolute; border: 2px solid #fff; outline: 1px solid #000; pointer-events: none; box-sizing: border-box; }
 .iv-grid-wrap { overflow-x: auto; }
+#ivMode { max-width: min(16em, 60vw); }
 .iv-timing { color: var(--muted, #666); }
 .iv-grid { display: block; cursor: pointer; color: var(--muted, #666); }
 .iv-row { display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; }

@@ -323,6 +323,8 @@ export class ImageView {
       `forward ${d.forwardMs.toFixed(1)} ms in the worker${d.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ` +
       `${(performance.now() - this.requested).toFixed(0)} ms from request to picture`;
     this.ui.timing.dataset.forwardMs = d.forwardMs.toFixed(2);
+    this.ui.timing.dataset.drawMs = drawMs.toFixed(2);
+    this.ui.timing.dataset.totalMs = (performance.now() - this.requested).toFixed(2);
     this.onReady(true);
   }
 

@@ -8,7 +8,7 @@ import { el, headName, pct } from '../common/dom.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
 import { predictionBox } from '../common/predictions.mjs';
 import { viridisCss } from '../common/colormap.mjs';
-import { valueWeighted } from './your-model-draw.mjs';
+import { headWeights } from './your-model-draw.mjs';
 import { drawImageGrid, drawOverlay, drawPicture, gridLayout, headAt, patchRow, rowMax } from './image-draw.mjs';
 import { exportImageJson, exportImagePng, exportImageSvg } from './image-export.mjs';
 import { download } from '../common/export.mjs';
@@ -295,11 +295,7 @@ export class ImageView {
   // ---- drawing ----
 
   #weightsOf(layer, head) {
-    const { n, attentions, valueNorms } = this.shown;
-    const { heads } = this.config;
-    if (this.state.mode === 'value') return valueWeighted(attentions, valueNorms, layer, head, heads, n);
-    const offset = (layer * heads + head) * n * n;
-    return attentions.subarray(offset, offset + n * n);
+    return headWeights(this.shown, this.state.mode, layer, head, this.config.heads);
   }
 
   /** What the figure shows: { title, weights (n × n), rollout }. */

@@ -8,7 +8,7 @@ import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
 import { el, headName } from '../common/dom.mjs';
-import { drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
+import { drawThumbnails, headWeights, thumbnailSize } from './your-model-draw.mjs';
 import { GeneratePanel } from './generate-panel.mjs';
 import { PredictionsPanel } from './predictions-panel.mjs';
 import { predictionsCss } from '../common/predictions.mjs';
@@ -293,11 +293,7 @@ export class ModelView {
   // ---- one view ----
 
   #weightsOf(layer, head) {
-    const { n, attentions, valueNorms } = this.shown;
-    const { heads } = this.config;
-    if (this.state.mode === 'value') return valueWeighted(attentions, valueNorms, layer, head, heads, n);
-    const offset = (layer * heads + head) * n * n;
-    return attentions.subarray(offset, offset + n * n);
+    return headWeights(this.shown, this.state.mode, layer, head, this.config.heads);
   }
 
   #render(data) {

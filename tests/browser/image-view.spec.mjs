@@ -72,6 +72,24 @@ test('a ViT over a demo picture: the overlay is the API\'s weights, hover shows 
   await expect(page.locator('.iv-lens tbody tr')).toHaveCount(3);
   await expect(page.locator('.iv-lens tbody tr').first()).toContainText('embeddings');
 
+  // The exports: the JSON's CLS rows are the API's, the SVG one rectangle a patch, the PNG a PNG.
+  const grab = async (kind) => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator(`[data-export="image-${kind}"]`).click()]);
+    const chunks = [];
+    for await (const chunk of await download.createReadStream()) chunks.push(chunk);
+    return { name: download.suggestedFilename(), bytes: Buffer.concat(chunks) };
+  };
+  const json = JSON.parse((await grab('json')).bytes.toString('utf8'));
+  expect(json.patchGrid).toEqual({ rows: 4, cols: 4 });
+  expect(json.heads).toHaveLength(8);
+  const at = (2 * 17 + 0) * 17;  // L1 H3, the CLS row (switched off: L2 H3 only, which L1 does not see)
+  expect(json.heads[2].cls.map((v, i) => Math.abs(v - api.attentions[at + 1 + i])).every((e) => e < 1e-6)).toBe(true);
+  expect(json.switchedOff).toEqual(['L2 H3']);
+  const svg = await grab('svg');
+  expect(svg.name).toMatch(/\.svg$/);
+  expect(svg.bytes.toString('utf8').match(/<rect /g)).toHaveLength(16);
+  expect([...(await grab('png')).bytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
+
   // Keyboard: the grid's arrows choose a head; the URL follows, and a new URL is followed.
   await page.locator('#ivGrid').focus();
   await page.keyboard.press('ArrowUp');
@@ -139,6 +157,14 @@ test('a pasted picture, the grid\'s overlays, a non-image and a 1 × 1 picture r
     const want = expectedColours(grey, l, h, 0).map((c) => c.map((v) => GRID_ALPHA * v + (1 - GRID_ALPHA) * 128));
     expect(close(tiles[l * 4 + h], want, 3), `L${l + 1} H${h + 1}`).toBe(true);
   }
+  // A picture dropped on the view is shown too.
+  await page.locator('.iv').evaluate(async (zone) => {
+    const data = new DataTransfer();
+    data.items.add(new File([await (await fetch('/web/your-model/images/ball.png')).blob()], 'dropped.png', { type: 'image/png' }));
+    zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await expect(page.locator('.iv-current')).toContainText('Showing dropped.png');
+  await ready(page);
   // A click on a tile chooses that head.
   await page.locator('#ivGrid').scrollIntoViewIfNeeded();
   const grid = await page.locator('#ivGrid').boundingBox();

@@ -73,8 +73,10 @@ describe('the image view on the vit fixture (a classifier)', () => {
     expect(lens.streams[layers].final).toBeCloseTo(lens.streams[layers].top[0].probability, 6);
   });
 
-  it('refuses a picture too small or not an image with a message, and the model still runs', async () => {
+  it('refuses a picture too small, too large or not an image with a message, and the model still runs', async () => {
     await expect(prepareImage(model, { data: new Uint8ClampedArray(4), width: 1, height: 1 })).rejects.toThrow(/1 × 1 pixels: too small/);
+    // Too large is refused by its size before any pixel is read (the data here is a stand-in).
+    await expect(prepareImage(model, { data: new Uint8ClampedArray(4), width: 9000, height: 8000 })).rejects.toThrow(/9000 × 8000 pixels: more than 64 million/);
     const text = new Blob(['hello'], { type: 'text/plain' });
     await expect(prepareImage(model, Object.assign(text, { name: 'notes.txt' }))).rejects.toThrow(/“notes.txt” is not an image \(text\/plain\)/);
     expect(imageRun(model, await prepareImage(model, image('vit'))).top).toHaveLength(5);

@@ -77,6 +77,12 @@ const describeFiles = (files) => {
 function openFiles(list) {
   const files = Array.from(list);
   if (!files.length) return;
+  // One picture handed to an image model is its input, not a checkpoint.
+  if (view.imageModel && files.length === 1 && files[0].type.startsWith('image/')) {
+    view.imageView.showFile(files[0]);
+    $('viewSection').scrollIntoView({ block: 'nearest' });
+    return;
+  }
   state.model = '';
   open(files, describeFiles(files));
 }

@@ -55,6 +55,8 @@ struct TransformerConfig {
   // image_size / patch_size patches a side, resampled to other grids. vocab is the classifier's
   // labels (no classifier: no output head).
   int image_size = 0, patch_size = 0, channels = 0;
+  // Rows before the patches: the CLS token (ViT, DINOv2), and DeiT's distillation token after it.
+  int prefix_tokens = 1;
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
@@ -83,6 +85,9 @@ struct TransformerWeights {
   // Image models: the patch embedding (a stride-P convolution as a product, C·P·P × d, and its
   // bias) and the CLS token (d).
   const Tensor *patch_w = nullptr, *patch_b = nullptr, *cls_token = nullptr;
+  // DeiT: the distillation token (d), and its teacher's head (d × labels and its bias): with it the
+  // logits are the mean of the output head on the CLS row and this head on the distillation row.
+  const Tensor *dist_token = nullptr, *dist_output = nullptr, *dist_output_bias = nullptr;
 };
 
 // What one forward call returns, beyond the final hidden state it always computes.

@@ -3,13 +3,13 @@
 // random teacher head), and held to what can be computed by hand from its own tensors and hooks:
 // the embeddings row by row (the patches' equal to ViT's), the first layer's attention from its
 // input, the logits as the mean of the two heads on the CLS and distillation rows, the position
-// table's first two rows kept when resampled, and the page's image view over T = 2 + patches.
+// table's first two rows kept when resampled, and the page's image view (and lens) over T = 2 + patches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPretrained, supportedModelTypes } from '../../bindings/multihead.mjs';
 import { fixtureFiles, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
 import { variant } from './fixture-checks.mjs';
 import { randomNormal, seededRandom } from './reference.mjs';
-import { imageRun } from '../../web/your-model/image-compute.mjs';
+import { clsLens, imageRun, topLabels } from '../../web/your-model/image-compute.mjs';
 
 const D = 64, HEADS = 4, LABELS = 10, GRID = 4, T = 2 + GRID * GRID;
 const f32 = (t) => new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
@@ -118,6 +118,23 @@ describe('deit: a distilled DeiT made from the ViT fixture', () => {
     const view = imageRun(deit, { pixelValues: pixels, height: 32, width: 32 });
     expect({ n: view.n, prefix: view.prefix, rows: view.rows }).toEqual({ n: T, prefix: 2, rows: GRID });
     expect(view.top).toHaveLength(5);
+  });
+
+  it('the lens on the CLS stream puts the CLS and distillation rows of each stream through both heads', () => {
+    const { hiddenStates } = deit.run(pixels, { height: 32, width: 32, attentions: false, hiddenStates: true });
+    const norm = (x) => {
+      const mean = x.reduce((a, v) => a + v, 0) / D, variance = x.reduce((a, v) => a + (v - mean) ** 2, 0) / D;
+      return x.map((v, i) => ((v - mean) / Math.sqrt(variance + 1e-12)) * weights['vit.layernorm.weight'][i] + weights['vit.layernorm.bias'][i]);
+    };
+    const lens = clsLens(deit, { pixelValues: pixels, height: 32, width: 32 });
+    expect(lens.streams).toHaveLength(3);
+    lens.streams.forEach(({ top }, l) => {
+      const row = (i) => norm(Array.from(hiddenStates.subarray((l * T + i) * D, (l * T + i + 1) * D)));
+      const cls = linear(row(0), weights['classifier.weight'], weights['classifier.bias'], LABELS), dist = linear(row(1), DIST_W, DIST_B, LABELS);
+      const want = topLabels(cls.map((v, i) => (v + dist[i]) / 2), deit.config.labels);
+      expect(top.map((t) => t.id)).toEqual(want.map((t) => t.id));
+      expect(maxAbsDiff(top.map((t) => t.probability), want.map((t) => t.probability))).toBeLessThan(1e-5);
+    });
   });
 
   it('bad input is refused, and the model keeps working', () => {

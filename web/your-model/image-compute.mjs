@@ -90,11 +90,13 @@ export function imageRun(model, input, { off = [], rollout = false } = {}) {
  * The lens on the CLS stream: the classifier (with the final norm before it) applied to the CLS
  * token's stream after the embeddings and after each layer. Each stream goes in through the last
  * layer's output (blocks.{L−1}.hook_resid_post), which the final norm reads, so one run a layer.
+ * DeiT with its teacher's head reads the distillation row too: both rows go in together.
  * → { streams: [{ top (5 labels), final (the probability of the model's own top label) }] }.
  */
 export function clsLens(model, input, { off = [] } = {}) {
   const { pixelValues, height, width } = input;
-  const { layers, dModel, labels } = model.config;
+  const { layers, dModel, labels, distillationHead } = model.config;
+  const rows = distillationHead ? 2 : 1;
   const base = { height, width, attentions: false, disabledHeads: off };
   const full = model.run(pixelValues, { ...base, hiddenStates: true });
   const best = topLabels(full.logits, labels, 1)[0].id;
@@ -103,7 +105,7 @@ export function clsLens(model, input, { off = [] } = {}) {
   const streams = [];
   for (let l = 0; l <= layers; l += 1) {
     const logits = l === layers ? full.logits : model.run(pixelValues, { ...base, intervene: {
-      [last]: { positions: [0], values: full.hiddenStates.subarray(l * n * dModel, l * n * dModel + dModel) } } }).logits;
+      [last]: { positions: rows === 2 ? [0, 1] : [0], values: full.hiddenStates.subarray(l * n * dModel, l * n * dModel + rows * dModel) } } }).logits;
     streams.push({ top: topLabels(logits, labels), final: topLabels(logits, labels, labels?.length ?? logits.length).find((t) => t.id === best).probability });
   }
   return { streams, best: { id: best, label: labels?.[best] ?? `LABEL_${best}` } };

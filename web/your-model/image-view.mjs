@@ -315,7 +315,7 @@ export class ImageView {
     this.#renderClasses();
     const { layers, heads } = this.config;
     const drawMs = performance.now() - drawStart;
-    this.ui.timing.textContent = `${d.rows} × ${d.cols} patches + ${d.prefix} (CLS) = ${d.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · ` +
+    this.ui.timing.textContent = `${d.rows} × ${d.cols} patches + ${d.prefix} (${d.prefix === 2 ? 'CLS, distillation' : 'CLS'}) = ${d.n} tokens · ${layers} × ${heads} = ${layers * heads} heads · ` +
       `forward ${d.forwardMs.toFixed(1)} ms in the worker${d.ablated ? ' (twice: with and without the switched-off heads)' : ''} · drawing ${drawMs.toFixed(1)} ms · ` +
       `${(performance.now() - this.requested).toFixed(0)} ms from request to picture`;
     this.ui.timing.dataset.forwardMs = d.forwardMs.toFixed(2);
@@ -358,7 +358,7 @@ export class ImageView {
     let best = d.prefix;
     for (let j = d.prefix; j < d.n; j += 1) if (row[j] > row[best]) best = j;
     const special = Array.from(row.subarray(0, d.prefix)).reduce((a, b) => a + b, 0);
-    return `${title}, ${query === 0 ? 'CLS' : this.#patchName(query)}: the most to ${this.#patchName(best)} (${pct(row[best])}); to the CLS token ${pct(special)}`;
+    return `${title}, ${query === 0 ? 'CLS' : this.#patchName(query)}: the most to ${this.#patchName(best)} (${pct(row[best])}); to the ${d.prefix === 2 ? 'CLS and distillation tokens' : 'CLS token'} ${pct(special)}`;
   }
 
   #renderGrid() {

@@ -104,6 +104,10 @@ class PretrainedCore {
     out.set("patchSize", c.patch_size);
     out.set("channels", c.channels);
     out.set("decoderLayers", c.decoder_layers);  // > 0: an encoder-decoder (layers is the encoder's)
+    // Image models: the rows before the patches (1: CLS; 2: CLS and DeiT's distillation token), and
+    // whether the logits average a second head on the distillation row (DeiT with its teacher's).
+    out.set("prefixTokens", c.image_size > 0 ? c.prefix_tokens : 0);
+    out.set("distillationHead", model_->weights().dist_output != nullptr);
     // Local layers (Mistral, GPT-Neo, Gemma 3): the window, and which layers have it.
     val sliding = val::array();
     for (int l = 0; c.sliding_window > 0 && l < c.layers; ++l)

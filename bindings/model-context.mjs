@@ -207,15 +207,16 @@ export class ModelContext {
 
   /**
    * An image model's run over pixel values (model.preprocess(image) makes them): attentions over
-   * T = 1 + rows · cols rows (the CLS token, then the patches row by row); logits (a classifier:
-   * one score per label, from the CLS row); lastHiddenState T × dModel (by default where there is
-   * no classifier); hiddenStates (layers + 1) × T × dModel.
+   * T = prefixTokens + rows · cols rows (the CLS token, DeiT's distillation token, then the patches
+   * row by row); logits (a classifier: one score per label, from the CLS row, or DeiT's mean of its
+   * two heads); lastHiddenState T × dModel (by default where there is no classifier); hiddenStates
+   * (layers + 1) × T × dModel.
    */
   #runImage(pixelValues, options) {
     const { height, width, attentions = true, logits = true, lastHiddenState = !this.config.hasLmHead, hiddenStates = false,
       valueNorms = false, disabledHeads = [], rollout = false, capture, intervene, into, ...rest } = optionsOf(options, 'run');
     const core = this.#live();
-    const { patchSize: P, channels } = this.config;
+    const { patchSize: P, channels, prefixTokens } = this.config;
     const unknown = Object.keys(rest);
     if (unknown.length) fail(`run() of an image model does not take ${unknown.join(', ')} (those are for token ids); it takes height, width, attentions, logits, lastHiddenState, hiddenStates, valueNorms, disabledHeads, rollout, capture, intervene, into`);
     if (!(pixelValues instanceof Float32Array)) {
@@ -229,11 +230,14 @@ export class ModelContext {
     }
     const bad = pixelValues.findIndex((v) => !Number.isFinite(v));
     if (bad >= 0) fail(`pixel value ${bad} is ${pixelValues[bad]}: pixel values must be finite numbers`);
-    const n = 1 + Math.floor(height / P) * Math.floor(width / P);
-    if (n > 16384) fail(`an image of ${height} × ${width} makes ${n - 1} patches; at most 16383 fit a run: pass a smaller image`);
+    const n = prefixTokens + Math.floor(height / P) * Math.floor(width / P);
+    if (n > 16384) fail(`an image of ${height} × ${width} makes ${n - prefixTokens} patches; at most ${16384 - prefixTokens} fit a run: pass a smaller image`);
     if (rollout && attentions !== true) fail('rollout needs every head of every layer: leave attentions at true');
     if (into !== undefined && (into === null || typeof into !== 'object')) fail(`into must be { attentions?, logits? } (Float32Arrays to fill), got ${describe(into)}`);
-    const out = this.#run(core, new Int32Array(n), { logits: logits && this.config.hasLmHead ? [0] : false, selection: this.#selection(attentions),
+    // The classifier's rows: the CLS row, and with DeiT's teacher head the distillation row (the
+    // core averages the two heads into one row of logits).
+    const rows = this.config.distillationHead ? [0, 1] : [0];
+    const out = this.#run(core, new Int32Array(n), { logits: logits && this.config.hasLmHead ? rows : false, selection: this.#selection(attentions),
       lastHiddenState, hiddenStates, valueNorms, disabledHeads, rollout, capture, intervene, into, image: { pixelValues, height, width } });
     out.logitRows = null;
     out.patchGrid = { rows: Math.floor(height / P), cols: Math.floor(width / P) };

@@ -415,12 +415,16 @@ export interface PretrainedConfig {
    * layer's query projection's; a layer's other matrices may differ).
    */
   readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
-  /** Image models (vit, dinov2): the side of the image the position table was made for; 0 for text models. */
+  /** Image models (vit, deit, dinov2): the side of the image the position table was made for; 0 for text models. */
   readonly imageSize: number;
   /** Image models: the side of a square patch in pixels (0 for text models). */
   readonly patchSize: number;
   /** Image models: channels of the pixel values (3, RGB; 0 for text models). */
   readonly channels: number;
+  /** Image models: the rows before the patches (1: the CLS token; 2: CLS and DeiT's distillation token); 0 for text models. */
+  readonly prefixTokens: number;
+  /** True where the logits are the mean of two heads, on the CLS row and on the distillation row (DeiT with its teacher's head). */
+  readonly distillationHead: boolean;
   /** An image classifier's labels, in id order (config.json's id2label); null without a classifier. Only image models have it. */
   readonly labels?: readonly string[] | null;
   /** Encoder-decoders (t5, bart, marian): the decoder's layers (layers is then the encoder's); 0 for other models. */

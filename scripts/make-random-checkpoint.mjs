@@ -6,9 +6,11 @@
 // d_model 896, MLP 4864, vocabulary 151936; BF16 like the hub's), for finding the largest
 // checkpoint the page loads (bench/largest-checkpoint.mjs), or llama-3.2-1b for Llama 3.2 1B's
 // (16 layers, 32 query and 8 key/value heads, d_model 2048, MLP 8192, vocabulary 128256, tied,
-// llama3 rope scaling; BF16, 2.47 GB, for the 4 GB heap). The tokenizer is the family's fixture's
-// (its ids are all within the vocabulary). Usage:
-//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large|qwen2-0.5b|llama-3.2-1b]
+// llama3 rope scaling; BF16, 2.47 GB, for the 4 GB heap), or vit-base for ViT-B/16's (12 layers ×
+// 12 heads, d_model 768, MLP 3072, 224-pixel images in 16-pixel patches, 1000 labels; F32, with
+// its preprocessor_config.json: bench/vit.mjs). The tokenizer is the family's fixture's (its ids
+// are all within the vocabulary). Usage:
+//   node scripts/make-random-checkpoint.mjs [out-dir] [--bf16] [--size small|medium|large|qwen2-0.5b|llama-3.2-1b|vit-base]
 //   (default build/gpt2-small-random)
 import { copyFileSync, existsSync, mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -68,14 +70,37 @@ function qwen2([d, L, heads, kvHeads, ff, V]) {
     rms_norm_eps: 1e-6, rope_theta: 1000000.0, hidden_act: 'silu', tie_word_embeddings: true };
   return { shapes, config, fixture: 'qwen2' };
 }
+function vit([d, L, heads, ff, side, patch, labels]) {
+  const grid = side / patch;
+  const e = 'vit.embeddings.';
+  const shapes = [[`${e}cls_token`, [1, 1, d], 0.02], [`${e}position_embeddings`, [1, grid * grid + 1, d], 0.02],
+    [`${e}patch_embeddings.projection.weight`, [d, 3, patch, patch], 0.02], [`${e}patch_embeddings.projection.bias`, [d], 0]];
+  for (let l = 0; l < L; l += 1) {
+    const h = `vit.encoder.layer.${l}.`;
+    shapes.push([`${h}layernorm_before.weight`, [d], 'one'], [`${h}layernorm_before.bias`, [d], 0]);
+    for (const m of ['query', 'key', 'value']) shapes.push([`${h}attention.attention.${m}.weight`, [d, d], 0.02], [`${h}attention.attention.${m}.bias`, [d], 0]);
+    shapes.push([`${h}attention.output.dense.weight`, [d, d], 0.02], [`${h}attention.output.dense.bias`, [d], 0],
+      [`${h}layernorm_after.weight`, [d], 'one'], [`${h}layernorm_after.bias`, [d], 0],
+      [`${h}intermediate.dense.weight`, [ff, d], 0.02], [`${h}intermediate.dense.bias`, [ff], 0],
+      [`${h}output.dense.weight`, [d, ff], 0.02], [`${h}output.dense.bias`, [d], 0]);
+  }
+  shapes.push(['vit.layernorm.weight', [d], 'one'], ['vit.layernorm.bias', [d], 0], ['classifier.weight', [labels, d], 0.02], ['classifier.bias', [labels], 0]);
+  const config = { model_type: 'vit', architectures: ['ViTForImageClassification'], num_hidden_layers: L, num_attention_heads: heads,
+    hidden_size: d, intermediate_size: ff, image_size: side, patch_size: patch, num_channels: 3, qkv_bias: true, hidden_act: 'gelu',
+    layer_norm_eps: 1e-12, id2label: Object.fromEntries(Array.from({ length: labels }, (_, i) => [String(i), `label ${i}`])) };
+  const processor = { image_processor_type: 'ViTImageProcessor', do_resize: true, size: { height: side, width: side }, resample: 2,
+    do_rescale: true, rescale_factor: 1 / 255, do_normalize: true, image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5] };
+  return { shapes, config, fixture: 'vit', extra: { 'preprocessor_config.json': processor } };
+}
 const families = {
   small: () => gpt2([768, 12, 12]), medium: () => gpt2([1024, 24, 16]), large: () => gpt2([1280, 36, 20]),
   'qwen2-0.5b': () => qwen2([896, 24, 14, 2, 4864, 151936]),
   'llama-3.2-1b': () => llama([2048, 16, 32, 8, 8192, 128256]),
+  'vit-base': () => vit([768, 12, 12, 3072, 224, 16, 1000]),
 };
 if (!families[size]) throw new Error(`--size must be one of ${Object.keys(families).join(', ')}`);
-const { shapes, config, fixture } = families[size]();
-const bf16 = process.argv.includes('--bf16') || config.model_type !== 'gpt2';
+const { shapes, config, fixture, extra = {} } = families[size]();
+const bf16 = process.argv.includes('--bf16') || !['gpt2', 'vit'].includes(config.model_type);
 const bytesPer = bf16 ? 2 : 4;
 const header = {};
 let at = 0;
@@ -108,6 +133,7 @@ for (const [, shape, scale] of shapes) {
 }
 closeSync(fd);
 writeFileSync(join(out, 'config.json'), JSON.stringify(config, null, 2));
+for (const [name, value] of Object.entries(extra)) writeFileSync(join(out, name), JSON.stringify(value, null, 2));
 for (const f of ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt'])
   if (existsSync(join('tests/fixtures/hf', fixture, f))) copyFileSync(join('tests/fixtures/hf', fixture, f), join(out, f));
 console.log(`${out}: ${config.model_type} ${size} shape, ${bf16 ? 'BF16' : 'F32'}, ${(at / 1e6).toFixed(0)} MB of weights`);

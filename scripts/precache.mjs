@@ -8,7 +8,10 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
 const WEB = 'web';
-const STATIC = ['web/model/austen.mhlm', 'web/model/austen.json'];
+// Files no module imports: the trained model, and the image view's demo pictures (fetched by name).
+const DEMO_IMAGES = 'web/your-model/images';
+const STATIC = ['web/model/austen.mhlm', 'web/model/austen.json',
+  ...readdirSync(DEMO_IMAGES).filter((f) => f.endsWith('.png')).map((f) => join(DEMO_IMAGES, f))];
 
 // Relative URLs a file refers to: imports, workers, scripts and styles (template strings and
 // absolute URLs are left alone: the wasm builds are chosen at run time by sw.js itself).

@@ -53,6 +53,9 @@ TransformerWeights bind_weights(const TransformerConfig& c, const std::map<std::
   w.patch_w = get("patch_w");
   w.patch_b = get("patch_b");
   w.cls_token = get("cls_token");
+  w.dist_token = get("dist_token");
+  w.dist_output = get("dist_output");
+  w.dist_output_bias = get("dist_output_bias");
   const bool has_head = !c.head_transform || w.head_dense_w != nullptr;
   w.output = !has_head ? nullptr : c.tied ? w.token_embedding : get("output");
   return w;
@@ -124,11 +127,12 @@ std::string image_input_error(const TransformerConfig& c, int n, const RunReques
   if (H < P || W < P)
     return "the image is " + size + " pixels, smaller than one " + std::to_string(P) + " × " + std::to_string(P) + " patch";
   const int64_t patches = int64_t{H / P} * (W / P);
-  if (patches + 1 > kMaxTokens)
+  if (patches + c.prefix_tokens > kMaxTokens)
     return "an image of " + size + " pixels makes " + std::to_string(patches) + " patches; at most " +
-           std::to_string(kMaxTokens - 1) + " fit: pass a smaller image";
-  if (patches + 1 != n)
-    return "an image of " + size + " pixels makes " + std::to_string(patches) + " patches + CLS, not " + std::to_string(n) + " rows";
+           std::to_string(kMaxTokens - c.prefix_tokens) + " fit: pass a smaller image";
+  if (patches + c.prefix_tokens != n)
+    return "an image of " + size + " pixels makes " + std::to_string(patches) + " patches + " +
+           (c.prefix_tokens == 2 ? "CLS and distillation" : "CLS") + ", not " + std::to_string(n) + " rows";
   const int64_t at = first_non_finite(r.pixels, int64_t{c.channels} * H * W);
   if (at >= 0) return "pixel value " + std::to_string(at) + " is not a finite number";
   return "";
@@ -462,6 +466,16 @@ void RunContext::output_head(RunResult& out, const float* x, int n, const RunReq
     from = head_rows_.data();
     rows = r.logit_row_count;
   }
+  if (W.dist_output) {  // DeiT's teacher head: one row, from the first two asked (CLS, distillation)
+    const int64_t V = config().vocab;
+    if (rows < 2) { out.logits.clear(); return; }
+    out.logits.resize(static_cast<size_t>(2 * V));
+    matmul(out.logits.data(), from, *W.output, f32(W.output_bias), 1);
+    matmul(out.logits.data() + V, from + config().d_model, *W.dist_output, f32(W.dist_output_bias), 1);
+    for (int64_t i = 0; i < V; ++i) out.logits[i] = (out.logits[i] + out.logits[V + i]) / 2;
+    out.logits.resize(static_cast<size_t>(V));
+    return;
+  }
   out.logits.resize(static_cast<size_t>(rows) * config().vocab);
   matmul(out.logits.data(), from, *W.output, W.output_bias ? W.output_bias->f32() : nullptr, rows);
   if (const float cap = config().logit_softcap; cap > 0)
@@ -726,8 +740,8 @@ std::vector<std::pair<int, std::string>> hook_names(const Transformer& model) {
   r.hooks = &recorder;
   r.logits = false;
   const TransformerConfig& c = model.config();
-  // An image model's smallest run: one patch of zeros (a CLS row and a patch row).
-  const int n = c.image_size > 0 ? 2 : 1;
+  // An image model's smallest run: one patch of zeros (its CLS [and distillation] rows and a patch row).
+  const int n = c.image_size > 0 ? c.prefix_tokens + 1 : 1;
   const std::vector<int32_t> ids(static_cast<size_t>(n), 0);
   std::vector<float> pixels;
   if (c.image_size > 0) {

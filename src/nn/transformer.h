@@ -66,6 +66,8 @@ struct TransformerConfig {
   float output_scale = 1.0f;          // T5: the decoder's output × d^-½ before the head
   bool post_norm = false;             // BART, Marian: x = norm(x + sublayer(x)); T5: x + sublayer(norm(x))
   bool gated = false;                 // T5's gated-gelu: act(x W_gate) ⊙ x W_up
+  // Rows before the patches: the CLS token (ViT, DINOv2), and DeiT's distillation token after it.
+  int prefix_tokens = 1;
 };
 
 // The tensors of one model, as the forward pass reads them. Matrices of projections are [in][out]
@@ -94,6 +96,9 @@ struct TransformerWeights {
   // Image models: the patch embedding (a stride-P convolution as a product, C·P·P × d, and its
   // bias) and the CLS token (d).
   const Tensor *patch_w = nullptr, *patch_b = nullptr, *cls_token = nullptr;
+  // DeiT: the distillation token (d), and its teacher's head (d × labels and its bias): with it the
+  // logits are the mean of the output head on the CLS row and this head on the distillation row.
+  const Tensor *dist_token = nullptr, *dist_output = nullptr, *dist_output_bias = nullptr;
 };
 
 // What one forward call returns, beyond the final hidden state it always computes.

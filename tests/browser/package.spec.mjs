@@ -19,7 +19,7 @@ test.beforeAll(() => {
 
 test('a Vite app that installs the packed tarball runs the module', async ({ page }) => {
   const shipped = readdirSync(`${work}/app/node_modules/multihead`, { recursive: true }).map(String).sort();
-  expect(shipped).toEqual(expect.arrayContaining(['README.md', 'bindings/multihead.d.ts', 'bindings/multihead.mjs', 'dist/multihead_core.mjs', 'dist/multihead_core.wasm', 'package.json', 'web/widget.js', 'web/widget/widget.js', 'web/index.html', 'web/attention/session.mjs']));
+  expect(shipped).toEqual(expect.arrayContaining(['README.md', 'bindings/multihead.d.ts', 'bindings/multihead.mjs', 'dist/multihead_core.mjs', 'dist/multihead_core.wasm', 'package.json', 'web/widget.js', 'web/widget/widget.js', 'web/index.html', 'web/attention/session.mjs', 'bindings/image-processing.mjs', 'web/your-model/images/cat.png']));
   expect(shipped.filter((f) => f.startsWith('src') || f.startsWith('tests'))).toEqual([]);
   const assets = readdirSync(`${work}/dist/assets`);
   expect(assets.some((f) => f.endsWith('.wasm'))).toBe(true);  // Vite emitted the wasm as an asset

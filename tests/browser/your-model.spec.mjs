@@ -527,11 +527,18 @@ test('a GGUF file picked like a checkpoint: its tokenizer, every head, the refer
   expect(maxAbsDiff(shown, want.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
 });
 
-test('an image model is refused in words (the page draws text), and a text model opens after it', async ({ page }) => {
+test('an image model opens in the image view, and a text model after it gets the text view back', async ({ page }) => {
   await page.goto(PAGE);
   await ready(page);
   await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'preprocessor_config.json'].map((name) => join(FIXTURES, 'vit', name)));
-  await expect(page.locator('#sourceMessage')).toContainText('image model (vit)', { timeout: 30000 });
+  await expect(page.locator('.mv-info')).toContainText('vit image model', { timeout: 30000 });
+  await ready(page);
+  await expect(page.locator('.iv-figure')).toBeVisible();
+  await expect(page.locator('#mvText')).toBeHidden();
   await page.setInputFiles('#files', filesOf('llama'));
   await expect(page.locator('.mv-info')).toContainText('llama, 2 layers');
+  await ready(page);
+  await expect(page.locator('.iv-figure')).toBeHidden();
+  await expect(page.locator('.mv-thumb')).toHaveCount(8);
+  expect(page.url()).not.toContain('image=');
 });

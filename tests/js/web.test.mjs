@@ -70,7 +70,9 @@ describe('offline support', () => {
     const site = (dir, base) => readdirSync(dir, { recursive: true })
       .filter((f) => /\.(mjs|js|css|html)$/.test(f) && !/^(sw|precache)\.js$/.test(f))
       .map((f) => `${base}/${f.split('\\').join('/')}`);
-    const expected = [...site('web', '.'), ...site('bindings', '../bindings'), './model/austen.mhlm', './model/austen.json'];
+    // …and the image view's demo pictures, fetched by name (web/your-model/image-view.mjs).
+    const pictures = ['cat', 'ball', 'boats'].map((name) => `./your-model/images/${name}.png`);
+    const expected = [...site('web', '.'), ...site('bindings', '../bindings'), './model/austen.mhlm', './model/austen.json', ...pictures];
     expect(expected.length).toBeGreaterThan(40);
     for (const f of expected) expect(listed.has(f), f).toBe(true);
     for (const f of listed) if (f !== './') expect(existsSync(join('web', f)), f).toBe(true);

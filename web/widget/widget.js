@@ -8,6 +8,8 @@
 //   <multihead-attention view="model" src="gpt2" sentence="…"></multihead-attention>   (a real checkpoint:
 //     a Hugging Face model id or the URL of a checkpoint folder; a model from another site loads
 //     on the reader's click, with its size shown first, and is kept in the browser for next time)
+//   <multihead-attention view="image" src="google/vit-base-patch16-224" image="cat"></multihead-attention>
+//     (an image model: a demo picture by name, or the URL of a picture; every head over its patches)
 //
 // Attributes are the API and are reactive; each has a property of the same name in camelCase.
 // All widgets on a page share one wasm instance, loaded when the first widget scrolls into view.
@@ -21,9 +23,10 @@ import { roleOf } from '../attention/archetypes.mjs';
 import { viridisCss } from '../common/colormap.mjs';
 import { D_MODELS, validHeads, validKvHeads } from '../attention/state.mjs';
 
-const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model', 'lens', 'attribution'];
-// The views of a real checkpoint (src): its heads, or its "Why this prediction" panels open.
-const MODEL_VIEWS = { model: '', lens: 'lens', attribution: 'attribution' };
+const VIEWS = ['heatmaps', 'head', 'walkthrough', 'stats', 'playground', 'model', 'lens', 'attribution', 'image'];
+// The views of a real checkpoint (src): its heads, its "Why this prediction" panels open, or an
+// image model's picture.
+const MODEL_VIEWS = { model: '', lens: 'lens', attribution: 'attribution', image: '' };
 const CONTROLS = ['none', 'minimal', 'full'];
 
 // attribute → [property, kind, default]
@@ -53,6 +56,8 @@ const ATTRIBUTES = {
   // view="lens" / "attribution": the token explained (default: the top prediction), and against which.
   target: ['target', 'text', ''],
   contrast: ['contrast', 'text', ''],
+  // view="image": a demo picture's name (cat, ball, boats) or a picture's URL.
+  image: ['image', 'text', 'cat'],
 };
 // The playground attributes that map onto its URL state; unset ones take the task's preset.
 const PLAYGROUND_KEYS = { task: 'task', layers: 'layers', heads: 'heads', 'd-model': 'd', 'learning-rate': 'lr', seed: 'seed', step: 'step' };
@@ -240,6 +245,10 @@ export class MultiheadAttentionElement extends HTMLElement {
     if (!this.isConnected) return;
     const params = new URLSearchParams({ mode: this.getAttribute('mode') ?? 'attention', head: this.getAttribute('model-head') ?? '1.1' });
     if (this.hasAttribute('sentence')) params.set('text', this.getAttribute('sentence'));
+    // image: a demo picture by name, else the URL of a picture (fetched once the model is in).
+    const picture = (this.getAttribute('image') ?? '').trim();
+    const demo = !picture || /^[a-z]+$/.test(picture);
+    if (demo && picture) params.set('image', picture);
     const { state, warnings } = parseYourModelHash(params.toString());
     const src = (this.getAttribute('src') ?? '').trim();
     for (const part of Object.values(this._ui)) part.hidden = true;
@@ -259,7 +268,7 @@ export class MultiheadAttentionElement extends HTMLElement {
       const view = document.createElement('div');
       this._modelBox.append(status, button, view);
       this.shadowRoot.append(this._modelBox);
-      this._model = new ModelView(view, { onReady: (ready) => { this.dataset.ready = String(ready); } });
+      this._model = new ModelView(view, { acceptPaste: false, onReady: (ready) => { this.dataset.ready = String(ready); } });
       this._modelSrc = src;
       this._modelState = '';
       const open = async (files, label) => {
@@ -272,6 +281,8 @@ export class MultiheadAttentionElement extends HTMLElement {
           return;
         }
         this._model.setState(this._modelPending);
+        if (this._model.imageModel) this._showPicture();
+        else if (this.getAttribute('view') === 'image') status.textContent = `multihead: view="image" needs an image model (vit, dinov2); ${label} is a ${this._model.config.modelType} text model.`;
       };
       if (!src) {
         status.textContent = `multihead: view="${this.getAttribute('view')}" needs src: a Hugging Face model id (like gpt2) or the URL of a checkpoint folder.`;
@@ -306,7 +317,9 @@ export class MultiheadAttentionElement extends HTMLElement {
         }
       }
     }
-    this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '',
+    this._picture = demo ? '' : picture;
+    if (this._model.imageModel) this._showPicture();
+    this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '', image: state.image,
       why: MODEL_VIEWS[this.getAttribute('view')] ?? '', target: this.getAttribute('target') ?? '', contrast: this.getAttribute('contrast') ?? '' };
     const key = JSON.stringify(this._modelPending);
     if (this._model.config && key !== this._modelState) this._model.setState(this._modelPending);
@@ -314,11 +327,18 @@ export class MultiheadAttentionElement extends HTMLElement {
     if (warnings.length) this._modelBox.firstChild.textContent = warnings.map((w) => w.replace('from the link', 'from the attributes')).join('\n');
   }
 
+  // view="image" with a picture's URL: shown once, again only when the URL changes.
+  _showPicture() {
+    if (!this._picture || this._picture === this._pictureShown) return;
+    this._pictureShown = this._picture;
+    this._model.imageView.showUrl(new URL(this._picture, location.href));
+  }
+
   _closeModel(keepParts = false) {
     this._model?.destroy();
     this._modelBox?.remove();
     this._model = this._modelBox = null;
-    this._modelSrc = undefined;
+    this._modelSrc = this._pictureShown = undefined;
     if (keepParts) return;
     this.shadowRoot.adoptedStyleSheets = [sheet];
     for (const part of Object.values(this._ui)) part.hidden = false;

@@ -94,3 +94,13 @@ export function valueWeighted(attentions, norms, layer, head, heads, n) {
   }
   return out;
 }
+
+/**
+ * Head h of layer l of a view's attentions (layers × heads × n × n) as the mode shows it: the
+ * weights themselves, or value-weighted ('value', from the view's valueNorms).
+ */
+export function headWeights({ n, attentions, valueNorms }, mode, layer, head, heads) {
+  if (mode === 'value') return valueWeighted(attentions, valueNorms, layer, head, heads, n);
+  const offset = (layer * heads + head) * n * n;
+  return attentions.subarray(offset, offset + n * n);
+}

@@ -52,8 +52,8 @@ async function open(files, label, modelId = '') {
   $('viewSection').hidden = false;
   document.body.dataset.ready = 'false';
   // The view starts from the link's state (its first run uses it once the model is in).
-  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
-  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
+  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
+  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
   try {
     await view.open(files, label, state.weights || undefined);
   } catch (error) {
@@ -77,6 +77,12 @@ const describeFiles = (files) => {
 function openFiles(list) {
   const files = Array.from(list);
   if (!files.length) return;
+  // One picture handed to an image model is its input, not a checkpoint.
+  if (view.imageModel && files.length === 1 && files[0].type.startsWith('image/')) {
+    view.imageView.showFile(files[0]);
+    $('viewSection').scrollIntoView({ block: 'nearest' });
+    return;
+  }
   state.model = '';
   open(files, describeFiles(files));
 }
@@ -203,8 +209,8 @@ window.addEventListener('hashchange', () => {
   ({ state, warnings } = parseYourModelHash(location.hash));
   $('weightType').value = state.weights;
   if (view.config) {
-    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch } = state;
-    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch });
+    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
+    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
   }
 });
 

@@ -1,9 +1,11 @@
 // The "Your model" page's state in the URL hash, as on the other pages: the text (and the second
 // sentence of a pair), the view, the selected head, the switched-off heads, the position whose
 // prediction is shown, the hub model id (local files cannot live in a URL) and the weights' type in
-// memory (loadPretrained's weightType: a link to a hub model then loads it the same way).
+// memory (loadPretrained's weightType: a link to a hub model then loads it the same way), and for
+// an image model the demo picture shown (a picture of the user's own cannot live in a URL).
 import { MODES } from './your-model-view.mjs';
 import { PATCH_WHAT, WHY_PANELS } from './why-view.mjs';
+import { DEMO_IMAGES } from './image-view.mjs';
 
 export const MAX_TEXT_CHARS = 20000;
 export const WEIGHT_TYPES = ['f16', 'bf16'];  // '' (absent): as stored
@@ -13,7 +15,7 @@ export const DEFAULT_TEXT = 'The animal didn’t cross the street because it was
 export function parseYourModelHash(hash) {
   const params = new URLSearchParams(String(hash).replace(/^#/, ''));
   const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '', weights: '',
-    why: '', target: '', contrast: '', corrupt: '', patch: 'heads' };
+    why: '', target: '', contrast: '', corrupt: '', patch: 'heads', image: '' };
   const warnings = [];
   const reject = (key, value, why) => warnings.push(`Ignored ${key}=${JSON.stringify(String(value).slice(0, 40))} from the link: ${why}.`);
   for (const key of ['text', 'pair']) {
@@ -62,6 +64,10 @@ export function parseYourModelHash(hash) {
     if (PATCH_WHAT.includes(params.get('patch'))) state.patch = params.get('patch');
     else reject('patch', params.get('patch'), `use ${PATCH_WHAT.join(', ')}`);
   }
+  if (params.has('image')) {
+    if (DEMO_IMAGES.includes(params.get('image'))) state.image = params.get('image');
+    else reject('image', params.get('image'), `use one of the demo pictures: ${DEMO_IMAGES.join(', ')}`);
+  }
   if (params.has('weights')) {
     const v = params.get('weights');
     if (WEIGHT_TYPES.includes(v)) state.weights = v;
@@ -83,5 +89,6 @@ export function toYourModelHash(state) {
   if (state.why) params.set('why', state.why);
   for (const key of ['target', 'contrast', 'corrupt']) if (state[key]) params.set(key, state[key]);
   if (state.why === 'patching') params.set('patch', state.patch);
+  if (state.image) params.set('image', state.image);
   return `#${params.toString()}`;
 }

@@ -8,12 +8,13 @@ import { cellAt, drawHeatmap, drawLegend } from '../common/heatmap.mjs';
 import { exportCsv, exportJson, exportPng, exportSvg } from '../common/export.mjs';
 import { NewestWins } from '../common/newest-wins.mjs';
 import { el, headName } from '../common/dom.mjs';
-import { drawThumbnails, thumbnailSize, valueWeighted } from './your-model-draw.mjs';
+import { drawThumbnails, headWeights, thumbnailSize } from './your-model-draw.mjs';
 import { GeneratePanel } from './generate-panel.mjs';
 import { PredictionsPanel } from './predictions-panel.mjs';
 import { predictionsCss } from '../common/predictions.mjs';
 import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
+import { ImageView, imageViewCss } from './image-view.mjs';
 
 // How config.weightType reads in the model's description.
 const MATRIX_TYPES = { f32: 'f32', f16: 'f16', bf16: 'bf16', q8: '8-bit (GGUF blocks)', q4: '4-bit (GGUF blocks)' };
@@ -49,16 +50,18 @@ export const modelViewCss = `
 /* A phone: the roles table in the screen's width (it still scrolls sideways if a role is long). */
 @media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
 ${predictionsCss}
-${whyCss}`;
+${whyCss}
+${imageViewCss}`;
 
 
 export class ModelView {
   #thumbShown = new WeakMap();  // button → the label state last written to it (#renderGrid)
   /**
    * @param {HTMLElement} root where to render
-   * @param {{ onState?: (state) => void, onReady?: (ready: boolean) => void, workerUrl?: URL }} options
+   * @param {{ onState?: (state) => void, onReady?: (ready: boolean) => void, workerUrl?: URL, acceptPaste?: boolean }} options
+   * acceptPaste: an image model takes a picture pasted anywhere on the page (false: only inside the view).
    */
-  constructor(root, { onState = () => {}, onReady = () => {}, workerUrl } = {}) {
+  constructor(root, { onState = () => {}, onReady = () => {}, workerUrl, acceptPaste = true } = {}) {
     this.root = root;
     this.onState = onState;
     this.onReady = onReady;
@@ -81,6 +84,12 @@ export class ModelView {
       post: (message) => this.worker.postMessage({ ...message, modelNumber: this.modelNumber }),
       onState: (why) => { this.state = { ...this.state, ...why }; this.onState(this.state); },
       onSelectHead: (layer, head) => this.#select(layer, head, true),
+    });
+    // Image models (vit, dinov2) get their own view in place of the text's.
+    this.imageModel = false;
+    this.imageView = new ImageView({
+      post, acceptPaste, onReady: (ready) => this.onReady(ready),
+      onState: (partial) => { this.state = { ...this.state, ...partial }; this.onState(this.state); },
     });
     this.#build();
   }
@@ -135,7 +144,7 @@ export class ModelView {
       this.why.section,
       this.generation.section,
       this.roles.section)];
-    this.root.append(ui.info, ui.modelOnly[0], ui.messages, ui.modelOnly[1]);
+    this.root.append(ui.info, ui.modelOnly[0], ui.messages, ui.modelOnly[1], this.imageView.section);
     drawLegend(ui.legend);
     ui.text.addEventListener('input', () => this.setState({ text: ui.text.value, pos: -1 }));
     ui.pair.addEventListener('input', () => this.setState({ pair: ui.pair.value }));
@@ -151,6 +160,8 @@ export class ModelView {
     this.modelNumber += 1;
     this.why.reset();
     this.config = null;
+    this.imageModel = false;
+    this.imageView.close();
     this.roles.reset(0);
     this.shown = null;
     this.onReady(false);
@@ -167,6 +178,12 @@ export class ModelView {
     const next = { ...this.state, ...partial };
     if (next.off) next.off = next.off.filter(([l, h]) => !this.config || (l < this.config.layers && h < this.config.heads));
     this.state = next;
+    if (this.imageModel) {
+      const { image, sel, mode, off } = next;
+      this.imageView.setState({ image, sel, mode, off });
+      this.onState(this.state);
+      return;
+    }
     if (this.ui.text.value !== next.text) this.ui.text.value = next.text;
     if (this.ui.pair.value !== next.pair) this.ui.pair.value = next.pair;
     this.ui.mode.value = next.mode;
@@ -189,8 +206,10 @@ export class ModelView {
     if (data.modelNumber !== this.modelNumber) {
       // For a model since replaced: nothing to draw, but the worker is free again.
       if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.views.free();
+      this.imageView.stale(data);
       return;
     }
+    if (this.imageModel && this.imageView.message(data)) return;
     if (this.why.message(data) || this.generation.message(data)) return;
     if (this.roles.message(data)) {
       if (data.type === 'roles' && this.shown) this.#renderGrid();  // the grid labels heads by role
@@ -198,8 +217,11 @@ export class ModelView {
     }
     if (data.type === 'progress') {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
+    } else if (data.type === 'loaded' && data.image) {
+      this.#openImageModel(data);
     } else if (data.type === 'loaded') {
       for (const part of this.ui.modelOnly) part.hidden = false;
+      this.state.image = '';  // a text model shows no picture
       this.config = data.config;
       this.hasTokenizer = data.hasTokenizer;
       this.maskToken = data.special?.maskToken ?? '[MASK]';
@@ -229,6 +251,26 @@ export class ModelView {
     }
   }
 
+  // An image model: the text's parts hidden, the image view (image-view.mjs) in their place.
+  #openImageModel(data) {
+    const c = this.config = data.config;
+    this.imageModel = true;
+    for (const part of this.ui.modelOnly) part.hidden = true;
+    const { rows, cols } = data.image.patchGrid ?? { rows: 0, cols: 0 };
+    const runsOn = data.threads > 1 ? `${data.threads} threads` : `one thread${data.oneThreadReason ? ` (${data.oneThreadReason})` : ''}`;
+    this.ui.info.textContent = `${this.label}: ${c.modelType} image model, ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, ` +
+      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory), ` +
+      `${c.patchSize}-pixel patches${rows ? ` (${rows} × ${cols} of them in the pictures its processor makes)` : ''}, ` +
+      `${c.labels ? `a classifier over ${c.labels.length.toLocaleString('en')} labels` : 'no classifier'}. ` +
+      `Loaded in ${(data.loadMs / 1000).toFixed(2)} s; runs in a worker on ${runsOn}.`;
+    this.loading?.resolve(c);
+    this.loading = null;
+    this.imageView.label = this.label;
+    const { image, sel, mode, off } = this.state;
+    this.imageView.setState({ image, sel, mode, off });
+    this.imageView.open(c, data.image);
+  }
+
   #describe({ config: c, loadMs, threads, oneThreadReason }) {
     // Which layers see only a window of the text (their heatmaps are a band along the diagonal).
     const localLayers = ({ slidingLayers: local = [], slidingWindow: w, layers }) => !local.length ? ''
@@ -251,11 +293,7 @@ export class ModelView {
   // ---- one view ----
 
   #weightsOf(layer, head) {
-    const { n, attentions, valueNorms } = this.shown;
-    const { heads } = this.config;
-    if (this.state.mode === 'value') return valueWeighted(attentions, valueNorms, layer, head, heads, n);
-    const offset = (layer * heads + head) * n * n;
-    return attentions.subarray(offset, offset + n * n);
+    return headWeights(this.shown, this.state.mode, layer, head, this.config.heads);
   }
 
   #render(data) {
@@ -482,6 +520,7 @@ export class ModelView {
 
   destroy() {
     this.gridResize?.disconnect();
+    this.imageView.destroy();
     this.worker.terminate();
     this.root.replaceChildren();
   }

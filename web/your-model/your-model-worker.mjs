@@ -10,16 +10,23 @@
 //   { type: 'patch', seq, text, corrupt, what, pos, target, contrast } → 'patchProgress'…, then 'patched'
 //   { type: 'cancelPatch' }                              cancels a patching between two runs
 //   { type: 'corruption', seq, text }                   → 'corruption' (a corrupted prompt of as many tokens, or why none)
+// Image models (image-compute.mjs; image-view.mjs draws them):
+//   { type: 'image', seq, key, image?, off, rollout }  → 'image' (the pixels read, every head, top labels)
+//   { type: 'imageLens', seq, key, off }                → 'imageLens' (the classifier after each layer)
+// image: a Blob or ImageBitmap, sent when the picture changes; key names it, and later requests
+// with the same key reuse its pixel values.
 // A patching runs in a context of its own (model.patch), beside the others: views and the why
 // panels are answered between its runs, so typing does not wait for it. A load cancels it.
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
 import { attribution, contributions, corruptionFor, lens, maskPositions, tokenFrom } from './why-compute.mjs';
+import { clsLens, imageRun, pixelsOf, prepareImage } from './image-compute.mjs';
 
 let model = null;
 let stopRequested = false;
 let patching = null;  // the AbortController of the patching under way
 let busy = Promise.resolve();
+let picture = null;  // { key, input }: the image model's current picture, preprocessed
 
 // Every reply carries the model number of the request it answers, so that the page can drop the
 // replies meant for a model it has since replaced.
@@ -183,6 +190,23 @@ async function patch({ seq, text, corrupt, what, target, contrast }) {
   }
 }
 
+// The image view: a new picture is preprocessed once (a refused one keeps the previous picture),
+// then each request runs the model over it.
+async function image({ type, seq, key, image: source, off, rollout }) {
+  if (source) picture = { key, input: await prepareImage(model, source) };
+  if (!picture || picture.key !== key) throw new Error('pick a picture first');
+  const { input } = picture;
+  if (type === 'imageLens') {
+    post({ type: 'imageLens', seq, key, ...clsLens(model, input, { off }) });
+    return;
+  }
+  const started = performance.now();
+  const result = imageRun(model, input, { off, rollout });
+  const forwardMs = performance.now() - started;
+  const pixels = pixelsOf(input.pixelValues, input.height, input.width, model.imageProcessor);
+  post({ type: 'image', seq, key, forwardMs, ablated: off.length > 0, ...result, pixels }, [result.attentions.buffer, pixels.buffer]);
+}
+
 async function handle(message) {
   modelNumber = message.modelNumber ?? 0;
   try {
@@ -193,12 +217,11 @@ async function handle(message) {
       const started = performance.now();
       await loadMultihead({ threads: 'auto' });
       model = await loadPretrained(message.files, { weightType: message.weightType, onProgress: (p) => post({ type: 'progress', ...p }) });
-      if (model.config.imageSize > 0) {  // the library runs it; this page draws text
-        const type = model.config.modelType;
-        model.dispose();
-        model = null;
-        throw new Error(`this is an image model (${type}): this page shows text models; images are not drawn here yet — ` +
-          'the library runs it (model.preprocess(image), then model.run(pixelValues, { height, width }): docs/models.md, "Image models")');
+      picture = null;
+      if (model.config.imageSize > 0) {
+        post({ type: 'loaded', config: { ...model.config }, hasTokenizer: false, special: {}, image: { patchGrid: model.patchGrid, hasProcessor: !!model.imageProcessor },
+          loadMs: performance.now() - started, ...pick(await runtimeInfo(), 'threads', 'oneThreadReason') });
+        return;
       }
       if (model.config.encoderDecoder) {  // the library runs it; this page draws one text's attention
         const type = model.config.modelType;
@@ -228,6 +251,8 @@ async function handle(message) {
       post({ type: 'corruption', seq: message.seq, text: message.text, corrupt, reason });
     } else if (message.type === 'patch') {
       await patch(message);
+    } else if (message.type === 'image' || message.type === 'imageLens') {
+      await image(message);
     }
   } catch (error) {
     post({ type: 'error', for: message.type, seq: message.seq, message: String(error?.message ?? error) });

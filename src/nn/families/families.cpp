@@ -14,6 +14,7 @@ extern const Family kGptNeoFamily;  // gpt_neo.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kRobertaFamily;  // roberta.cpp
 extern const Family kVitFamily;  // vit.cpp
+extern const Family kDeitFamily;  // deit.cpp
 extern const Family kDinov2Family;  // dinov2.cpp
 extern const Family kT5Family;  // t5.cpp
 extern const Family kBartFamily;  // bart.cpp
@@ -46,6 +47,7 @@ const ModelType kModelTypes[] = {
     {"distilbert", &kDistilbertFamily},
     {"roberta", &kRobertaFamily},
     {"vit", &kVitFamily},
+    {"deit", &kDeitFamily},
     {"dinov2", &kDinov2Family},
     {"t5", &kT5Family},
     {"bart", &kBartFamily},

@@ -40,8 +40,14 @@ void vision_embedding_params(std::vector<ParamSpec>& p, const TransformerConfig&
   ParamSpec cls = vec("cls_token", {"embeddings.cls_token"}, d);
   cls.source_dims = {1, 1, d};
   p.push_back(cls);
-  ParamSpec positions = rows_table(mat("positions", {"embeddings.position_embeddings"}, grid * grid + 1, d));
-  positions.source_dims = {1, grid * grid + 1, d};
+  if (c.prefix_tokens == 2) {
+    ParamSpec dist = vec("dist_token", {"embeddings.distillation_token"}, d);
+    dist.source_dims = {1, 1, d};
+    p.push_back(dist);
+  }
+  const int64_t rows = grid * grid + c.prefix_tokens;
+  ParamSpec positions = rows_table(mat("positions", {"embeddings.position_embeddings"}, rows, d));
+  positions.source_dims = {1, rows, d};
   p.push_back(positions);
 }
 
@@ -58,8 +64,8 @@ void vision_attention_params(std::vector<ParamSpec>& p, const TransformerConfig&
 }
 
 void vision_classifier_params(std::vector<ParamSpec>& p, const TransformerConfig& c) {
-  ParamSpec w = mat("output", {"classifier.weight"}, c.d_model, c.vocab, Layout::kTranspose);
-  ParamSpec b = vec("output_bias", {"classifier.bias"}, c.vocab);
+  ParamSpec w = mat("output", {"classifier.weight", "cls_classifier.weight"}, c.d_model, c.vocab, Layout::kTranspose);
+  ParamSpec b = vec("output_bias", {"classifier.bias", "cls_classifier.bias"}, c.vocab);
   for (ParamSpec* s : {&w, &b}) {
     s->optional = true;
     s->unprefixed = true;
@@ -68,14 +74,14 @@ void vision_classifier_params(std::vector<ParamSpec>& p, const TransformerConfig
 }
 
 void vision_positions(float* out, const TransformerConfig& c, const Tensor& table, int rows, int cols) {
-  const int d = c.d_model, grid = c.image_size / c.patch_size;
+  const int d = c.d_model, grid = c.image_size / c.patch_size, prefix = c.prefix_tokens;
   const float* t = table.f32();
   if (rows == grid && cols == grid) {
-    std::copy(t, t + (int64_t{grid} * grid + 1) * d, out);
+    std::copy(t, t + (int64_t{grid} * grid + prefix) * d, out);
     return;
   }
-  std::copy(t, t + d, out);  // the CLS row is not on the grid
-  interpolate_bicubic(out + d, t + d, grid, grid, rows, cols, d);
+  std::copy(t, t + int64_t{prefix} * d, out);  // the CLS (and distillation) rows are not on the grid
+  interpolate_bicubic(out + int64_t{prefix} * d, t + int64_t{prefix} * d, grid, grid, rows, cols, d);
 }
 
 void vision_embeddings(ForwardPass& p, float* x) {
@@ -83,12 +89,13 @@ void vision_embeddings(ForwardPass& p, float* x) {
   const TransformerWeights& W = p.weights;
   const RunRequest& r = p.request();
   const int d = c.d_model, P = c.patch_size, rows = r.image_height / P, cols = r.image_width / P;
-  const int patches = rows * cols;  // n − 1 (Transformer::input_error)
+  const int patches = rows * cols;  // n − prefix (Transformer::input_error)
   std::vector<float> cut(static_cast<size_t>(patches) * c.channels * P * P);
   image_patches(cut.data(), r.pixels, c.channels, r.image_height, r.image_width, P);
   const float* cls = W.cls_token->f32();
   std::copy(cls, cls + d, x);
-  matmul(x + d, cut.data(), *W.patch_w, f32(W.patch_b), patches);
+  if (c.prefix_tokens == 2) std::copy(W.dist_token->f32(), W.dist_token->f32() + d, x + d);
+  matmul(x + int64_t{c.prefix_tokens} * d, cut.data(), *W.patch_w, f32(W.patch_b), patches);
   p.hook(Hook::kEmbed, -1, x, p.n, d);
   std::vector<float> positions(static_cast<size_t>(p.n) * d);
   vision_positions(positions.data(), c, *W.position_embedding, rows, cols);
@@ -122,16 +129,14 @@ void vision_finish(ForwardPass& p, float* x, int n) {
   if (p.wants_logits()) p.output_head(x, n);
 }
 
-namespace {
-
-std::string read_config(ConfigFields& f, TransformerConfig& c) {
+std::string vit_read_config(ConfigFields& f, TransformerConfig& c) {
   std::string error = vision_read_config(f, c);
   c.d_ff = f.integer("intermediate_size", -1, 1 << 18);
   c.norm_eps = static_cast<float>(f.number("layer_norm_eps", 1e-12));
   return error;
 }
 
-std::vector<ParamSpec> params(const TransformerConfig& c) {
+std::vector<ParamSpec> vit_params(const TransformerConfig& c) {
   std::vector<ParamSpec> p;
   const int64_t d = c.d_model, ff = c.d_ff;
   const Layout T = Layout::kTranspose;  // nn.Linear: [out][in]
@@ -151,9 +156,7 @@ std::vector<ParamSpec> params(const TransformerConfig& c) {
   return p;
 }
 
-}  // namespace
-
-extern const Family kVitFamily = {"vit", read_config, {"vit.", ""}, "embeddings.cls_token", params, vision_forward,
+extern const Family kVitFamily = {"vit", vit_read_config, {"vit.", ""}, "embeddings.cls_token", vit_params, vision_forward,
                                   Norm::kLayerNorm};
 
 }  // namespace mh

@@ -59,6 +59,21 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
   return scale * q - min;
 }
 
+#if defined(__wasm_simd128__)
+// Group g (rows 4g … 4g + 3) of a block: the values of columns 0–3 in `left` and of 4–7 in `right`,
+// each column's 4 rows side by side (int8 for kQ8, 0…15 for kQ4).
+inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
+  if (t == WeightType::kQ8) {
+    left = wasm_v128_load(block + 32 + 32 * g);
+    right = wasm_v128_load(block + 48 + 32 * g);
+    return;
+  }
+  const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
+  left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
+  right = wasm_u8x16_shr(bytes, 4);
+}
+#endif
+
 // out (rows × 8, row-major) = rows [first, first + rows) of one block as float32: in wasm, whole
 // groups of 4 rows in a few vector operations; the same products and differences as block_element.
 inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first, int rows, float* out) {
@@ -81,15 +96,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       }
     };
     for (int g = first / 4; g < (first + rows) / 4; ++g) {
-      v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 bytes
-      if (t == WeightType::kQ8) {
-        left = wasm_v128_load(block + 32 + 32 * g);
-        right = wasm_v128_load(block + 48 + 32 * g);
-      } else {
-        const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
-        left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
-        right = wasm_u8x16_shr(bytes, 4);
-      }
+      v128_t left, right;
+      block_group(t, block, g, left, right);
       const bool is_signed = t == WeightType::kQ8;
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);

@@ -248,15 +248,8 @@ void block_row(float* out, const float* quantized, const MatrixRef& b, const flo
         v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
         for (int g = 0; g < kBlockRows / 4; ++g) {
           const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
-          v128_t left, right;                                    // columns 0–3 and 4–7, each 4 × 4 values
-          if constexpr (T == WeightType::kQ8) {
-            left = wasm_v128_load(block + 32 + 32 * g);
-            right = wasm_v128_load(block + 48 + 32 * g);
-          } else {
-            const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
-            left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
-            right = wasm_u8x16_shr(bytes, 4);
-          }
+          v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
+          block_group(T, block, g, left, right);
           // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
           // kQ4's 0…15 are the same values signed.
           p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));

@@ -188,7 +188,7 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     const plain = await loadPretrained(dir);
     expect(plain.config.weightType).toBe('f32');
     plain.dispose();
-    await expect(loadPretrained(dir, { weightType: 'fp8' })).rejects.toThrow(/weightType must be 'f16', 'bf16' or 'f32'/);
+    await expect(loadPretrained(dir, { weightType: 'fp8' })).rejects.toThrow(/weightType must be 'f16', 'bf16', 'f32', 'q8_0' or 'q4_0'/);
   });
 
   it('BF16 sums exactly what F32 copies of the same weights do, at every length from 1 to 40 tokens', async () => {

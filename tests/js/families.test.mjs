@@ -199,6 +199,18 @@ describe('DistilBERT and RoBERTa', () => {
     }
   });
 
+  // transformers' XLMRobertaModel and CamembertModel are RobertaModel's code ("Copied from"), with
+  // the same tensor names: the RoBERTa fixture renamed to each gives transformers' RoBERTa numbers.
+  it('xlm-roberta and camembert read as RoBERTa', async () => {
+    for (const [modelType, architecture] of [['xlm-roberta', 'XLMRobertaForMaskedLM'], ['camembert', 'CamembertForMaskedLM']]) {
+      const files = variant('roberta', { tensors: (t) => t, config: (c) => ({ ...c, model_type: modelType, architectures: [architecture] }) });
+      await load(files, (model) => {
+        expect(model.config.modelType).toBe(modelType);
+        checkAgainstTransformers(model, 'roberta');
+      });
+    }
+  });
+
   it('RoBERTa reads as many tokens as its positions allow (514 − 2), and says so past them', async () => {
     await load(join(FIXTURES, 'roberta'), (model) => {
       expect(model.config.maxPositions).toBe(512);

@@ -46,6 +46,8 @@ const ModelType kModelTypes[] = {
     {"gpt_neo", &kGptNeoFamily},
     {"distilbert", &kDistilbertFamily},
     {"roberta", &kRobertaFamily},
+    {"xlm-roberta", &kRobertaFamily},  // XLM-R and CamemBERT are RoBERTa's graph and names, with a
+    {"camembert", &kRobertaFamily},    // SentencePiece Unigram tokenizer (tokenizer.json)
     {"vit", &kVitFamily},
     {"deit", &kDeitFamily},
     {"dinov2", &kDinov2Family},

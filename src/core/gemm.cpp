@@ -208,6 +208,47 @@ inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
 // second operand must fit 7 bits for every CPU to give the same sums: 4-bit values (0…15) as they
 // are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
 #if defined(__wasm_simd128__)
+// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
+template <WeightType T>
+inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
+#if defined(__wasm_relaxed_simd__)
+  const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
+  const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
+  sum_lo = sum_hi = wasm_i32x4_splat(0);
+  for (int g = 0; g < kBlockRows / 4; ++g) {
+    v128_t left, right, dot_lo, dot_hi;
+    block_group(T, block, g, left, right);
+    const v128_t a = wasm_v128_load32_splat(q_a + 4 * g);
+    if constexpr (T == WeightType::kQ8) {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
+      const v128_t m = wasm_i8x16_shr(a, 7), y = wasm_v128_load32_splat(magnitude + 4 * g);
+      dot_lo = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y);
+      dot_hi = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y);
+    } else {  // 0…15 fit the 7-bit operand as they are
+      dot_lo = dot_i8x16_i7x16(a, left);
+      dot_hi = dot_i8x16_i7x16(a, right);
+    }
+    sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_lo));
+    sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_hi));
+  }
+#else
+  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+  v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
+  for (int g = 0; g < kBlockRows / 4; ++g) {
+    const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
+    v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
+    block_group(T, block, g, left, right);
+    // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
+    // kQ4's 0…15 are the same values signed.
+    p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
+    p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
+    p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
+    p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
+  }
+  sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
+  sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
+#endif
+}
+
 template <WeightType T>
 void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
@@ -220,46 +261,7 @@ void block_row(float* out, const float* quantized, const MatrixRef& b, const flo
     for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
       const float* row_block = quantized + blk * kQuantizedBlockFloats;
       v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-#if defined(__wasm_relaxed_simd__)
-      if (true) {
-        const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
-        const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
-        sum_lo = sum_hi = wasm_i32x4_splat(0);
-        for (int g = 0; g < kBlockRows / 4; ++g) {
-          v128_t x_lo, x_hi, y;  // the dot's 8-bit and 7-bit operands, columns 0–3 and 4–7
-          if constexpr (T == WeightType::kQ4) {  // 0…15 fit the 7-bit operand as they are
-            const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
-            x_lo = x_hi = wasm_v128_load32_splat(q_a + 4 * g);
-            y = wasm_v128_and(bytes, wasm_i8x16_splat(15));
-            sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_hi, wasm_u8x16_shr(bytes, 4))));
-          } else {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
-            const v128_t m = wasm_i8x16_shr(wasm_v128_load32_splat(q_a + 4 * g), 7);
-            y = wasm_v128_load32_splat(magnitude + 4 * g);
-            x_lo = wasm_i8x16_sub(wasm_v128_xor(wasm_v128_load(block + 32 + 32 * g), m), m);
-            x_hi = wasm_i8x16_sub(wasm_v128_xor(wasm_v128_load(block + 48 + 32 * g), m), m);
-            sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_hi, y)));
-          }
-          sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_i8x16_i7x16(x_lo, y)));
-        }
-      } else
-#endif
-      {
-        const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-        v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
-        for (int g = 0; g < kBlockRows / 4; ++g) {
-          const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
-          v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
-          block_group(T, block, g, left, right);
-          // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
-          // kQ4's 0…15 are the same values signed.
-          p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
-          p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
-          p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
-          p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
-        }
-        sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
-        sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
-      }
+      block_sums<T>(block, row_block, sum_lo, sum_hi);
       const v128_t d = wasm_v128_load32_splat(row_block);
       acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
       acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));

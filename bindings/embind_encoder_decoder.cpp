@@ -3,6 +3,7 @@
 // decode or step, and copies the results out of their views. Every fallible call returns "" or a
 // message (step: -1, then error()).
 #include "embind_pretrained.h"
+#include "interpret/encoder_decoder_lens.h"
 #include "nn/encoder_decoder.h"
 
 namespace bindings {
@@ -83,6 +84,34 @@ class Seq2SeqCore {
     if (!error_.empty()) return -1;
     return mh::next_token(decoded_.logits.data(), model_->config().vocab, ids_, rules_);
   }
+  // The logit lens over the decoder at view("positions") with view("targets") (the source encoded
+  // first); its arrays in the lens* views.
+  std::string logitLens(int top_k) {
+    if (std::string error = encode(false, false); !error.empty()) return error;
+    return mh::seq2seq_logit_lens(context_, lens_, target_.data(), static_cast<int>(target_.size()), positions_.data(),
+                                  static_cast<int>(positions_.size()), top_k, targets_.data(),
+                                  static_cast<int>(targets_.size()), heap_available());
+  }
+  // Direct logit attribution at a decoder position (contrast −1: none); arrays in attribution* views.
+  std::string attribute(int position, int target, int contrast) {
+    if (std::string error = encode(false, false); !error.empty()) return error;
+    return mh::seq2seq_attribution(context_, attribution_, target_.data(), static_cast<int>(target_.size()),
+                                   {position, target, contrast}, heap_available());
+  }
+  val attribution() const {
+    val out = val::object();
+    out.set("embeddings", attribution_.embeddings);
+    out.set("biases", attribution_.biases);
+    out.set("total", attribution_.total);
+    out.set("normBias", attribution_.norm_bias);
+    out.set("logitDifference", attribution_.logit_difference);
+    return out;
+  }
+  // Room for the lens's positions and targets (JS fills view("positions"), view("targets")).
+  void lensInputs(int positions, int targets) {
+    positions_.assign(static_cast<size_t>(std::max(positions, 0)), 0);
+    targets_.assign(static_cast<size_t>(std::max(targets, 0)), 0);
+  }
   const std::string& error() const { return error_; }
   int cachedTokens() const { return context_.cached_tokens(); }
   int maxTokens() const { return context_.max_tokens(); }
@@ -98,6 +127,16 @@ class Seq2SeqCore {
     if (name == "crossAttentions") return view_of(decoded_.cross_attentions);
     if (name == "decoderHiddenStates") return view_of(decoded_.hidden_states);
     if (name == "logits") return view_of(decoded_.logits);
+    if (name == "positions") return view_of(positions_);
+    if (name == "targets") return view_of(targets_);
+    if (name == "lensIds") return view_of(lens_.top_ids);
+    if (name == "lensProbabilities") return view_of(lens_.top_probabilities);
+    if (name == "lensTargetRanks") return view_of(lens_.target_ranks);
+    if (name == "lensTargetProbabilities") return view_of(lens_.target_probabilities);
+    if (name == "attributionHeads") return view_of(attribution_.heads);
+    if (name == "attributionCrossHeads") return view_of(attribution_.cross_heads);
+    if (name == "attributionMlps") return view_of(attribution_.mlps);
+    if (name == "attributionLayerBiases") return view_of(attribution_.layer_biases);
     return val::null();
   }
 
@@ -118,6 +157,9 @@ class Seq2SeqCore {
   mh::EncoderDecoderContext context_;
   std::vector<uint8_t> capture_[2];  // the encoder's and the decoder's flags, by seq2seq_hook_id
   std::vector<int32_t> source_, target_, ids_;  // ids_: a generation's tokens, the decoder start first
+  std::vector<int32_t> positions_, targets_;    // the lens's
+  mh::LogitLens lens_;
+  mh::LogitAttribution attribution_;
   mh::Seq2SeqResult encoded_, decoded_;
   mh::GenerationRules rules_;
   std::string error_;
@@ -142,5 +184,9 @@ EMSCRIPTEN_BINDINGS(multihead_encoder_decoder) {
       .function("hookNames", &Seq2SeqCore::hookNames)
       .function("captured", &Seq2SeqCore::captured)
       .function("capturedShape", &Seq2SeqCore::capturedShape)
+      .function("logitLens", &Seq2SeqCore::logitLens)
+      .function("attribute", &Seq2SeqCore::attribute)
+      .function("attribution", &Seq2SeqCore::attribution)
+      .function("lensInputs", &Seq2SeqCore::lensInputs)
       .function("view", &Seq2SeqCore::view);
 }

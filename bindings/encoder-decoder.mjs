@@ -32,8 +32,6 @@ export function generationSettings(hfConfig, generationConfig) {
 }
 
 const NOT_FOR_ENCODER_DECODERS = {
-  logitLens: 'the logit lens',
-  attribute: 'logit attribution',
   contributions: 'contributions',
   patch: 'activation patching',
   createContext: 'contexts',
@@ -152,10 +150,7 @@ export class EncoderDecoderModel {
     if (capture !== undefined && !Array.isArray(capture)) fail(`capture must be a list of activation names (model.hookNames()), got ${describe(capture)}`);
     const hooks = capture === undefined ? [] : [...new Set(capture.flatMap((pattern) => resolveHookNames(pattern, this.#hookMap())))];
     const core = this.#live();
-    if (decoderInputIds === undefined) fail('run() of an encoder-decoder needs { decoderInputIds } (the target shifted right behind config.decoderStartTokenId)');
-    checkTokenIds(decoderInputIds, this.config.vocabSize);
-    if (decoderInputIds.length === 0) fail('decoderInputIds needs at least one token id (the decoder start)');
-    this.#prepare(core, sourceIds, decoderInputIds, 'run');
+    this.#decoderIds(core, sourceIds, decoderInputIds, 'run');
     const map = this.#hookMap();
     for (const name of hooks) core.view(map.get(name).decoder ? 'decoderCapture' : 'encoderCapture')[map.get(name).id] = 1;
     const wantAttentions = attentions !== false, wantHidden = hiddenStates === true;
@@ -195,6 +190,101 @@ export class EncoderDecoderModel {
       out.decoderHiddenStateShape = [decoderLayers + 1, m, dModel];
     }
     return out;
+  }
+
+  #decoderIds(core, sourceIds, decoderInputIds, method) {
+    if (decoderInputIds === undefined) fail(`${method}() of an encoder-decoder needs { decoderInputIds } (the target shifted right behind config.decoderStartTokenId)`);
+    checkTokenIds(decoderInputIds, this.config.vocabSize);
+    if (decoderInputIds.length === 0) fail('decoderInputIds needs at least one token id (the decoder start)');
+    this.#prepare(core, sourceIds, decoderInputIds, method);
+  }
+
+  #tokenId(id, what) {
+    if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabSize) fail(`${what} must be a token id from 0 to ${this.config.vocabSize - 1}, got ${describe(id)}`);
+    return id;
+  }
+
+  /**
+   * The logit lens on the decoder: what each decoder stream would predict if the decoder stopped
+   * there. For each of decoderLayers + 1 streams (0 = the embeddings, then after each layer: the
+   * decoder's hidden states; the last is the model's own output) and each decoder position, the
+   * decoder's final norm (T5's) and output head over that stream: the topK next tokens with their
+   * probabilities, and each of `targets` with its probability and rank (0 = the top token).
+   * @param {Int32Array | number[]} sourceIds
+   * @param {{ decoderInputIds: Int32Array | number[], topK?: number, positions?: number[], targets?: number[] }} options
+   * @returns {{ shape: number[], positions: number[], ids: Int32Array, probabilities: Float32Array,
+   *   targets: { ids: Int32Array, probabilities: Float32Array, ranks: Int32Array } | null }}
+   *   ids and probabilities: streams × positions × topK; targets': streams × positions × targets.
+   */
+  logitLens(sourceIds, options) {
+    const { decoderInputIds, topK = 5, positions, targets = [], ...rest } = optionsOf(options, 'logitLens');
+    if (Object.keys(rest).length) fail(`logitLens() of an encoder-decoder does not take ${Object.keys(rest).join(', ')}; it takes decoderInputIds, topK, positions, targets (attribute() is its own call)`);
+    const core = this.#live();
+    this.#decoderIds(core, sourceIds, decoderInputIds, 'logitLens');
+    const m = decoderInputIds.length;
+    if (!Number.isInteger(topK) || topK < 1 || topK > 1000) fail(`topK must be a whole number from 1 to 1000, got ${describe(topK)}`);
+    const rows = positions === undefined ? Array.from({ length: m }, (_, i) => i) : positions;
+    if (!Array.isArray(rows) || rows.length === 0 || rows.some((p) => !Number.isInteger(p) || p < 0 || p >= m)) {
+      fail(`positions must be a non-empty list of decoder positions from 0 to ${m - 1}`);
+    }
+    if (!Array.isArray(targets)) fail('targets must be a list of token ids');
+    if (targets.length > 64) fail(`logitLens takes at most 64 targets, got ${targets.length}: ask for the tokens you will show`);
+    targets.forEach((t) => this.#tokenId(t, 'each target'));
+    core.lensInputs(rows.length, targets.length);
+    core.view('positions').set(rows);
+    core.view('targets').set(targets);
+    const error = core.logitLens(topK);
+    if (error) fail(error);
+    return {
+      shape: [this.config.decoderLayers + 1, rows.length, Math.min(topK, this.config.vocabSize)],
+      positions: [...rows],
+      ids: core.view('lensIds').slice(),
+      probabilities: core.view('lensProbabilities').slice(),
+      targets: targets.length ? {
+        ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
+        ranks: core.view('lensTargetRanks').slice(),
+      } : null,
+    };
+  }
+
+  /**
+   * Direct logit attribution on the decoder at `position` (default: the last): how much the
+   * decoder's embeddings, each self-attention head (heads), each cross-attention head (crossHeads),
+   * each MLP and the biases write into the residual stream in the direction of logit(target) −
+   * logit(contrast) (no contrast: logit(target)), through the final norm frozen at this residual.
+   * The parts sum to the logit difference less normBias. target defaults to the model's top
+   * prediction there. Pre-norm decoders (T5) only: BART's and Marian's blocks normalise after each
+   * sublayer, so no residual stream reaches their output whole (an Error says so).
+   * @param {Int32Array | number[]} sourceIds
+   * @param {{ decoderInputIds: Int32Array | number[], position?: number, target?: number, contrast?: number | null }} options
+   * @returns {{ position: number, target: number, contrast: number | null, embeddings: number,
+   *   heads: Float64Array, crossHeads: Float64Array, headsShape: number[], mlps: Float64Array, biases: number,
+   *   biasesByLayer: Float64Array, total: number, normBias: number, logitDifference: number }}
+   */
+  attribute(sourceIds, options) {
+    const { decoderInputIds, position: asked, target: askedTarget, contrast = null, ...rest } = optionsOf(options, 'attribute');
+    if (Object.keys(rest).length) fail(`attribute() of an encoder-decoder does not take ${Object.keys(rest).join(', ')}; it takes decoderInputIds, position, target, contrast`);
+    const core = this.#live();
+    this.#decoderIds(core, sourceIds, decoderInputIds, 'attribute');
+    const m = decoderInputIds.length, position = asked ?? m - 1;
+    if (!Number.isInteger(position) || position < 0 || position >= m) fail(`position must be a decoder position from 0 to ${m - 1}, got ${describe(position)}`);
+    let target = askedTarget;
+    if (target === undefined) {  // the top prediction there
+      const logits = this.run(sourceIds, { decoderInputIds, attentions: false }).logits.subarray(position * this.config.vocabSize, (position + 1) * this.config.vocabSize);
+      target = 0;
+      for (let v = 1; v < logits.length; v += 1) if (logits[v] > logits[target]) target = v;
+      this.#prepare(core, sourceIds, decoderInputIds, 'attribute');
+    }
+    this.#tokenId(target, 'target');
+    if (contrast !== null) this.#tokenId(contrast, 'contrast');
+    const error = core.attribute(position, target, contrast ?? -1);
+    if (error) fail(error);
+    return {
+      position, target, contrast, ...core.attribution(),
+      heads: core.view('attributionHeads').slice(), crossHeads: core.view('attributionCrossHeads').slice(),
+      headsShape: [this.config.decoderLayers, this.config.heads],
+      mlps: core.view('attributionMlps').slice(), biasesByLayer: core.view('attributionLayerBiases').slice(),
+    };
   }
 
   /**

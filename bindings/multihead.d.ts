@@ -486,8 +486,8 @@ export interface EncoderDecoderStep {
 
 /**
  * A T5, BART or Marian checkpoint as loadPretrained gives it (config.encoderDecoder is true). The
- * logit lens, attribution, patching, contributions, interventions and contexts are not available
- * for encoder-decoders yet: those methods throw an Error that says so.
+ * logit lens and attribution read its decoder; patching, contributions, interventions and
+ * contexts are not available for encoder-decoders yet: those methods throw an Error that says so.
  */
 export declare class EncoderDecoderModel {
   private constructor();
@@ -508,7 +508,8 @@ export declare class EncoderDecoderModel {
   run(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; attentions?: boolean; hiddenStates?: boolean; capture?: string[] }): EncoderDecoderRun;
   /**
    * Every activation run() can capture, in visiting order: 'encoder.blocks.{l}.hook_resid_pre', '….attn.hook_pattern',
-   * '….hook_attn_out', 'decoder.blocks.{l}.cross_attn.hook_pattern', '….hook_cross_attn_out', '….hook_mlp_out',
+   * '….attn.hook_z', '….hook_attn_out', 'decoder.blocks.{l}.cross_attn.hook_pattern', '….cross_attn.hook_z',
+   * '….hook_cross_attn_out', '….hook_mlp_out',
    * '….hook_resid_post', and T5's '{encoder,decoder}.ln_final.hook_normalized'.
    */
   hookNames(): string[];
@@ -518,10 +519,18 @@ export declare class EncoderDecoderModel {
    * forced_eos_token_id (at the last of maxNewTokens), eos_token_id; no end before minNewTokens.
    */
   generate(sourceIds: Int32Array | number[], options?: { maxNewTokens?: number; minNewTokens?: number; signal?: AbortSignal }): AsyncGenerator<EncoderDecoderStep>;
+  /**
+   * The logit lens on the decoder: for each of decoderLayers + 1 streams (the embeddings, after each
+   * layer, the model's own output) and each decoder position, the final norm and output head over it.
+   */
+  logitLens(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; topK?: number; positions?: number[]; targets?: number[] }): LogitLens;
+  /**
+   * Direct logit attribution on the decoder at a position: embeddings, self-attention heads,
+   * cross-attention heads (crossHeads), MLPs. Pre-norm decoders (T5) only; BART and Marian throw.
+   */
+  attribute(sourceIds: Int32Array | number[], options: { decoderInputIds: Int32Array | number[]; position?: number; target?: number; contrast?: number | null }): LogitAttribution & { crossHeads: Float64Array };
   dispose(): void;
   /** Not available for encoder-decoders yet: each throws an Error that says so. */
-  logitLens(...args: unknown[]): never;
-  attribute(...args: unknown[]): never;
   contributions(...args: unknown[]): never;
   patch(...args: unknown[]): never;
   createContext(): never;

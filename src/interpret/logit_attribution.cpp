@@ -13,8 +13,21 @@ namespace {
 
 const float* vector_of(const Tensor* t) { return t ? t->f32() : nullptr; }
 
-// Softmax of one row of logits (in float64), its top k and each target's probability and rank.
-void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const int32_t* targets) {
+}  // namespace
+
+void size_lens(LogitLens& out, int streams, int positions, int top_k, int targets, int vocab) {
+  out = LogitLens();
+  out.streams = streams;
+  out.positions = positions;
+  out.top_k = std::min(top_k, vocab);
+  out.targets = targets;
+  out.top_ids.assign(static_cast<size_t>(streams) * positions * out.top_k, 0);
+  out.top_probabilities.assign(out.top_ids.size(), 0.0f);
+  out.target_ranks.assign(static_cast<size_t>(streams) * positions * targets, 0);
+  out.target_probabilities.assign(out.target_ranks.size(), 0.0f);
+}
+
+void lens_row(LogitLens& out, int64_t at, const float* logits, int vocab, const int32_t* targets) {
   const double top = *std::max_element(logits, logits + vocab);
   double sum = 0;
   for (int v = 0; v < vocab; ++v) sum += std::exp(double(logits[v]) - top);
@@ -35,6 +48,36 @@ void summarise(LogitLens& out, int64_t at, const float* logits, int vocab, const
     out.target_probabilities[at * out.targets + t] = static_cast<float>(std::exp(double(x) - top) / sum);
   }
 }
+
+LogitDirection logit_direction(const std::vector<double>& residual, Norm norm, float eps, const Tensor* gamma_w,
+                               const Tensor* beta_w, const Tensor& output, const Tensor* output_bias, float output_scale,
+                               int target, int contrast) {
+  const int d = static_cast<int>(residual.size());
+  // s · γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
+  std::vector<double> w(static_cast<size_t>(d));
+  LogitDirection out;
+  out.v.resize(static_cast<size_t>(d));
+  for (int i = 0; i < d; ++i) w[i] = output_scale * (output.at(i, target) - (contrast >= 0 ? output.at(i, contrast) : 0.0));
+  const float* gamma = vector_of(gamma_w);
+  const float* beta = vector_of(beta_w);
+  for (int i = 0; i < d; ++i) out.v[i] = (gamma ? gamma[i] : 1.0) * w[i];
+  double mean = 0, square = 0;
+  for (int i = 0; i < d; ++i) mean += residual[i];
+  mean /= d;
+  const bool centred = norm == Norm::kLayerNorm;  // LayerNorm centres; RMSNorm does not
+  for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
+  const double sigma = std::sqrt(square / d + eps);
+  if (centred) {
+    const double v_mean = std::accumulate(out.v.begin(), out.v.end(), 0.0) / d;
+    for (double& x : out.v) x -= v_mean;
+  }
+  for (double& x : out.v) x /= sigma;
+  for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
+  if (const float* b = vector_of(output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
+  return out;
+}
+
+namespace {
 
 // What each part writes into the residual stream at one position, read from the run's named
 // activations: the embeddings (blocks.0.hook_resid_pre), each head's hook_z through its rows of
@@ -157,23 +200,9 @@ void attribution_from(const Transformer& model, const Components::Parts& parts, 
     add(parts.mlps[l]);
     add(parts.mlp_biases[l]);
   }
-  // The direction: γ ⊙ (W_U[:, target] − W_U[:, contrast]), centred for LayerNorm, ÷ σ (or rms).
-  std::vector<double> w(static_cast<size_t>(d)), v(static_cast<size_t>(d));
-  for (int i = 0; i < d; ++i) w[i] = W.output->at(i, target) - (contrast >= 0 ? W.output->at(i, contrast) : 0.0);
-  const float* gamma = vector_of(W.final_norm_w);
-  const float* beta = vector_of(W.final_norm_b);
-  for (int i = 0; i < d; ++i) v[i] = (gamma ? gamma[i] : 1.0) * w[i];
-  double mean = 0, square = 0;
-  for (int i = 0; i < d; ++i) mean += residual[i];
-  mean /= d;
-  const bool centred = c.family->norm == Norm::kLayerNorm;  // LayerNorm centres; RMSNorm does not
-  for (int i = 0; i < d; ++i) square += (residual[i] - (centred ? mean : 0)) * (residual[i] - (centred ? mean : 0));
-  const double sigma = std::sqrt(square / d + c.norm_eps);
-  if (centred) {
-    const double v_mean = std::accumulate(v.begin(), v.end(), 0.0) / d;
-    for (double& x : v) x -= v_mean;
-  }
-  for (double& x : v) x /= sigma;
+  const LogitDirection direction = logit_direction(residual, c.family->norm, c.norm_eps, W.final_norm_w, W.final_norm_b,
+                                                   *W.output, W.output_bias, 1.0f, target, contrast);
+  const std::vector<double>& v = direction.v;
   auto dot = [&](const std::vector<float>& part) {
     double sum = 0;
     for (int i = 0; i < d; ++i) sum += double(part[i]) * v[i];
@@ -192,8 +221,7 @@ void attribution_from(const Transformer& model, const Components::Parts& parts, 
   }
   out.total = out.embeddings + out.biases + std::accumulate(out.heads.begin(), out.heads.end(), 0.0) +
               std::accumulate(out.mlps.begin(), out.mlps.end(), 0.0);
-  for (int i = 0; beta && i < d; ++i) out.norm_bias += beta[i] * w[i];
-  if (const float* b = vector_of(W.output_bias)) out.norm_bias += b[target] - (contrast >= 0 ? b[contrast] : 0.0);
+  out.norm_bias = direction.norm_bias;
   out.logit_difference = logits[target] - (contrast >= 0 ? logits[contrast] : 0.0f);
 }
 
@@ -243,14 +271,7 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
     attribution_from(model, components.parts(nullptr), run.logits.data() + int64_t{position_count} * c.vocab,
                      also->target, also->contrast, *attribution);
   const int d = c.d_model, L = c.layers;
-  out.streams = L + 1;
-  out.positions = position_count;
-  out.top_k = std::min(top_k, c.vocab);
-  out.targets = target_count;
-  out.top_ids.assign(static_cast<size_t>(out.streams) * position_count * out.top_k, 0);
-  out.top_probabilities.assign(out.top_ids.size(), 0.0f);
-  out.target_ranks.assign(static_cast<size_t>(out.streams) * position_count * target_count, 0);
-  out.target_probabilities.assign(out.target_ranks.size(), 0.0f);
+  size_lens(out, L + 1, position_count, top_k, target_count, c.vocab);
   // Every (stream, position) row through the head, as few products as the memory allows: one
   // product reads the whole output matrix (154 MB for GPT-2 small), so the rows go together.
   const int64_t rows_total = int64_t{L} * position_count;
@@ -264,10 +285,10 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
       std::copy(from, from + d, rows.begin() + int64_t{i} * d);
     }
     model.head_of_residual(logits.data(), rows.data(), count);
-    for (int i = 0; i < count; ++i) summarise(out, first + i, logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+    for (int i = 0; i < count; ++i) lens_row(out, first + i, logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
   }
   for (int i = 0; i < position_count; ++i)  // the last stream: the model's own logits
-    summarise(out, int64_t{L} * position_count + i, run.logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
+    lens_row(out, int64_t{L} * position_count + i, run.logits.data() + int64_t{i} * c.vocab, c.vocab, targets);
   return "";
 }
 

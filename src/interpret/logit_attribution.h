@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops.h"
 #include "nn/transformer.h"
 
 namespace mh {
@@ -21,6 +22,11 @@ struct LogitLens {
   std::vector<int32_t> top_ids, target_ranks;
   std::vector<float> top_probabilities, target_probabilities;
 };
+// out sized for streams × positions rows of top_k (at most vocab) and `targets` each, zeroed.
+void size_lens(LogitLens& out, int streams, int positions, int top_k, int targets, int vocab);
+// Row `at` (stream × positions + position) of out from one row of logits (vocab floats): the
+// softmax in float64, its top k, and each target's probability and rank.
+void lens_row(LogitLens& out, int64_t at, const float* logits, int vocab, const int32_t* targets);
 struct LogitAttribution;
 struct AttributionAsk {
   int position = 0, target = 0, contrast = -1;  // contrast < 0: logit(target) alone
@@ -41,7 +47,20 @@ std::string logit_lens(RunContext& context, LogitLens& out, const int32_t* ids, 
 struct LogitAttribution {
   double embeddings = 0, biases = 0, total = 0, norm_bias = 0, logit_difference = 0;
   std::vector<double> heads, mlps, layer_biases;  // layers × heads, layers, layers (biases by layer)
+  std::vector<double> cross_heads;                 // an encoder-decoder's cross-attention: layers × heads
 };
+// The direction in the residual stream that the final norm, frozen at `residual` (d values), and
+// the output head turn into logit(target) − logit(contrast): s · γ ⊙ (W_U[:, target] −
+// W_U[:, contrast]), centred for LayerNorm, ÷ the residual's σ (or rms); s the output scale (T5's
+// d^-½). norm_bias: what the norm's bias β and the output bias add to that difference.
+struct LogitDirection {
+  std::vector<double> v;
+  double norm_bias = 0;
+};
+LogitDirection logit_direction(const std::vector<double>& residual, Norm norm, float eps, const Tensor* gamma,
+                               const Tensor* beta, const Tensor& output, const Tensor* output_bias, float output_scale,
+                               int target, int contrast);
+
 std::string direct_logit_attribution(RunContext& context, LogitAttribution& out, const int32_t* ids, int n,
                                      const AttributionAsk& ask, const uint8_t* disabled_heads,
                                      double memory_budget = RunContext::kNoMemoryBudget);

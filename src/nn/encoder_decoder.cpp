@@ -125,6 +125,8 @@ std::string seq2seq_hook_name(bool decoder, Seq2SeqHook hook, int layer) {
     case Seq2SeqHook::kCrossPattern: return block + "cross_attn.hook_pattern";
     case Seq2SeqHook::kCrossAttnOut: return block + "hook_cross_attn_out";
     case Seq2SeqHook::kMlpOut: return block + "hook_mlp_out";
+    case Seq2SeqHook::kZ: return block + "attn.hook_z";
+    case Seq2SeqHook::kCrossZ: return block + "cross_attn.hook_z";
     default: return block + "hook_resid_post";
   }
 }
@@ -133,9 +135,10 @@ std::vector<Seq2SeqHookName> seq2seq_hook_names(const TransformerConfig& c) {
   std::vector<Seq2SeqHookName> names;
   for (bool decoder : {false, true}) {
     for (int l = 0; l < (decoder ? c.decoder_layers : c.layers); ++l)
-      for (Seq2SeqHook hook : {Seq2SeqHook::kResidPre, Seq2SeqHook::kPattern, Seq2SeqHook::kAttnOut, Seq2SeqHook::kCrossPattern,
-                               Seq2SeqHook::kCrossAttnOut, Seq2SeqHook::kMlpOut, Seq2SeqHook::kResidPost})
-        if (decoder || (hook != Seq2SeqHook::kCrossPattern && hook != Seq2SeqHook::kCrossAttnOut))
+      for (Seq2SeqHook hook : {Seq2SeqHook::kResidPre, Seq2SeqHook::kPattern, Seq2SeqHook::kZ, Seq2SeqHook::kAttnOut,
+                               Seq2SeqHook::kCrossPattern, Seq2SeqHook::kCrossZ, Seq2SeqHook::kCrossAttnOut,
+                               Seq2SeqHook::kMlpOut, Seq2SeqHook::kResidPost})
+        if (decoder || (hook != Seq2SeqHook::kCrossPattern && hook != Seq2SeqHook::kCrossZ && hook != Seq2SeqHook::kCrossAttnOut))
           names.push_back({decoder, seq2seq_hook_id(hook, l), seq2seq_hook_name(decoder, hook, l)});
     if (c.relative_buckets > 0)  // T5's stacks end in a norm; BART's and Marian's in their last block's
       names.push_back({decoder, seq2seq_hook_id(Seq2SeqHook::kLnFinal, -1), seq2seq_hook_name(decoder, Seq2SeqHook::kLnFinal, -1)});
@@ -312,6 +315,7 @@ void Seq2SeqPass::self_attention(float* x, const float* input, int layer) {
   float* a = context_.a_.data();
   attend(a, attention, input, stack.layers[layer].self, input, n, mask, cache);
   capture(Seq2SeqHook::kPattern, layer, attention, {c.heads, n, out_.n_k});
+  capture(Seq2SeqHook::kZ, layer, context_.ws_.concat.data(), {n, c.heads, c.head_dim});
   capture(Seq2SeqHook::kAttnOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);
 }
@@ -326,6 +330,7 @@ void Seq2SeqPass::cross_attention(float* x, const float* input, int layer) {
   attend(a, attention, input, stack.layers[layer].cross, context_.encoded_.data(), new_rows, MaskSpec(),
          &context_.cross_caches_[layer]);
   capture(Seq2SeqHook::kCrossPattern, layer, attention, {c.heads, n, source});
+  capture(Seq2SeqHook::kCrossZ, layer, context_.ws_.concat.data(), {n, c.heads, c.head_dim});
   capture(Seq2SeqHook::kCrossAttnOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);
 }
@@ -392,11 +397,16 @@ void Seq2SeqPass::finish(const float* x) {
   out_.last_hidden_state.assign(x, x + int64_t{n} * d);
   if (!decoder || !request_.logits || !weights.output) return;
   const int rows = request_.last_row_only ? 1 : n;
-  std::vector<float> scaled(x + int64_t{n - rows} * d, x + int64_t{n} * d);
+  out_.logits.resize(static_cast<size_t>(rows) * c.vocab);
+  context_.head_of(out_.logits.data(), x + int64_t{n - rows} * d, rows);
+}
+
+void EncoderDecoderContext::head_of(float* logits, const float* x, int rows) const {
+  const TransformerConfig& c = config();
+  std::vector<float> scaled(x, x + int64_t{rows} * c.d_model);
   if (c.output_scale != 1.0f)
     for (float& v : scaled) v *= c.output_scale;
-  out_.logits.resize(static_cast<size_t>(rows) * c.vocab);
-  matmul(out_.logits.data(), scaled.data(), *weights.output, f32(weights.output_bias), rows);
+  matmul(logits, scaled.data(), *weights_.output, f32(weights_.output_bias), rows);
 }
 
 // ---- generation ----

@@ -74,6 +74,8 @@ enum class Seq2SeqHook : uint8_t {
   kMlpOut,        // blocks.l.hook_mlp_out (n × d)
   kResidPost,     // blocks.l.hook_resid_post (n × d; post-LN blocks: after the block's last norm)
   kLnFinal,       // ln_final.hook_normalized (n × d; T5's final norm; layer −1)
+  kZ,             // blocks.l.attn.hook_z: each head's output before W_O (n × heads × d_head)
+  kCrossZ,        // blocks.l.cross_attn.hook_z (n × heads × d_head): the decoder's
   kCount
 };
 constexpr int kSeq2SeqHookKinds = static_cast<int>(Seq2SeqHook::kCount);
@@ -126,6 +128,10 @@ class EncoderDecoderContext {
   // source's cross-attention too): what encode and decode refuse beyond their budget.
   double run_bytes(bool decoder, int n, int n_k, const Seq2SeqRequest& request) const;
   int source_length() const { return source_n_; }
+  // logits (rows × vocab) = the decoder's output head over x (rows × d, after its final norm):
+  // x · output_scale through the head, + output_bias.
+  void head_of(float* logits, const float* x, int rows) const;
+  const Seq2SeqWeights& weights() const { return weights_; }
   int cached_tokens() const { return self_caches_.empty() ? 0 : self_caches_[0].length; }
   // The most tokens a stack reads: its positions (T5's relative positions: any run that fits).
   int max_tokens() const;

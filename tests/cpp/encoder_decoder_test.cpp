@@ -6,6 +6,7 @@
 #include "hf_fixtures.h"
 #include "io/hf_config.h"
 #include "core/parallel.h"
+#include "interpret/encoder_decoder_lens.h"
 #include "nn/encoder_decoder.h"
 
 namespace {
@@ -93,7 +94,7 @@ TEST(EncoderDecoderHooks, CapturesAreTheRunsOwnNumbersUnderTheirNames) {
   EXPECT_EQ(names.front(), "encoder.blocks.0.hook_resid_pre");
   EXPECT_NE(std::find(names.begin(), names.end(), "decoder.blocks.1.cross_attn.hook_pattern"), names.end());
   EXPECT_EQ(names.back(), "decoder.ln_final.hook_normalized");
-  EXPECT_EQ(names.size(), size_t{2 * 5 + 1 + 2 * 7 + 1});
+  EXPECT_EQ(names.size(), size_t{2 * 6 + 1 + 2 * 9 + 1});
   // Without the attentions asked for: the captures alone.
   std::vector<uint8_t> flags(static_cast<size_t>(mh::kSeq2SeqHookKinds) * (c.layers + 2), 0);
   const int resid = mh::seq2seq_hook_id(mh::Seq2SeqHook::kResidPost, 0), cross = mh::seq2seq_hook_id(mh::Seq2SeqHook::kCrossPattern, 1);
@@ -115,6 +116,59 @@ TEST(EncoderDecoderHooks, CapturesAreTheRunsOwnNumbersUnderTheirNames) {
   ASSERT_EQ(dec.captured_shapes[cross], (std::vector<int>{c.heads, m, n}));
   EXPECT_LT(max_diff(dec.captured[cross].data(), attentions.data() + size_t(c.heads) * m * n, size_t(c.heads) * m * n), 5e-5);
   EXPECT_TRUE(dec.cross_attentions.empty());
+}
+
+// The parts of T5's decoder (embeddings, self- and cross-attention heads, MLPs) sum, through the
+// frozen final norm, to transformers' own logit difference; the lens's last stream is
+// transformers' prediction.
+TEST(EncoderDecoderLens, T5AttributionSumsToTransformersLogitDifference) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("t5", t), "");
+  const mh::TransformerConfig& c = t->config();
+  Expected expected("t5");
+  const std::vector<int32_t> source = expected.get<int32_t>("case1.input_ids");
+  const std::vector<int32_t> target = expected.get<int32_t>("case1.decoder_input_ids");
+  const std::vector<float> logits = expected.get<float>("case1.logits");  // m × vocab
+  const int n = static_cast<int>(source.size()), m = static_cast<int>(target.size());
+  mh::EncoderDecoderContext ctx(*t);
+  mh::Seq2SeqResult enc;
+  mh::Seq2SeqRequest request;
+  request.attentions = false;
+  ASSERT_EQ(ctx.encode(enc, source.data(), n, request), "");
+  for (int p : {0, m / 2, m - 1}) {
+    const float* row = logits.data() + int64_t{p} * c.vocab;
+    const int top = static_cast<int>(std::max_element(row, row + c.vocab) - row);
+    const int second = top == 0 ? 1 : 0;
+    mh::LogitAttribution a;
+    ASSERT_EQ(mh::seq2seq_attribution(ctx, a, target.data(), m, {p, top, second}), "");
+    ASSERT_EQ(a.cross_heads.size(), size_t(c.decoder_layers) * c.heads);
+    const double want = double(row[top]) - row[second];
+    EXPECT_NEAR(a.total + a.norm_bias, want, 1e-4 * std::max(1.0, std::abs(want)));
+    EXPECT_NEAR(a.logit_difference, want, 1e-4 * std::max(1.0, std::abs(want)));
+    mh::LogitLens lens;
+    const int32_t at = p;
+    ASSERT_EQ(mh::seq2seq_logit_lens(ctx, lens, target.data(), m, &at, 1, 3, &top, 1), "");
+    ASSERT_EQ(lens.streams, c.decoder_layers + 1);
+    EXPECT_EQ(lens.top_ids[int64_t{c.decoder_layers} * 3], top);
+    EXPECT_EQ(lens.target_ranks[c.decoder_layers], 0);
+  }
+}
+
+TEST(EncoderDecoderLens, PostNormDecodersRefuseAttributionAndStillRun) {
+  std::unique_ptr<mh::Transformer> t;
+  ASSERT_EQ(load("bart", t), "");
+  mh::EncoderDecoderContext ctx(*t);
+  const std::vector<int32_t> source{0, 5, 2}, target{2, 5, 7};
+  mh::Seq2SeqResult enc, dec;
+  ASSERT_EQ(ctx.encode(enc, source.data(), 3, mh::Seq2SeqRequest()), "");
+  mh::LogitAttribution a;
+  const std::string error = mh::seq2seq_attribution(ctx, a, target.data(), 3, {2, 5, -1});
+  EXPECT_NE(error.find("pre-norm"), std::string::npos) << error;
+  mh::LogitLens lens;
+  const int32_t at = 9;
+  EXPECT_NE(mh::seq2seq_logit_lens(ctx, lens, target.data(), 3, &at, 1, 3, nullptr, 0).find("decoder positions"), std::string::npos);
+  ASSERT_EQ(ctx.decode(dec, target.data(), 3, mh::Seq2SeqRequest(), false), "");
+  EXPECT_EQ(dec.logits.size(), size_t(3) * t->config().vocab);
 }
 
 TEST(EncoderDecoderThreads, ThreeThreadsGiveOneThreadsBits) {

@@ -116,7 +116,8 @@ describe('encoder-decoders refuse what they cannot do, in words, and go on worki
     expect(() => bart.run([0, 5, 2], { decoderInputIds: [2], intervene: {} })).toThrow(/intervene is not available/);
     expect(() => bart.run([0, 5, 2], { decoderInputIds: [2], capture: ['decoder.blocks.0.cross_attn.hook_patern'] }))
       .toThrow(/closest are "decoder.blocks.0.cross_attn.hook_pattern"/);
-    expect(() => bart.logitLens([0, 5, 2])).toThrow(/not available for encoder-decoder models/);
+    expect(() => bart.contributions([0, 5, 2])).toThrow(/not available for encoder-decoder models/);
+    expect(() => bart.logitLens([0, 5, 2])).toThrow(/logitLens\(\) of an encoder-decoder needs \{ decoderInputIds \}/);
   });
 
   it('generation stops where its signal aborts, and refuses bounds that do not make sense', async () => {

@@ -1,7 +1,7 @@
 // Compiled with tsc --noEmit by the test command: the published types must describe the API.
 import {
   createMultiHeadAttention, createTrainer, loadMultihead, runtimeInfo, setThreads, threadsAvailable, loadLanguageModel, TOY_TASKS, type ForwardResult, type HeadTrace, type LanguageModel,
-  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun, type EncoderDecoderModel, type EncoderDecoderRun,
+  type LanguageModelRun, type Trainer, type TrainerSample, loadPretrained, readGgufMetadata, tokenizerFromGguf, type PretrainedModel, type PretrainedRun, type EncoderDecoderModel, type EncoderDecoderRun, type LogitLens,
   type Encoding, type LoadProgress, supportedModelTypes, type ModelContext, type Activation, type PixelValues,
 } from 'multihead';
 
@@ -77,6 +77,10 @@ async function main(): Promise<void> {
   const seq2seq: EncoderDecoderRun = t5.run(source.ids, { decoderInputIds: t5.tokenizeTarget('Hallo').ids });
   const crossAttentions: Float32Array | null = seq2seq.crossAttentions;
   void [isEncoderDecoder, crossAttentions, seq2seq.crossAttentionShape[3], t5.config.decoderStartTokenId];
+  const decoderInputIds = [t5.config.decoderStartTokenId ?? 0];
+  const decoderLens: LogitLens = t5.logitLens(source.ids, { decoderInputIds, topK: 3 });
+  const crossHeads: Float64Array = t5.attribute(source.ids, { decoderInputIds, target: 5 }).crossHeads;
+  void [decoderLens.shape, crossHeads];
   const names: string[] = t5.hookNames();
   const captured = t5.run(source.ids, { decoderInputIds: [0], capture: ['decoder.blocks.*.cross_attn.hook_pattern'] }).activations;
   void [names, captured?.['decoder.blocks.0.cross_attn.hook_pattern']?.shape];

@@ -67,8 +67,9 @@ export function encdecRun(model, source, target) {
 
 /**
  * Greedy generation from the source: onToken({ id, label, crossAttention }) for each new token as
- * it comes (crossAttention: decoderLayers × heads × n). Aborting `signal` stops it between two
- * tokens (→ stopped: true). → { ids, labels, stopped }.
+ * it comes (crossAttention: decoderLayers × heads × n), awaited before the next (the page's worker
+ * waits there until the page has drawn it). Aborting `signal` stops it between two tokens
+ * (→ stopped: true). → { ids, labels, stopped }.
  */
 export async function encdecGenerate(model, source, { maxNewTokens, minNewTokens, signal, onToken }) {
   const ids = [], labels = [];
@@ -78,7 +79,7 @@ export async function encdecGenerate(model, source, { maxNewTokens, minNewTokens
       const label = targetLabel(model, step.id, step.text);
       ids.push(step.id);
       labels.push(label);
-      onToken({ id: step.id, label, crossAttention: step.crossAttention });
+      await onToken({ id: step.id, label, crossAttention: step.crossAttention });
     }
   } catch (error) {
     if (error?.name !== 'AbortError') throw error;

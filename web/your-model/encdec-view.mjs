@@ -211,6 +211,8 @@ export class EncDecView {
       this.gen.rows.push(data.crossAttention);
       this.ui.genStatus.textContent = `Generating: ${this.gen.rows.length} token${this.gen.rows.length === 1 ? '' : 's'}…`;
       this.#render();
+      // The next token comes once this one is on the screen.
+      requestAnimationFrame(() => this.post({ type: 'encdecDrawn' }));
       return true;
     }
     if (data.type === 'encdecGenerated') {
@@ -311,7 +313,14 @@ export class EncDecView {
     const side = { cross: ['Target (rows)', 'Source (columns)'], encoder: ['Source (rows)', 'Source (columns)'], decoder: ['Target (rows)', 'Decoder input (columns): the target shifted right'] }[g.kind];
     this.ui.rowName.textContent = `${side[0]}: `;
     this.ui.colName.textContent = `${side[1]}: `;
-    const chips = (box, tokens, rows) => box.replaceChildren(...tokens.map((t, i) => {
+    // The chips are made again only for new tokens (a generation adds one a step).
+    const chips = (box, tokens, rows) => {
+      const kept = box.tokens === tokens || (box.tokens?.length <= tokens.length && box.tokens.every((t, i) => t === tokens[i])) ? box.children.length : 0;
+      if (!kept) box.replaceChildren();
+      box.tokens = tokens.slice();
+      box.append(...tokens.slice(kept).map((t, k) => chip(t, kept + k, rows)));
+    };
+    const chip = (t, i, rows) => {
       const b = el('button', { type: 'button', textContent: label(t) || '·', className: t.special ? 'special' : '' });
       b.dataset.index = i;
       b.title = `token ${i}: “${t.token}”${t.id !== undefined ? `, id ${t.id}` : ''}`;
@@ -321,7 +330,7 @@ export class EncDecView {
         b.addEventListener('focus', light);
       }
       return b;
-    }));
+    };
     chips(this.ui.rowTokens, g.rowTokens, true);
     chips(this.ui.colTokens, g.colTokens, false);
     this.ui.rowTokens.setAttribute('aria-label', `${side[0]}: hover or focus a token to light what it attends to`);

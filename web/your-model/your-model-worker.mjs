@@ -19,6 +19,7 @@
 //   { type: 'encdec', seq, text, output }              → 'encdec' (both sides' tokens, the three kinds of attention)
 //   { type: 'encdecGenerate', seq, text, options }     → 'encdecToken'…, then 'encdecGenerated' and an 'encdec'
 //                                                        of the generated target; 'stop' aborts it (signal)
+//   { type: 'encdecDrawn' }                            the page drew the last 'encdecToken': the next may come
 // A patching runs in a context of its own (model.patch), beside the others: views and the why
 // panels are answered between its runs, so typing does not wait for it. A load cancels it.
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
@@ -33,6 +34,7 @@ let patching = null;  // the AbortController of the patching under way
 let busy = Promise.resolve();
 let picture = null;  // { key, input }: the image model's current picture, preprocessed
 let generation = null;  // the AbortController of an encoder-decoder's generation under way
+let drawn = null;  // resolves when the page has drawn the generation's last token (or it stops)
 
 // Every reply carries the model number of the request it answers, so that the page can drop the
 // replies meant for a model it has since replaced.
@@ -226,8 +228,13 @@ async function encdecGenerateView({ seq, text, options }) {
   const source = encodeSource(model, text);
   const controller = generation = new AbortController();
   try {
+    // Each token waits until the page has drawn the one before ('encdecDrawn'): a small model makes
+    // tokens faster than a page draws them, and a page flooded with them answers nothing else.
     const { ids, labels, stopped } = await encdecGenerate(model, source, { ...options, signal: controller.signal,
-      onToken: ({ id, label, crossAttention }) => post({ type: 'encdecToken', seq, id, label, crossAttention }, [crossAttention.buffer]) });
+      onToken: ({ id, label, crossAttention }) => new Promise((resolve) => {
+        drawn = resolve;
+        post({ type: 'encdecToken', seq, id, label, crossAttention }, [crossAttention.buffer]);
+      }) });
     const output = model.tokenizer ? model.decode(ids) : ids.join(' ');
     post({ type: 'encdecGenerated', seq, count: ids.length, stopped, output });
     if (ids.length) encdecView(seq, source, { ids: Int32Array.from(ids), tokens: labels }, { generated: true, output });
@@ -292,7 +299,10 @@ async function handle(message) {
 }
 
 self.onmessage = ({ data }) => {
-  if (data.type === 'stop') { stopRequested = true; generation?.abort(); return; }
+  if (data.type === 'encdecDrawn') { drawn?.(); drawn = null; return; }
+  // A stop, or another model, ends a generation at once (it may be waiting on the page to draw).
+  if (data.type === 'stop' || data.type === 'load') { generation?.abort(); drawn?.(); drawn = null; }
+  if (data.type === 'stop') { stopRequested = true; return; }
   if (data.type === 'cancelPatch') { patching?.abort(); return; }
   // A patching's request is checked and started in turn, then goes on beside the next ones.
   if (data.type === 'patch') {

@@ -45,6 +45,7 @@ export const encdecViewCss = `
 .ed-align td, .ed-align th { padding: 1px 6px; text-align: left; }
 .ed-align td { font-family: ui-monospace, monospace; white-space: pre; }
 .ed-align-wrap { max-height: 18em; overflow: auto; }
+.ed-timing { color: var(--muted, #666); }
 @media (max-width: 720px) { .ed-body { grid-template-columns: minmax(0, 1fr); } }`;
 
 export class EncDecView {
@@ -102,7 +103,7 @@ export class EncDecView {
     ui.align = el('table', { className: 'ed-align', id: 'edAlign' });
     ui.figure = el('figure', { className: 'ed-figure' }, el('figcaption', {}, ui.title), ui.large, ui.readout,
       ui.alignTitle, el('div', { className: 'ed-align-wrap' }, ui.align));
-    ui.timing = el('p', { className: 'timing' });
+    ui.timing = el('p', { className: 'ed-timing' });
     ui.exports = el('div', { className: 'exports' });
     for (const [label, kind] of [['figure PNG', 'png'], ['figure SVG', 'svg'], ['grid PNG', 'grid'], ['CSV', 'csv'], ['JSON', 'json']]) {
       const b = el('button', { type: 'button', textContent: label });

@@ -26,7 +26,7 @@ export const encdecViewCss = `
 .ed-input textarea { width: 100%; box-sizing: border-box; }
 .ed-row { display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; margin: 6px 0; }
 .ed-row input[type=number] { width: 5em; }
-#edKind { max-width: min(22em, 80vw); }
+#edKind { max-width: min(22em, 70vw); }
 .ed-side { margin: 4px 0; }
 .ed-side > span:first-child { font-size: 0.8rem; color: var(--muted, #666); margin-right: 4px; }
 .ed-tokens { display: inline-flex; flex-wrap: wrap; gap: 3px; }

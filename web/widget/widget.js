@@ -10,6 +10,8 @@
 //     on the reader's click, with its size shown first, and is kept in the browser for next time)
 //   <multihead-attention view="image" src="google/vit-base-patch16-224" image="cat"></multihead-attention>
 //     (an image model: a demo picture by name, or the URL of a picture; every head over its patches)
+//   <multihead-attention view="model" src="Helsinki-NLP/opus-mt-en-de" sentence="…" target="…"></multihead-attention>
+//     (an encoder-decoder: sentence is the source, target the target; cross-attention, target down, source across)
 //
 // Attributes are the API and are reactive; each has a property of the same name in camelCase.
 // All widgets on a page share one wasm instance, loaded when the first widget scrolls into view.
@@ -53,7 +55,8 @@ const ATTRIBUTES = {
   src: ['src', 'text', ''],
   mode: ['mode', 'text', 'attention'],
   'model-head': ['modelHead', 'text', '1.1'],
-  // view="lens" / "attribution": the token explained (default: the top prediction), and against which.
+  // view="lens" / "attribution": the token explained (default: the top prediction), and against which;
+  // view="model" with an encoder-decoder (t5, bart, marian): the target text (sentence is the source).
   target: ['target', 'text', ''],
   contrast: ['contrast', 'text', ''],
   // view="image": a demo picture's name (cat, ball, boats) or a picture's URL.
@@ -320,7 +323,9 @@ export class MultiheadAttentionElement extends HTMLElement {
     this._picture = demo ? '' : picture;
     if (this._model.imageModel) this._showPicture();
     this._modelPending = { text: state.text, mode: state.mode, sel: state.sel, pos: -1, off: [], pair: '', image: state.image,
-      why: MODEL_VIEWS[this.getAttribute('view')] ?? '', target: this.getAttribute('target') ?? '', contrast: this.getAttribute('contrast') ?? '' };
+      why: MODEL_VIEWS[this.getAttribute('view')] ?? '', target: this.getAttribute('target') ?? '', contrast: this.getAttribute('contrast') ?? '',
+      // An encoder-decoder: sentence is the source, target the target (typed, or generated in the widget).
+      output: this.getAttribute('target') ?? '', view: 'cross', avg: '' };
     const key = JSON.stringify(this._modelPending);
     if (this._model.config && key !== this._modelState) this._model.setState(this._modelPending);
     this._modelState = key;

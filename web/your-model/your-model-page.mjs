@@ -18,7 +18,7 @@ let plan = null, controller = null;
 
 const view = new ModelView($('view'), {
   onState: (s) => {
-    const typed = s.text !== state.text || s.pair !== state.pair;
+    const typed = s.text !== state.text || s.pair !== state.pair || (s.output ?? '') !== state.output;
     state = { ...state, ...s };
     if (typed) writeHashSoon();
     else writeHash();
@@ -52,8 +52,8 @@ async function open(files, label, modelId = '') {
   $('viewSection').hidden = false;
   document.body.dataset.ready = 'false';
   // The view starts from the link's state (its first run uses it once the model is in).
-  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
-  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
+  const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image, output, view: kind, avg } = state;
+  view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image, output, view: kind, avg });
   try {
     await view.open(files, label, state.weights || undefined);
   } catch (error) {
@@ -209,8 +209,8 @@ window.addEventListener('hashchange', () => {
   ({ state, warnings } = parseYourModelHash(location.hash));
   $('weightType').value = state.weights;
   if (view.config) {
-    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image } = state;
-    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image });
+    const { text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image, output, view: kind, avg } = state;
+    view.setState({ text, pair, pos, off, sel, mode, why, target, contrast, corrupt, patch, image, output, view: kind, avg });
   }
 });
 

@@ -2,23 +2,27 @@
 // sentence of a pair), the view, the selected head, the switched-off heads, the position whose
 // prediction is shown, the hub model id (local files cannot live in a URL) and the weights' type in
 // memory (loadPretrained's weightType: a link to a hub model then loads it the same way), and for
-// an image model the demo picture shown (a picture of the user's own cannot live in a URL).
+// an image model the demo picture shown (a picture of the user's own cannot live in a URL); for an
+// encoder-decoder the target text (output; text is the source), which attention (view: cross,
+// encoder or decoder) and whether a head or a mean over heads is enlarged (avg: layer, all).
 import { MODES } from './your-model-view.mjs';
 import { PATCH_WHAT, WHY_PANELS } from './why-view.mjs';
 import { DEMO_IMAGES } from './image-view.mjs';
+import { ENCDEC_AVERAGES, ENCDEC_KINDS } from './encdec-view.mjs';
+import { DEFAULT_TEXT } from './defaults.mjs';
 
 export const MAX_TEXT_CHARS = 20000;
 export const WEIGHT_TYPES = ['f16', 'bf16'];  // '' (absent): as stored
-export const DEFAULT_TEXT = 'The animal didn’t cross the street because it was too tired. The animal didn’t cross the street because';
+export { DEFAULT_TEXT };
 
 /** { state, warnings } from location.hash. */
 export function parseYourModelHash(hash) {
   const params = new URLSearchParams(String(hash).replace(/^#/, ''));
   const state = { text: DEFAULT_TEXT, pair: '', pos: -1, off: [], sel: [0, 0], mode: 'attention', model: '', weights: '',
-    why: '', target: '', contrast: '', corrupt: '', patch: 'heads', image: '' };
+    why: '', target: '', contrast: '', corrupt: '', patch: 'heads', image: '', output: '', view: 'cross', avg: '' };
   const warnings = [];
   const reject = (key, value, why) => warnings.push(`Ignored ${key}=${JSON.stringify(String(value).slice(0, 40))} from the link: ${why}.`);
-  for (const key of ['text', 'pair']) {
+  for (const key of ['text', 'pair', 'output']) {
     if (!params.has(key)) continue;
     let v = params.get(key);
     if (v.length > MAX_TEXT_CHARS) { reject(key, v, `longer than ${MAX_TEXT_CHARS} characters, cut there`); v = v.slice(0, MAX_TEXT_CHARS); }
@@ -68,6 +72,14 @@ export function parseYourModelHash(hash) {
     if (DEMO_IMAGES.includes(params.get('image'))) state.image = params.get('image');
     else reject('image', params.get('image'), `use one of the demo pictures: ${DEMO_IMAGES.join(', ')}`);
   }
+  if (params.has('view')) {
+    if (ENCDEC_KINDS.includes(params.get('view'))) state.view = params.get('view');
+    else reject('view', params.get('view'), `use ${ENCDEC_KINDS.join(', ')}`);
+  }
+  if (params.has('avg')) {
+    if (ENCDEC_AVERAGES.includes(params.get('avg'))) state.avg = params.get('avg');
+    else reject('avg', params.get('avg'), `use ${ENCDEC_AVERAGES.filter(Boolean).join(' or ')} (or leave it out: one head)`);
+  }
   if (params.has('weights')) {
     const v = params.get('weights');
     if (WEIGHT_TYPES.includes(v)) state.weights = v;
@@ -90,5 +102,10 @@ export function toYourModelHash(state) {
   for (const key of ['target', 'contrast', 'corrupt']) if (state[key]) params.set(key, state[key]);
   if (state.why === 'patching') params.set('patch', state.patch);
   if (state.image) params.set('image', state.image);
+  if (state.encdec) {
+    params.set('output', state.output);
+    params.set('view', state.view);
+    if (state.avg) params.set('avg', state.avg);
+  }
   return `#${params.toString()}`;
 }

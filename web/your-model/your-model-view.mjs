@@ -15,6 +15,7 @@ import { predictionsCss } from '../common/predictions.mjs';
 import { RolesPanel } from './roles-panel.mjs';
 import { WhyView, whyCss } from './why-view.mjs';
 import { ImageView, imageViewCss } from './image-view.mjs';
+import { EncDecView, encdecViewCss } from './encdec-view.mjs';
 
 // How config.weightType reads in the model's description.
 const MATRIX_TYPES = { f32: 'f32', f16: 'f16', bf16: 'bf16', q8: '8-bit (GGUF blocks)', q4: '4-bit (GGUF blocks)' };
@@ -51,7 +52,8 @@ export const modelViewCss = `
 @media (max-width: 480px) { .mv-roles { font-size: 0.66rem; } .mv-roles th, .mv-roles td { padding: 3px 2px; } .mv-roles :is(th, td):first-child { padding-left: 0; } }
 ${predictionsCss}
 ${whyCss}
-${imageViewCss}`;
+${imageViewCss}
+${encdecViewCss}`;
 
 
 export class ModelView {
@@ -89,6 +91,12 @@ export class ModelView {
     this.imageModel = false;
     this.imageView = new ImageView({
       post, acceptPaste, onReady: (ready) => this.onReady(ready),
+      onState: (partial) => { this.state = { ...this.state, ...partial }; this.onState(this.state); },
+    });
+    // Encoder-decoders (t5, bart, marian): a source and a target, and three kinds of attention.
+    this.encdecModel = false;
+    this.encdecView = new EncDecView({
+      post, onReady: (ready) => this.onReady(ready),
       onState: (partial) => { this.state = { ...this.state, ...partial }; this.onState(this.state); },
     });
     this.#build();
@@ -144,7 +152,7 @@ export class ModelView {
       this.why.section,
       this.generation.section,
       this.roles.section)];
-    this.root.append(ui.info, ui.modelOnly[0], ui.messages, ui.modelOnly[1], this.imageView.section);
+    this.root.append(ui.info, ui.modelOnly[0], ui.messages, ui.modelOnly[1], this.imageView.section, this.encdecView.section);
     drawLegend(ui.legend);
     ui.text.addEventListener('input', () => this.setState({ text: ui.text.value, pos: -1 }));
     ui.pair.addEventListener('input', () => this.setState({ pair: ui.pair.value }));
@@ -162,6 +170,9 @@ export class ModelView {
     this.config = null;
     this.imageModel = false;
     this.imageView.close();
+    this.encdecModel = false;
+    this.state.encdec = false;
+    this.encdecView.close();
     this.roles.reset(0);
     this.shown = null;
     this.onReady(false);
@@ -181,6 +192,12 @@ export class ModelView {
     if (this.imageModel) {
       const { image, sel, mode, off } = next;
       this.imageView.setState({ image, sel, mode, off });
+      this.onState(this.state);
+      return;
+    }
+    if (this.encdecModel) {
+      const { text, output = '', view = 'cross', sel, avg = '' } = next;
+      this.encdecView.setState({ text, output, view, sel, avg });
       this.onState(this.state);
       return;
     }
@@ -207,9 +224,11 @@ export class ModelView {
       // For a model since replaced: nothing to draw, but the worker is free again.
       if (data.type === 'view' || (data.type === 'error' && data.for === 'view')) this.views.free();
       this.imageView.stale(data);
+      this.encdecView.stale(data);
       return;
     }
     if (this.imageModel && this.imageView.message(data)) return;
+    if (this.encdecModel && this.encdecView.message(data)) return;
     if (this.why.message(data) || this.generation.message(data)) return;
     if (this.roles.message(data)) {
       if (data.type === 'roles' && this.shown) this.#renderGrid();  // the grid labels heads by role
@@ -219,6 +238,8 @@ export class ModelView {
       this.ui.info.textContent = `Loading ${this.label}: ${(data.loaded / 1e6).toFixed(1)} of ${(data.total / 1e6).toFixed(1)} MB into memory…`;
     } else if (data.type === 'loaded' && data.image) {
       this.#openImageModel(data);
+    } else if (data.type === 'loaded' && data.encdec) {
+      this.#openEncDec(data);
     } else if (data.type === 'loaded') {
       for (const part of this.ui.modelOnly) part.hidden = false;
       this.state.image = '';  // a text model shows no picture
@@ -269,6 +290,26 @@ export class ModelView {
     const { image, sel, mode, off } = this.state;
     this.imageView.setState({ image, sel, mode, off });
     this.imageView.open(c, data.image);
+  }
+
+  // An encoder-decoder: the text's parts hidden, the source-and-target view (encdec-view.mjs) in their place.
+  #openEncDec(data) {
+    const c = this.config = data.config;
+    this.encdecModel = true;
+    for (const part of this.ui.modelOnly) part.hidden = true;
+    const runsOn = data.threads > 1 ? `${data.threads} threads` : `one thread${data.oneThreadReason ? ` (${data.oneThreadReason})` : ''}`;
+    this.ui.info.textContent = `${this.label}: ${c.modelType} encoder-decoder, ${c.layers} encoder + ${c.decoderLayers} decoder layers × ${c.heads} heads, d_model ${c.dModel}, ` +
+      `${(c.parameterCount / 1e6).toFixed(c.parameterCount < 1e7 ? 2 : 0)}M parameters (${(c.weightBytes / 1e6).toFixed(1)} MB in memory, ${MATRIX_TYPES[c.weightType] ?? c.weightType} matrices), ` +
+      `vocabulary ${c.vocabSize.toLocaleString('en')}. Loaded in ${(data.loadMs / 1000).toFixed(2)} s; runs in a worker on ${runsOn}.` +
+      (data.hasTokenizer ? '' : ' No tokenizer files came with it: type token ids separated by spaces.');
+    this.loading?.resolve(c);
+    this.loading = null;
+    this.state.image = '';
+    this.state.encdec = true;
+    this.encdecView.label = this.label;
+    const { text, output = '', view = 'cross', sel, avg = '' } = this.state;
+    this.encdecView.setState({ text, output, view, sel, avg });
+    this.encdecView.open(c);
   }
 
   #describe({ config: c, loadMs, threads, oneThreadReason }) {
@@ -521,6 +562,7 @@ export class ModelView {
   destroy() {
     this.gridResize?.disconnect();
     this.imageView.destroy();
+    this.encdecView.destroy();
     this.worker.terminate();
     this.root.replaceChildren();
   }

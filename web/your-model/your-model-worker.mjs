@@ -15,18 +15,26 @@
 //   { type: 'imageLens', seq, key, off }                → 'imageLens' (the classifier after each layer)
 // image: a Blob or ImageBitmap, sent when the picture changes; key names it, and later requests
 // with the same key reuse its pixel values.
+// Encoder-decoders (encdec-compute.mjs; encdec-view.mjs draws them):
+//   { type: 'encdec', seq, text, output }              → 'encdec' (both sides' tokens, the three kinds of attention)
+//   { type: 'encdecGenerate', seq, text, options }     → 'encdecToken'…, then 'encdecGenerated' and an 'encdec'
+//                                                        of the generated target; 'stop' aborts it (signal)
+//   { type: 'encdecDrawn' }                            the page drew the last 'encdecToken': the next may come
 // A patching runs in a context of its own (model.patch), beside the others: views and the why
 // panels are answered between its runs, so typing does not wait for it. A load cancels it.
 import { loadMultihead, loadPretrained, runtimeInfo } from '../../bindings/multihead.mjs';
 import { measureHeadRoles } from './your-model-roles.mjs';
 import { attribution, contributions, corruptionFor, lens, maskPositions, tokenFrom } from './why-compute.mjs';
 import { clsLens, imageRun, pixelsOf, prepareImage } from './image-compute.mjs';
+import { encdecGenerate, encdecRun, encodeSource, encodeTarget } from './encdec-compute.mjs';
 
 let model = null;
 let stopRequested = false;
 let patching = null;  // the AbortController of the patching under way
 let busy = Promise.resolve();
 let picture = null;  // { key, input }: the image model's current picture, preprocessed
+let generation = null;  // the AbortController of an encoder-decoder's generation under way
+let drawn = null;  // resolves when the page has drawn the generation's last token (or it stops)
 
 // Every reply carries the model number of the request it answers, so that the page can drop the
 // replies meant for a model it has since replaced.
@@ -207,11 +215,40 @@ async function image({ type, seq, key, image: source, off, rollout }) {
   post({ type: 'image', seq, key, forwardMs, ablated: off.length > 0, ...result, pixels }, [result.attentions.buffer, pixels.buffer]);
 }
 
+// An encoder-decoder: the teacher-forced view of a source and a target, and generation, whose
+// tokens are posted as they come and whose target is then shown as a view of its own ids.
+function encdecView(seq, source, target, extra = {}) {
+  const started = performance.now();
+  const result = encdecRun(model, source, target);
+  const out = { type: 'encdec', seq, forwardMs: performance.now() - started, ...result, ...extra };
+  post(out, [out.encoder.buffer, out.decoder.buffer, out.cross.buffer]);
+}
+
+async function encdecGenerateView({ seq, text, options }) {
+  const source = encodeSource(model, text);
+  const controller = generation = new AbortController();
+  try {
+    // Each token waits until the page has drawn the one before ('encdecDrawn'): a small model makes
+    // tokens faster than a page draws them, and a page flooded with them answers nothing else.
+    const { ids, labels, stopped } = await encdecGenerate(model, source, { ...options, signal: controller.signal,
+      onToken: ({ id, label, crossAttention }) => new Promise((resolve) => {
+        drawn = resolve;
+        post({ type: 'encdecToken', seq, id, label, crossAttention }, [crossAttention.buffer]);
+      }) });
+    const output = model.tokenizer ? model.decode(ids) : ids.join(' ');
+    post({ type: 'encdecGenerated', seq, count: ids.length, stopped, output });
+    if (ids.length) encdecView(seq, source, { ids: Int32Array.from(ids), tokens: labels }, { generated: true, output });
+  } finally {
+    if (generation === controller) generation = null;
+  }
+}
+
 async function handle(message) {
   modelNumber = message.modelNumber ?? 0;
   try {
     if (message.type === 'load') {
       patching?.abort();
+      generation?.abort();
       model?.dispose();
       model = null;
       const started = performance.now();
@@ -223,12 +260,10 @@ async function handle(message) {
           loadMs: performance.now() - started, ...pick(await runtimeInfo(), 'threads', 'oneThreadReason') });
         return;
       }
-      if (model.config.encoderDecoder) {  // the library runs it; this page draws one text's attention
-        const type = model.config.modelType;
-        model.dispose();
-        model = null;
-        throw new Error(`this is an encoder-decoder (${type}): this page does not draw a source and a target yet — ` +
-          'the library runs it (model.run(sourceIds, { decoderInputIds }), model.generate(sourceIds): docs/models.md, "Encoder-decoders")');
+      if (model.config.encoderDecoder) {  // a source and a target: encdec-view.mjs
+        post({ type: 'loaded', config: { ...model.config }, hasTokenizer: !!model.tokenizer, special: {}, encdec: true,
+          loadMs: performance.now() - started, ...pick(await runtimeInfo(), 'threads', 'oneThreadReason') });
+        return;
       }
       // The mask token's text, as this tokenizer spells it: BERT's [MASK], RoBERTa's <mask>.
       const maskToken = ['[MASK]', '<mask>'].find((t) => model.tokenizer?.id(t) != null) ?? null;
@@ -253,6 +288,10 @@ async function handle(message) {
       await patch(message);
     } else if (message.type === 'image' || message.type === 'imageLens') {
       await image(message);
+    } else if (message.type === 'encdec') {
+      encdecView(message.seq, encodeSource(model, message.text), encodeTarget(model, message.output));
+    } else if (message.type === 'encdecGenerate') {
+      await encdecGenerateView(message);
     }
   } catch (error) {
     post({ type: 'error', for: message.type, seq: message.seq, message: String(error?.message ?? error) });
@@ -260,6 +299,9 @@ async function handle(message) {
 }
 
 self.onmessage = ({ data }) => {
+  if (data.type === 'encdecDrawn') { drawn?.(); drawn = null; return; }
+  // A stop, or another model, ends a generation at once (it may be waiting on the page to draw).
+  if (data.type === 'stop' || data.type === 'load') { generation?.abort(); drawn?.(); drawn = null; }
   if (data.type === 'stop') { stopRequested = true; return; }
   if (data.type === 'cancelPatch') { patching?.abort(); return; }
   // A patching's request is checked and started in turn, then goes on beside the next ones.

@@ -104,8 +104,12 @@ class ContextCore {
     if (hooks_.any()) r.hooks = &hooks_;
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
     mh::ProfilePhase phase("run: request and free memory");
-    if (flag("reusePrefix")) return context_.run_reusing_prefix(result_, ids_.data(), n, r, heap_available());
     // The room above the heap's top first: the exact free memory only if that is not enough.
+    if (flag("reusePrefix")) {
+      const double room = heap_room_above_top();
+      return context_.run_reusing_prefix(result_, ids_.data(), n, r,
+                                         room >= context_.reusing_bytes(n, r) ? room : heap_available());
+    }
     std::string error = context_.run(result_, ids_.data(), n, r, heap_room_above_top());
     if (error.rfind(mh::kMemoryRefusal, 0) == 0) error = context_.run(result_, ids_.data(), n, r, heap_available());
     return error;

@@ -241,6 +241,16 @@ int RunContext::reusable_prefix(const int32_t* ids, int n, const RunRequest& r) 
   return shared;
 }
 
+namespace {
+// Room for the text to grow before run_reusing_prefix makes its caches again.
+int reuse_capacity(const TransformerConfig& c, int n) { return std::min(std::min(c.max_positions, kMaxTokens), std::max(2 * n, 64)); }
+}  // namespace
+
+double RunContext::reusing_bytes(int n, const RunRequest& r) const {
+  const TransformerConfig& c = config();
+  return run_bytes(n, n, r) + 8.0 * c.layers * reuse_capacity(c, n) * c.kv_heads * c.head_dim;
+}
+
 std::string RunContext::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r,
                                            double memory_budget) {
   const TransformerConfig& c = config();
@@ -255,10 +265,9 @@ std::string RunContext::run_reusing_prefix(RunResult& out, const int32_t* ids, i
   const int reused = reusable_prefix(ids, n, r);
   if (n > caches_[0].capacity) {
     // Room for the text to grow before the caches are made again; the shared tokens move over.
-    const int capacity = std::min(max_tokens, std::max(2 * n, 64));
+    const int capacity = reuse_capacity(c, n);
     const int d_kv = c.kv_heads * c.head_dim;
-    const double cache_bytes = 8.0 * c.layers * capacity * d_kv;
-    if (run_bytes(n, n, r) + cache_bytes > memory_budget) {
+    if (reusing_bytes(n, r) > memory_budget) {
       reset_cache(0);  // frees the caches; the run says what is wrong, or runs without them
       return run(out, ids, n, r, memory_budget);
     }

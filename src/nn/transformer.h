@@ -287,6 +287,8 @@ class RunContext {
 
   // Bytes a run over n tokens (cached tokens included in n_total) needs beyond the weights.
   double run_bytes(int n, int n_total, const RunRequest& request) const;
+  // The most bytes run_reusing_prefix over n tokens needs: a full run's and caches made anew.
+  double reusing_bytes(int n, const RunRequest& request) const;
   // "" and results, or what is wrong (ids out of range, too many tokens, over memory_budget bytes,
   // a float32 overflow). Checked before anything is allocated; a refusal for memory begins with
   // kMemoryRefusal.

@@ -88,7 +88,14 @@ const model = await loadPretrained(t5Small());
 const loadMs = performance.now() - t0;
 const ids = (n, salt) => Array.from({ length: n }, (_, i) => 2 + ((i * 7919 + salt) % (S.vocab - 2)));
 const source = ids(S.source, 13), target = [0, ...ids(S.target - 1, 29)];
-const { run: runMs } = await timeInterleaved({ run: () => model.run(source, { decoderInputIds: target }) }, rounds);
+// The run, and its parts for where the time goes: without attentions returned, and the encoder
+// with a one-token decoder.
+const parts = await timeInterleaved({
+  run: () => model.run(source, { decoderInputIds: target }),
+  noAttentions: () => model.run(source, { decoderInputIds: target, attentions: false }),
+  encoderAndOneToken: () => model.run(source, { decoderInputIds: [0], attentions: false }),
+}, rounds);
+const runMs = parts.run;
 const gaps = [];
 for (let r = 0; r < 3; r += 1) {
   let last = null;
@@ -108,11 +115,14 @@ const boundMs = stepBytes / (gbps * 1e9) * 1e3;
 const result = {
   machine: machine(), build: relaxed ? 'relaxed-simd' : 'simd', threads, rounds, shape: S, loadMs,
   run: { ms: runMs, gflop: flops / 1e9, gflops, peakGflopsPerThread: peak, ofPeak: peak ? gflops / (peak * threads) : null },
+  parts: Object.fromEntries(Object.entries({ noAttentions: [S.source, S.target], encoderAndOneToken: [S.source, 1] })
+    .map(([name, [n, m]]) => [name, { ms: parts[name], gflop: runFlops(n, m) / 1e9, gflops: runFlops(n, m) / parts[name] / 1e6 }])),
   generation: { msPerToken: tokenMs, bytesPerStep: stepBytes, readGBs: gbps, boundMs, ofBound: tokenMs / boundMs },
 };
 console.log(`t5-small's shape, ${result.build}, ${threads} thread(s), ${result.machine.cpu}`);
 console.log(`run (source ${S.source}, target ${S.target}, every attention): ${runMs.toFixed(1)} ms, ${gflops.toFixed(1)} GFLOP/s` +
   (peak ? ` = ${(100 * result.run.ofPeak).toFixed(0)} % of the ${(peak * threads).toFixed(1)} GFLOP/s peak` : ' (no kernel build: peak not measured)'));
+for (const [name, p] of Object.entries(result.parts)) console.log(`  ${name}: ${p.ms.toFixed(1)} ms, ${p.gflop.toFixed(2)} GFLOP, ${p.gflops.toFixed(1)} GFLOP/s`);
 console.log(`generation: ${tokenMs.toFixed(2)} ms a token; bound ${boundMs.toFixed(2)} ms (${(stepBytes / 1e6).toFixed(0)} MB at ` +
   `${gbps.toFixed(1)} GB/s): ${result.generation.ofBound.toFixed(2)}×`);
 writeFileSync(outFile, `${JSON.stringify(result, null, 1)}\n`);

@@ -76,38 +76,46 @@ export function summarise(profile) {
     imbalanceMs: sum('imbalance'), handoffMs: sum('handoff'), phases };
 }
 
-// Several profiles of the same call as one: each task's and each phase's fastest time. On a shared
-// machine a task is sometimes descheduled for a time slice (4 ms against its 0.05); one such task
-// held the predicted barrier and made 16 threads look like 2.5×. The regions must match run to run
-// (the same split: the work is deterministic); where they do not, the profile with the least total.
-export function fastestOf(profiles) {
+// Several profiles of the same call as one: each task's median time, and each phase's median time
+// outside its regions. On a shared machine a task is sometimes descheduled for a time slice (4 ms
+// against its 0.05): one such task held the predicted barrier and made 16 threads look like 2.5×.
+// The median drops such a task without the bias of the fastest run of every task. The regions
+// must match run to run (the same split: the work is deterministic); where they do not, the
+// profile with the least total.
+export function typicalOf(profiles) {
   const [first] = [...profiles].sort((a, b) => a.totalMs - b.totalMs);
   const same = profiles.every((p) => p.regions.length === first.regions.length &&
     p.phases.length === first.phases.length && p.phases.every((name, i) => name === first.phases[i]) &&
     p.regions.every((r, i) => r.phase === first.regions[i].phase && r.taskMs.length === first.regions[i].taskMs.length));
   if (!same) return first;
-  const min = (pick) => (_, i) => Math.min(...profiles.map((p) => pick(p)[i]));
-  const phaseMs = first.phaseMs.map(min((p) => p.phaseMs));
+  const med = (pick) => (_, i) => median(profiles.map((p) => pick(p)[i]));
+  // Each phase's time outside its regions, the median of the profiles' (not the median phase time
+  // less the median regions: the two would come from different runs).
+  const outside = (p) => {
+    const ms = [...p.phaseMs];
+    for (const r of p.regions) ms[r.phase] -= r.wallMs;
+    return ms;
+  };
+  const serial = first.phaseMs.map(med(outside));
   const regions = first.regions.map((r, k) => {
-    const taskMs = r.taskMs.map(min((p) => p.regions[k].taskMs));
-    const wallMs = Math.min(...profiles.map((p) => p.regions[k].wallMs));
-    // The busy time of each slot scaled to the fastest tasks (the imbalance stays the fastest run's).
-    const slotMs = profiles.map((p) => p.regions[k]).sort((a, b) => a.wallMs - b.wallMs)[0].slotMs;
+    const taskMs = r.taskMs.map(med((p) => p.regions[k].taskMs));
+    const wallMs = median(profiles.map((p) => p.regions[k].wallMs));
+    // The threads' busy times of the run whose wall time is the median's.
+    const slotMs = profiles.map((p) => p.regions[k]).sort((a, b) => a.wallMs - b.wallMs)[profiles.length >> 1].slotMs;
     return { ...r, taskMs, wallMs, slotMs };
   });
-  // A phase's time never less than its regions' (each minimum was taken on its own).
-  const inRegions = new Float64Array(phaseMs.length);
-  for (const r of regions) inRegions[r.phase] += r.wallMs;
-  for (let i = 0; i < phaseMs.length; i += 1) phaseMs[i] = Math.max(phaseMs[i], inRegions[i]);
+  const phaseMs = serial.map((ms) => Math.max(0, ms));
+  for (const r of regions) phaseMs[r.phase] += r.wallMs;
   return { ...first, phaseMs, regions, totalMs: phaseMs.reduce((a, b) => a + b, 0) };
 }
 
 // The time at T threads predicted from a profile on one thread of the work split for T (splitAs[T]:
-// each task's time), with the 2-thread profile's hand-off per region (assumed not to grow with the
-// count: the workers spin between regions), against the 1-thread time `oneMs`.
+// each task's time), with the 2-thread profile's median hand-off per region (assumed not to grow
+// with the count: the workers spin between regions), against the 1-thread time `oneMs`.
 export function predict(oneMs, splitAs, two) {
-  const s2 = summarise(two);
-  const handoffPerRegion = s2.regions ? s2.handoffMs / s2.regions : 0;
+  // The median region's hand-off: the mean was a few regions whose second thread was descheduled.
+  const handoffs = two.regions.map((r) => Math.max(0, r.wallMs - Math.max(...r.slotMs)));
+  const handoffPerRegion = handoffs.length ? median(handoffs) : 0;
   const at = {};
   for (const [T, profile] of Object.entries(splitAs)) {
     const s = summarise(profile);
@@ -164,7 +172,7 @@ async function main() {
       console.log(`${c.name}: ${counts.map((T) => `${T}: ${ms[T].toFixed(2)} ms (${speedup[T].toFixed(2)}×)`).join(', ')}`);
       continue;
     }
-    // Profiles of 5 calls each, task by task the fastest (fastestOf): at 1 thread, the work split as
+    // Profiles of 5 calls each, task by task the median (typicalOf): at 1 thread, the work split as
     // at each T; at 2.
     const profileAt = async (T, splitAs = 0) => {
       await setThreads(T);
@@ -174,7 +182,7 @@ async function main() {
         await call();
         profiles.push(core.threadProfileEnd());
       }
-      return fastestOf(profiles);
+      return typicalOf(profiles);
     };
     const one = await profileAt(1), two = await profileAt(2);
     const splitAs = {};

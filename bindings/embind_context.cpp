@@ -142,15 +142,7 @@ class ContextCore {
     return mh::direct_logit_attribution(context_, attribution_, ids_.data(), n, {position, target, contrast},
                                         disabled_heads ? disabled_.data() : nullptr, heap_available());
   }
-  val attribution() const {
-    val out = val::object();
-    out.set("embeddings", attribution_.embeddings);
-    out.set("biases", attribution_.biases);
-    out.set("total", attribution_.total);
-    out.set("normBias", attribution_.norm_bias);
-    out.set("logitDifference", attribution_.logit_difference);
-    return out;
-  }
+  val attribution() const { return attribution_totals(attribution_); }
   std::string patchPrepare(int n, int target, int contrast) {
     if (n < 0 || n > static_cast<int>(ids_.size())) return "prepare() the inputs first";
     return patching_.prepare(context_, ids_.data(), corrupt_.data(), n, target, contrast, heap_available());

@@ -98,15 +98,7 @@ class Seq2SeqCore {
     return mh::seq2seq_attribution(context_, attribution_, target_.data(), static_cast<int>(target_.size()),
                                    {position, target, contrast}, heap_available());
   }
-  val attribution() const {
-    val out = val::object();
-    out.set("embeddings", attribution_.embeddings);
-    out.set("biases", attribution_.biases);
-    out.set("total", attribution_.total);
-    out.set("normBias", attribution_.norm_bias);
-    out.set("logitDifference", attribution_.logit_difference);
-    return out;
-  }
+  val attribution() const { return attribution_totals(attribution_); }
   // Room for the lens's positions and targets (JS fills view("positions"), view("targets")).
   void lensInputs(int positions, int targets) {
     positions_.assign(static_cast<size_t>(std::max(positions, 0)), 0);

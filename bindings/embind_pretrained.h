@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "embind_views.h"
+#include "interpret/logit_attribution.h"
 #include "io/checkpoint.h"
 #include "nn/families/family.h"
 #include "nn/transformer.h"
@@ -27,6 +28,17 @@ using emscripten::val;
 // heap (0.15 ms a call with a model loaded, which a decoding step on 16 threads would feel).
 inline double heap_room_above_top() {
   return static_cast<double>(emscripten_get_heap_max()) - static_cast<double>(reinterpret_cast<uintptr_t>(sbrk(0)));
+}
+
+// An attribution's totals for JS (its arrays are views: attributionHeads, …).
+inline val attribution_totals(const mh::LogitAttribution& a) {
+  val out = val::object();
+  out.set("embeddings", a.embeddings);
+  out.set("biases", a.biases);
+  out.set("total", a.total);
+  out.set("normBias", a.norm_bias);
+  out.set("logitDifference", a.logit_difference);
+  return out;
 }
 
 // Bytes the heap can still give: what it may grow to, less what is in use now.

@@ -5,6 +5,7 @@
 import { abortError, checkTokenIds, describe, fail, optionsOf } from './checks.mjs';
 import { nextTurn } from './environment.mjs';
 import { resolveHookNames } from './hooks.mjs';
+import { lensArrays } from './model-context.mjs';
 import { release, track } from './registry.mjs';
 
 // generation_config.json's value of a key, else config.json's (null where neither has one).
@@ -237,13 +238,7 @@ export class EncoderDecoderModel {
     if (error) fail(error);
     return {
       shape: [this.config.decoderLayers + 1, rows.length, Math.min(topK, this.config.vocabSize)],
-      positions: [...rows],
-      ids: core.view('lensIds').slice(),
-      probabilities: core.view('lensProbabilities').slice(),
-      targets: targets.length ? {
-        ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
-        ranks: core.view('lensTargetRanks').slice(),
-      } : null,
+      ...lensArrays(core, rows, targets),
     };
   }
 

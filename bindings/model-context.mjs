@@ -33,6 +33,19 @@ const copied = (view, given, name) => (given === undefined ? view.slice() : (tar
  *   patchGrid?: { rows: number, cols: number } }} RunResult
  */
 
+// A lens's arrays out of the core's views (ModelContext's and EncoderDecoderModel's logitLens).
+export function lensArrays(core, positions, targets) {
+  return {
+    positions: [...positions],
+    ids: core.view('lensIds').slice(),
+    probabilities: core.view('lensProbabilities').slice(),
+    targets: targets.length ? {
+      ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
+      ranks: core.view('lensTargetRanks').slice(),
+    } : null,
+  };
+}
+
 export class ModelContext {
   #model;
   #core;
@@ -318,13 +331,7 @@ export class ModelContext {
     return {
       ...(ask ? { attribution: this.#attribution(core, ask.position, ask.target, ask.contrast === -1 ? null : ask.contrast) } : {}),
       shape: [this.config.layers + 1, rows.length, k],
-      positions: [...rows],
-      ids: core.view('lensIds').slice(),
-      probabilities: core.view('lensProbabilities').slice(),
-      targets: targets.length ? {
-        ids: Int32Array.from(targets), probabilities: core.view('lensTargetProbabilities').slice(),
-        ranks: core.view('lensTargetRanks').slice(),
-      } : null,
+      ...lensArrays(core, rows, targets),
     };
   }
 

@@ -104,3 +104,57 @@ describe('the pretrained API under random calls', () => {
     expect(refused).toBeGreaterThan(RUNS / 10);
   });
 });
+
+// The encoder-decoder's API (T5) the same way: run, the lens and attribution on its decoder,
+// generation, its tokenizers, and the methods that do not apply (an Error that says so).
+const SEQ2SEQ_OPTIONS = ['decoderInputIds', 'attentions', 'hiddenStates', 'capture', 'intervene', 'topK', 'positions', 'targets',
+  'position', 'target', 'contrast', 'maxNewTokens', 'minNewTokens', 'signal', 'bogus'];
+const seq2seqCallArb = fc.record({
+  method: fc.constantFrom('run', 'logitLens', 'attribute', 'generate', 'tokenize', 'tokenizeTarget', 'decode', 'hookNames',
+    'contributions', 'patch', 'createContext'),
+  ids: idsArb,
+  options: fc.oneof(fc.dictionary(fc.constantFrom(...SEQ2SEQ_OPTIONS),
+    fc.oneof(anything, idsArb, fc.constantFrom(['decoder.blocks.*.cross_attn.hook_z'], ['encoder.blocks.0.hook_resid_pre'])), { maxKeys: 4 }), anything),
+});
+
+describe('the encoder-decoder API under random calls', () => {
+  it(`${Math.ceil(RUNS / 2)} random calls to T5: a result or our Error; the same bits after; the heap back`, async () => {
+    const source = [5, 9, 3, 1], decoderInputIds = [0, 7, 8];
+    const warm = await loadPretrained(join(FIXTURES, 't5'));
+    warm.run(source, { decoderInputIds, capture: ['decoder.blocks.*.cross_attn.hook_z'] });
+    warm.logitLens(source, { decoderInputIds });
+    warm.attribute(source, { decoderInputIds });
+    for await (const step of warm.generate(source, { maxNewTokens: 2 })) void step;
+    warm.dispose();
+    const heapBefore = (await runtimeInfo()).allocatedBytes;
+    const model = await loadPretrained(join(FIXTURES, 't5'));
+    const before = model.run(source, { decoderInputIds, hiddenStates: true });
+    let returned = 0, refused = 0;
+    await fc.assert(fc.asyncProperty(seq2seqCallArb, async ({ method, ids, options }) => {
+      try {
+        if (method === 'generate') {
+          let steps = 0;
+          for await (const step of model.generate(ids, options)) if ((steps += 1) >= 3 || !step) break;
+        } else if (['tokenize', 'tokenizeTarget', 'decode'].includes(method)) {
+          model[method](ids);
+        } else {
+          model[method](ids, options);
+        }
+        returned += 1;
+      } catch (error) {
+        expect(error).toBeInstanceOf(Error);
+        expect(['TypeError', 'RangeError', 'BindingError', 'InternalError'], error.message).not.toContain(error.constructor.name);
+        expect(error.message, `${method}: ${error.message}`).toMatch(/^multihead: .{12,}/);
+        refused += 1;
+      }
+    }), { numRuns: Math.ceil(RUNS / 2), seed: 61 });
+    const after = model.run(source, { decoderInputIds, hiddenStates: true });
+    for (const key of ['logits', 'encoderAttentions', 'crossAttentions', 'decoderHiddenStates']) {
+      expect(after[key].every((v, i) => Object.is(v, before[key][i])), key).toBe(true);
+    }
+    model.dispose();
+    expect((await runtimeInfo()).allocatedBytes).toBe(heapBefore);
+    expect(returned).toBeGreaterThan(RUNS / 20);
+    expect(refused).toBeGreaterThan(RUNS / 20);
+  });
+});

@@ -25,26 +25,59 @@ namespace mh {
 namespace {
 
 // The rows quantized (quantize_row), gemm's packed form of `a` for these products: per block of
-// 32, d = max |a| / 127 and Σ a, then q_a = round(a / d) as int16 (16 floats' bytes), as int8 and
-// |q_a| as int8 (8 floats' bytes each), the forms the integer products below read.
+// 32, d = max |a| / 127 and Σ a, then q_a = round(a / d) (to nearest, ties to even) as int16 (16
+// floats' bytes), as int8 and |q_a| as int8 (8 floats' bytes each), the forms the integer products
+// below read. Σ a is summed in 4 lanes, then (lane 0 + lane 1) + (lane 2 + lane 3), in every build:
+// in wasm 8 vectors a block (a sequential sum had been a chain of 32 dependent adds, and the
+// quantization a sizeable part of a narrow product's time).
 constexpr int kQuantizedBlockFloats = 34;
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
+#if defined(__wasm_simd128__)
 void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const float* x = a + blk * kBlockRows;
-    float largest = 0, sum = 0;
-    for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k])), sum += x[k];
+    v128_t v[8];
+    for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(x + 4 * i);
+    v128_t largest = wasm_f32x4_abs(v[0]), sum = v[0];
+    for (int i = 1; i < 8; ++i) largest = wasm_f32x4_max(largest, wasm_f32x4_abs(v[i])), sum = wasm_f32x4_add(sum, v[i]);
+    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
+    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
+    const float d = wasm_f32x4_extract_lane(largest, 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    packed[0] = d;
+    packed[1] = (wasm_f32x4_extract_lane(sum, 0) + wasm_f32x4_extract_lane(sum, 1)) +
+                (wasm_f32x4_extract_lane(sum, 2) + wasm_f32x4_extract_lane(sum, 3));
+    const v128_t scale = wasm_f32x4_splat(inverse);
+    v128_t q[8];  // within ±127
+    for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i], scale)));
+    v128_t q16[4];
+    for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) wasm_v128_store(reinterpret_cast<int16_t*>(packed + 2) + 8 * i, q16[i]);
+    const v128_t q8_lo = wasm_i8x16_narrow_i16x8(q16[0], q16[1]), q8_hi = wasm_i8x16_narrow_i16x8(q16[2], q16[3]);
+    wasm_v128_store(packed + 18, q8_lo);
+    wasm_v128_store(packed + 22, q8_hi);
+    wasm_v128_store(packed + 26, wasm_i8x16_abs(q8_lo));
+    wasm_v128_store(packed + 30, wasm_i8x16_abs(q8_hi));
+  }
+}
+#else
+void quantize_row(float* packed, const float* a, int K) {
+  for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
+    const float* x = a + blk * kBlockRows;
+    float largest = 0, lanes[4] = {x[0], x[1], x[2], x[3]};
+    for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k]));
+    for (int k = 4; k < kBlockRows; ++k) lanes[k % 4] += x[k];
     const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
     packed[0] = d;
-    packed[1] = sum;
+    packed[1] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     for (int k = 0; k < kBlockRows; ++k) {
-      const int q = static_cast<int>(std::lrintf(x[k] * inverse));  // within ±127
+      const int q = static_cast<int>(std::nearbyint(x[k] * inverse));  // within ±127
       reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
       reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
       reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
     }
   }
 }
+#endif
 
 // Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4-bit
 // blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2 where it

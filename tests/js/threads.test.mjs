@@ -87,8 +87,8 @@ describe('threads in Node', () => {
       for (const threads of [16, 1]) {
         await setThreads(threads);
         const context = model.createContext();
-        const prefill = context.run(ids.subarray(0, 36), { reusePrefix: true });
-        const step = context.run(ids, { reusePrefix: true });
+        const prefill = context.run(ids.subarray(0, 36), { reusePrefix: true, logits: Array.from({ length: 36 }, (_, i) => i) });
+        const step = context.run(ids, { reusePrefix: true, logits: [36] });
         expect(step.reusedTokens).toBe(36);
         runs.push({ prefill, step });
         context.dispose();

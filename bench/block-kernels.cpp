@@ -1,6 +1,6 @@
-// Products over 8- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm (bench/gguf.mjs
-// prints how it is built and run: `--kernels`): GPT-2 small's four products (Q/K/V together, the
-// attention output, the FFN's up and down) at 64 and 256 rows, one thread, each by
+// Products over 8- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
+// four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
+// one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
 //   q8, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
 //   q8 w, q4 w  the blocks widened into float32 panels for the float32 tile
@@ -8,6 +8,11 @@
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
 // minute); the rows take turns, a round at a time. Prints one JSON object per line.
+// Built as bench/run.sh builds kernels.cpp (the relaxed one rewritten by scripts/relax-wasm.mjs):
+//   em++ -O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 \
+//     -sMAXIMUM_MEMORY=2GB -msimd128 [-mrelaxed-simd] bench/block-kernels.cpp src/core/gemm.cpp \
+//     src/core/gemm_tuning.cpp src/core/parallel.cpp -o build/bench/block-kernels_relaxed.cjs
+//   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/block-kernels_relaxed.cjs [rounds]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -26,8 +26,9 @@
 //   first tile already reads its panel about as fast as one core reads memory.
 // - The micro-kernel (a 5 × 8 or 6 × 8 tile of `out` in registers, and why V8 needs it written
 //   the way it is) is in gemm_tiles.h; the widenings of 2-byte weights in gemm_vectors.h; one row
-//   (decoding), which reads B in place as strips, in gemm_strips.h. Those three are this file's
-//   parts, included here only.
+//   (decoding), which reads B in place as strips, in gemm_strips.h; the integer products over
+//   8- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h. Those four are this
+//   file's parts, included here only.
 #include "core/gemm.h"
 
 #include <algorithm>
@@ -163,9 +164,9 @@ inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.typ
 
 // Whether n rows over blocks go through integer tiles (quantized as decoding's row is), or their
 // blocks are widened into float32 panels for the float32 tiles (the bits of float32 weights).
-// Integer tiles by default: faster in both builds at every row count measured
-// (docs/performance.md, "GGUF weights in blocks"); set_integer_block_tiles() switches, for the
-// benchmark and tests.
+// Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks, and a row's
+// bits are then decoding's (docs/performance.md, "GGUF weights in blocks"); set_integer_block_tiles()
+// switches, for the benchmark and tests.
 std::atomic<bool> g_integer_block_tiles{true};
 inline bool integer_block_tiles(const MatrixRef& b, int n) {
   return is_block_type(b.type) && n > 1 && g_integer_block_tiles.load(std::memory_order_relaxed);

@@ -258,7 +258,8 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng) {
 
 // Element (row, j) of a row's product over blocks as llama.cpp defines it, in float64: the row's
 // blocks to 8 bits (d = max |a| / 127 and q_a = a · (1/d) rounded to nearest, ties to even, both
-// in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · Σ a.
+// in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · d Σ q_a
+// (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row).
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
 struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
@@ -267,23 +268,24 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
   out.value = bias;
   out.magnitude = std::fabs(bias);
   for (int k0 = 0; k0 < K; k0 += kBlockRows) {
-    double most = 0, a_sum = 0, a_size = 0;
+    double most = 0, a_size = 0;
     for (int k = k0; k < k0 + kBlockRows; ++k)
-      most = std::max(most, std::fabs(double(row[k]))), a_sum += row[k], a_size += std::fabs(double(row[k]));
+      most = std::max(most, std::fabs(double(row[k]))), a_size += std::fabs(double(row[k]));
     const float d = static_cast<float>(most) / 127.0f;
     const uint8_t* block = blocks + block_offset(type, k0, j, K);
     float scale, min = 0;
     std::memcpy(&scale, block + 4 * (j % 8), 4);
     if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
-    double integers = 0, integer_size = 0;
+    double integers = 0, integer_size = 0, q_sum = 0;
     for (int r = 0; r < kBlockRows; ++r) {
       const double q_a = d > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d))) : 0.0;
       const int q = block_integer(type, block, r, j % 8);
       integers += q_a * q;
       integer_size += std::fabs(q_a * q);
-      out.exact_bound += std::fabs(double(scale) * q) * d / 2;
+      q_sum += q_a;
+      out.exact_bound += std::fabs(double(scale) * q - double(min)) * d / 2;
     }
-    out.value += double(scale) * d * integers - double(min) * a_sum;
+    out.value += double(scale) * d * integers - double(min) * d * q_sum;
     out.magnitude += std::fabs(double(scale) * d) * integer_size + std::fabs(double(min)) * a_size;
   }
   return out;

@@ -4,7 +4,9 @@
 // as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do. In Node, the relaxed
 // build, one thread (--threads N for more): load time and bytes in memory; prefill of 64 and 256
 // tokens with the last row's logits (what llama.cpp computes) and with every attention; decoding's
-// ms a token against the bound the measured read bandwidth sets on its bytes.
+// ms a token against the bound the measured read bandwidth sets on its bytes. Prefill over blocks
+// runs integer tiles (the rows quantized to 8 bits, as decoding's); "q8_0 widened" / "q4_0 widened"
+// time the same runs with the blocks widened into float32 panels instead.
 // Usage: node --experimental-wasm-relaxed-simd bench/gguf.mjs [--llama-1b] [--rounds 5] [--threads 1]
 // The files are written once to build/gguf-bench/. Writes bench/gguf-results.json (or --out FILE).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -93,6 +95,15 @@ for (const n of [64, 256]) {
   for (const attentions of [false, true]) {
     const fns = {};
     for (const type of TYPES) fns[type] = () => models[type].run(ids(n), { attentions, logits: [n - 1] });
+    // Prefill over blocks the other way too, their blocks widened into float32 panels (core/gemm.h).
+    if (!attentions) {
+      for (const type of TYPES.filter((t) => t !== 'f32')) {
+        fns[`${type} widened`] = () => {
+          core.setIntegerBlockTiles(false);
+          try { return models[type].run(ids(n), { attentions, logits: [n - 1] }); } finally { core.setIntegerBlockTiles(true); }
+        };
+      }
+    }
     const ms = await timeInterleaved(fns, rounds);
     rows.push({ case: `prefill ${n}, ${attentions ? 'every attention' : 'last logits'}`, ms });
   }
@@ -105,7 +116,7 @@ const weightBytes = Object.fromEntries(TYPES.map((t) => [t, models[t].config.wei
 console.log(`${SHAPE.name}'s shape, ${threads} thread(s), ${machine().cpu ?? ''}`);
 console.log(`weights in memory: ${TYPES.map((t) => `${t} ${(weightBytes[t] / 1e6).toFixed(0)} MB (${models[t].config.weightType})`).join(', ')}`);
 console.log(`load: ${TYPES.map((t) => `${t} ${loads[t].toFixed(0)} ms`).join(', ')}`);
-for (const r of rows) console.log(`${r.case.padEnd(34)} ${TYPES.map((t) => `${t} ${r.ms[t].toFixed(1)}`).join('  ')}  ${TYPES.length > 1 ? `(f32 ÷ q8_0 ${(r.ms[TYPES[0]] / r.ms.q8_0).toFixed(2)}×, ÷ q4_0 ${(r.ms[TYPES[0]] / r.ms.q4_0).toFixed(2)}×)` : ''}`);
+for (const r of rows) console.log(`${r.case.padEnd(34)} ${Object.keys(r.ms).map((t) => `${t} ${r.ms[t].toFixed(1)}`).join('  ')}  ${TYPES.length > 1 ? `(f32 ÷ q8_0 ${(r.ms[TYPES[0]] / r.ms.q8_0).toFixed(2)}×, ÷ q4_0 ${(r.ms[TYPES[0]] / r.ms.q4_0).toFixed(2)}×)` : ''}`);
 // A decoding step reads every weight once: its bound is the weights' bytes at the read bandwidth.
 const boundMs = Object.fromEntries(TYPES.map((t) => [t, weightBytes[t] / gbps / 1e6]));
 for (const t of TYPES) console.log(`decoding ${t}: ${decode[t].toFixed(1)} ms, ${(decode[t] / boundMs[t]).toFixed(2)}× its bound (${boundMs[t].toFixed(1)} ms: ${(weightBytes[t] / 1e6).toFixed(0)} MB at ${gbps.toFixed(1)} GB/s)`);

@@ -192,6 +192,9 @@ double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
 // Threads (parallel.h): 1 in the single-thread build whatever is asked.
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
 std::string gemmKernel() { return mh::gemm_kernel_name(); }
+// Prefill over 8- / 4-bit blocks by integer tiles (true) or widened into float32 panels (core/gemm.h),
+// for the benchmark and tests.
+void setIntegerBlockTiles(bool on) { mh::set_integer_block_tiles(on); }
 int threadCount() { return mh::thread_count(); }
 // The thread-scaling benchmark's profile (core/parallel.h): { totalMs, phases, phaseMs, regions:
 // [{ phase, wallMs, taskMs, slotMs }] }.
@@ -307,6 +310,7 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("allocatedBytes", &allocatedBytes);
   emscripten::function("setThreadCount", &setThreadCount);
   emscripten::function("gemmKernel", &gemmKernel);
+  emscripten::function("setIntegerBlockTiles", &setIntegerBlockTiles);
   emscripten::function("threadCount", &threadCount);
   emscripten::function("threadProfileBegin", &threadProfileBegin);
   emscripten::function("threadProfileEnd", &threadProfileEnd);

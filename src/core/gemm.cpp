@@ -26,8 +26,9 @@
 //   first tile already reads its panel about as fast as one core reads memory.
 // - The micro-kernel (a 5 × 8 or 6 × 8 tile of `out` in registers, and why V8 needs it written
 //   the way it is) is in gemm_tiles.h; the widenings of 2-byte weights in gemm_vectors.h; one row
-//   (decoding), which reads B in place as strips, in gemm_strips.h. Those three are this file's
-//   parts, included here only.
+//   (decoding), which reads B in place as strips, in gemm_strips.h; the integer products over
+//   8- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h. Those four are this
+//   file's parts, included here only.
 #include "core/gemm.h"
 
 #include <algorithm>
@@ -35,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/gemm_blocks.h"
 #include "core/gemm_strips.h"
 #include "core/gemm_tiles.h"
 #include "core/blocks.h"
@@ -156,153 +158,23 @@ inline int tallest_tile(const MatrixRef& b, int n, int K) {
 // Whether the n rows of `a` read B in place a strip at a time (few_rows) rather than packed into
 // tiles: one row (decoding), and 2 or 3 rows over a row-major B. Over panels 2 and 3 rows go in
 // tiles too, which measured faster; the same bits.
-// Block types go in tiles at every row count: their panels are widened into the scratch.
-// Block types: one row (decoding) is read by block_row, below.
+// Block types: one row (decoding) is read by block_row (gemm_blocks.h); more rows by integer
+// tiles (block_tiles), or widened into the float32 tiles' panels (integer_block_tiles()).
 inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.type) ? n == 1 : n < (b.panels ? 2 : 4); }
 
-// One row over a matrix of blocks (decoding), as llama.cpp computes it: the row quantized to 8 bits
-// per block of 32 (a scale d = max |a| / 127, q = round(a / d)), each block's products summed as
-// integers, then out_c = bias_c + Σ_blocks (d · scale_c) · Σ q_a q_c − min_c · Σ a. The same
-// integers and the same float operations in every build; close to the tiles' float32 product, not
-// equal to it (a step's logits move by about 1e-3 of their range).
-//
-// The quantized row (quantize_row), gemm's packed form of `a` for this path: per block of 32, d and
-// Σ a, then q_a as int16 (16 floats' bytes), as int8 and |q_a| as int8 (8 floats' bytes each), the
-// forms the integer products below read.
-constexpr int kQuantizedBlockFloats = 34;
-inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
-void quantize_row(float* packed, const float* a, int K) {
-  for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
-    const float* x = a + blk * kBlockRows;
-    float largest = 0, sum = 0;
-    for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k])), sum += x[k];
-    const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-    packed[0] = d;
-    packed[1] = sum;
-    for (int k = 0; k < kBlockRows; ++k) {
-      const int q = static_cast<int>(std::lrintf(x[k] * inverse));  // within ±127
-      reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
-      reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
-      reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
-    }
-  }
+// Whether n rows over blocks go through integer tiles (quantized as decoding's row is), or their
+// blocks are widened into float32 panels for the float32 tiles (the bits of float32 weights).
+// Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks, and a row's
+// bits are then decoding's (docs/performance.md, "GGUF weights in blocks"); set_integer_block_tiles()
+// switches, for the benchmark and tests.
+std::atomic<bool> g_integer_block_tiles{true};
+inline bool integer_block_tiles(const MatrixRef& b, int n) {
+  return is_block_type(b.type) && n > 1 && g_integer_block_tiles.load(std::memory_order_relaxed);
 }
-
-#if defined(__wasm_relaxed_simd__)
-// The int16 sums of adjacent pairs of products x_i·y_i, y within 0…127 (then every CPU gives the
-// same sums): i16x8.relaxed_dot_i8x16_i7x16_s. clang 14 has no builtin for it, so this emits f64x2's
-// pre-standard relaxed_min, which no code of ours uses otherwise, with the same operands, and
-// scripts/relax-wasm.mjs rewrites its opcode to the dot's after linking. (Node 20's V8 adds the
-// accumulator of i32x4.relaxed_dot_i8x16_i7x16_add_s wrongly, so the widening add is ours.)
-inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
-  typedef double f64x2 __attribute__((vector_size(16)));
-  return reinterpret_cast<v128_t>(__builtin_wasm_relaxed_min_f64x2(reinterpret_cast<f64x2>(x), reinterpret_cast<f64x2>(y)));
+// How quantize_rows cuts this product's rows into tiles.
+inline int block_tile_rows_of(WeightType t) {
+  return t == WeightType::kQ8 ? block_tile_rows<WeightType::kQ8>() : block_tile_rows<WeightType::kQ4>();
 }
-#endif
-
-// out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
-// then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 — the same float
-// operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
-// by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
-// the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
-// second operand must fit 7 bits for every CPU to give the same sums: 4-bit values (0…15) as they
-// are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
-#if defined(__wasm_simd128__)
-// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
-template <WeightType T>
-inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
-#if defined(__wasm_relaxed_simd__)
-  const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
-  const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
-  sum_lo = sum_hi = wasm_i32x4_splat(0);
-  for (int g = 0; g < kBlockRows / 4; ++g) {
-    v128_t left, right, dot_lo, dot_hi;
-    block_group(T, block, g, left, right);
-    const v128_t a = wasm_v128_load32_splat(q_a + 4 * g);
-    if constexpr (T == WeightType::kQ8) {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
-      const v128_t m = wasm_i8x16_shr(a, 7), y = wasm_v128_load32_splat(magnitude + 4 * g);
-      dot_lo = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y);
-      dot_hi = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y);
-    } else {  // 0…15 fit the 7-bit operand as they are
-      dot_lo = dot_i8x16_i7x16(a, left);
-      dot_hi = dot_i8x16_i7x16(a, right);
-    }
-    sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_lo));
-    sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_hi));
-  }
-#else
-  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-  v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
-  for (int g = 0; g < kBlockRows / 4; ++g) {
-    const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
-    v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
-    block_group(T, block, g, left, right);
-    // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
-    // kQ4's 0…15 are the same values signed.
-    p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
-    p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
-    p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
-    p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
-  }
-  sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
-  sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
-#endif
-}
-
-template <WeightType T>
-void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
-  const int blocks = K / kBlockRows;
-  const uint8_t* base = static_cast<const uint8_t*>(b.data);
-  for (int j = c0 / 8 * 8; j < c1; j += 8) {
-    float first[8];
-    for (int c = 0; c < 8; ++c) first[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
-    v128_t acc_lo = wasm_v128_load(first), acc_hi = wasm_v128_load(first + 4);
-    const uint8_t* block = base + block_offset(T, 0, j, b.ld);  // a panel's blocks are consecutive
-    for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
-      const float* row_block = quantized + blk * kQuantizedBlockFloats;
-      v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-      block_sums<T>(block, row_block, sum_lo, sum_hi);
-      const v128_t d = wasm_v128_load32_splat(row_block);
-      acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
-      acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
-      if constexpr (T == WeightType::kQ4) {
-        const v128_t sum_a = wasm_v128_load32_splat(row_block + 1);
-        acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
-        acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
-      }
-    }
-    float result[8];
-    wasm_v128_store(result, acc_lo);
-    wasm_v128_store(result + 4, acc_hi);
-    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = result[c - j];
-  }
-}
-#else
-template <WeightType T>
-void block_row(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
-  const int blocks = K / kBlockRows;
-  const uint8_t* base = static_cast<const uint8_t*>(b.data);
-  for (int j = c0 / 8 * 8; j < c1; j += 8) {
-    float acc[8];
-    for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
-    for (int blk = 0; blk < blocks; ++blk) {
-      const uint8_t* block = base + block_offset(T, blk * kBlockRows, j, b.ld);
-      const float* row_block = quantized + blk * kQuantizedBlockFloats;
-      const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-      float scale[8], min[8];
-      std::memcpy(scale, block, 32);
-      if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
-      for (int c = 0; c < 8; ++c) {
-        int32_t sum = 0;
-        for (int r = 0; r < kBlockRows; ++r) sum += q_a[r] * block_integer(T, block, r, c);
-        acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum);
-        if (T == WeightType::kQ4) acc[c] -= min[c] * row_block[1];
-      }
-    }
-    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
-  }
-}
-#endif
 
 // The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
 // block type, its block's first byte.
@@ -382,13 +254,15 @@ template <WeightType T>
 void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
              int K, int c0, int c1, bool touch, const float* prepacked) {
   if constexpr (is_block_type(T)) {
-    if (reads_strips(b, n)) {  // `prepacked`: the row quantize_row made once for every chunk
+    if (reads_strips(b, n) || integer_block_tiles(b, n)) {  // `prepacked`: quantize_rows' once for every chunk
       thread_local std::vector<float> quantized;
       if (!prepacked) {
-        quantized.resize(quantized_row_floats(K));
-        quantize_row(quantized.data(), a, K);
+        quantized.resize(n * quantized_row_floats(K));
+        quantize_rows(quantized.data(), a, lda, n, K, block_tile_rows<T>());
       }
-      block_row<T>(out, prepacked ? prepacked : quantized.data(), b, bias, K, c0, c1);
+      const float* rows = prepacked ? prepacked : quantized.data();
+      if (n == 1) block_row<T>(out, rows, kQuantizedBlockFloats, b, bias, K, c0, c1);
+      else block_tiles<T>(out, ldo, rows, b, bias, n, K, c0, c1);
       return;
     }
   } else {
@@ -542,17 +416,17 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   for (int i = 0; i < count; ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);
   const int* firsts = first_chunk.data();
   // Rows that read strips (decoding) read `a` in place (few_rows): nothing to pack.
-  const bool pack = !reads_strips(b, n) && K > 0;
-  // One row over blocks (decoding) is quantized once here, not by every chunk.
-  const bool quantize = is_block_type(b.type) && reads_strips(b, n) && K > 0;
+  // Rows over blocks (decoding, integer tiles) are quantized once here, not by every chunk.
+  const bool quantize = is_block_type(b.type) && (reads_strips(b, n) || integer_block_tiles(b, n)) && K > 0;
+  const bool pack = !reads_strips(b, n) && !quantize && K > 0;
   const int row_block = !pack || streams_b(b, n, K) ? n : row_block_size(n);
   // The calling thread's buffer, grown to the largest block of rows × K so far. Named through a
   // plain pointer: inside the tasks `packing` would be the running thread's own.
   thread_local std::vector<float> packing;
   if (pack && packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
   if (quantize) {
-    packing.resize(std::max(packing.size(), quantized_row_floats(K)));
-    quantize_row(packing.data(), a, K);
+    packing.resize(std::max(packing.size(), n * quantized_row_floats(K)));
+    quantize_rows(packing.data(), a, lda, n, K, block_tile_rows_of(b.type));
   }
   float* const packed = pack || quantize ? packing.data() : nullptr;
   for (int i0 = 0; i0 < n; i0 += row_block) {
@@ -622,6 +496,8 @@ void pack_panels_transposed(float* packed, const float* src, int64_t ld, int col
 }
 
 const char* gemm_kernel_name() { return kKernelName; }
+
+void set_integer_block_tiles(bool on) { g_integer_block_tiles.store(on, std::memory_order_relaxed); }
 
 void set_touch_from_rows(int rows) { g_touch_from_rows.store(rows, std::memory_order_relaxed); }
 int touch_from_rows() { return g_touch_from_rows.load(std::memory_order_relaxed); }

@@ -524,7 +524,9 @@ test('a GGUF file picked like a checkpoint: its tokenizer, every head, the refer
   await page.getByRole('button', { name: /^Layer 4, head 2/ }).click();
   const shown = await page.evaluate(() => Array.from(document.querySelector('.mv-head canvas')._model.weights));
   const n = reference.ids.length, offset = (3 * 4 + 1) * n * n;
-  expect(maxAbsDiff(shown, want.subarray(offset, offset + n * n))).toBeLessThan(1e-4);
+  // Its products over 4-bit blocks quantize the rows to 8 bits a block, as llama.cpp does: the
+  // attentions move by up to 8.2e-3 from the float64 reference (tests/js/gguf.test.mjs).
+  expect(maxAbsDiff(shown, want.subarray(offset, offset + n * n))).toBeLessThan(2e-2);
 });
 
 test('an image model opens in the image view, and a text model after it gets the text view back', async ({ page }) => {

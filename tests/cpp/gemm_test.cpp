@@ -228,81 +228,157 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
   }
 }
 
-// Blocks of 8- and 4-bit values (core/blocks.h) are widened into the tiles' panels: the product
-// gives the bits of the same values stored as float32 panels, at every row count from 2, thread
-// count and depth (a deep K goes in blocks of 256 or 1024 rows). One row (decoding) is quantized
-// to 8 bits a block of 32 and summed as integers, as llama.cpp does: against a float64 transcription
-// of that definition, and close to the exact product.
-TEST(Gemm, BlocksGiveTheBitsOfTheirValuesAsFloat32) {
+// A random K × N matrix of blocks (K a multiple of 32), each value checked against the format's
+// definition (the product, then the difference), and the same values as float32 panels.
+struct RandomBlocks {
+  std::vector<uint8_t> blocks;
+  std::vector<float> f32;
+};
+RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  RandomBlocks m;
+  m.blocks.assign(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
+  m.f32.assign(static_cast<size_t>(K) * ((N + 7) / 8 * 8), 0.0f);
+  for (int j = 0; j < N; ++j)
+    for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+      int q[kBlockRows];
+      for (int& v : q) v = type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+      const float scale = 0.05f * normal(rng), min = type == WeightType::kQ4 ? 0.2f * normal(rng) : 0.0f;
+      uint8_t* block = m.blocks.data() + block_offset(type, k0, j, K);
+      write_block_column(type, block, j % 8, scale, min, q);
+      for (int r = 0; r < kBlockRows; ++r) {
+        const float value = block_element(type, block, r, j % 8);
+        const float defined = type == WeightType::kQ8 ? scale * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
+        EXPECT_EQ(value, defined);
+        m.f32[panel_index(k0 + r, j, K)] = value;
+      }
+    }
+  return m;
+}
+
+// Element (row, j) of a row's product over blocks as llama.cpp defines it, in float64: the row's
+// blocks to 8 bits (d = max |a| / 127 and q_a = a · (1/d) rounded to nearest, ties to even, both
+// in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · d Σ q_a
+// (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row).
+// `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
+// how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
+struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
+Quantized quantized_reference(WeightType type, const uint8_t* blocks, const float* row, int K, int j, float bias) {
+  Quantized out;
+  out.value = bias;
+  out.magnitude = std::fabs(bias);
+  for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+    double most = 0, a_size = 0;
+    for (int k = k0; k < k0 + kBlockRows; ++k)
+      most = std::max(most, std::fabs(double(row[k]))), a_size += std::fabs(double(row[k]));
+    const float d = static_cast<float>(most) / 127.0f;
+    const uint8_t* block = blocks + block_offset(type, k0, j, K);
+    float scale, min = 0;
+    std::memcpy(&scale, block + 4 * (j % 8), 4);
+    if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
+    double integers = 0, integer_size = 0, q_sum = 0;
+    for (int r = 0; r < kBlockRows; ++r) {
+      const double q_a = d > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d))) : 0.0;
+      const int q = block_integer(type, block, r, j % 8);
+      integers += q_a * q;
+      integer_size += std::fabs(q_a * q);
+      q_sum += q_a;
+      out.exact_bound += std::fabs(double(scale) * q - double(min)) * d / 2;
+    }
+    out.value += double(scale) * d * integers - double(min) * d * q_sum;
+    out.magnitude += std::fabs(double(scale) * d) * integer_size + std::fabs(double(min)) * a_size;
+  }
+  return out;
+}
+
+// Blocks of 8- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
+// its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
+// (prefill) alike: each row of a product gives the bits of that row alone, at 1 and 3 threads,
+// within float32's rounding of a float64 transcription of that definition, and close to the exact
+// product. With integer tiles off, 2 rows and more are widened into the float32 tiles' panels
+// instead and give the bits of the same values stored as float32 (a deep K goes in blocks of 256 or
+// 1024 rows).
+TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const WeightType type : {WeightType::kQ8, WeightType::kQ4})
     for (const int K : {32, 288, 2080})
       for (const int N : {8, 13, 203}) {
-        std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
-        std::vector<float> f32(static_cast<size_t>(K) * ((N + 7) / 8 * 8), 0.0f);
-        for (int j = 0; j < N; ++j)
-          for (int k0 = 0; k0 < K; k0 += kBlockRows) {
-            int q[kBlockRows];
-            for (int& v : q) v = type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
-            const float scale = 0.05f * normal(rng), min = type == WeightType::kQ4 ? 0.2f * normal(rng) : 0.0f;
-            uint8_t* block = blocks.data() + block_offset(type, k0, j, K);
-            write_block_column(type, block, j % 8, scale, min, q);
-            for (int r = 0; r < kBlockRows; ++r) {
-              const float value = block_element(type, block, r, j % 8);
-              // The value as the format defines it: the product, then the difference.
-              const float defined = type == WeightType::kQ8 ? scale * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
-              ASSERT_EQ(value, defined);
-              f32[panel_index(k0 + r, j, K)] = value;
-            }
-          }
-        const MatrixRef in_blocks{blocks.data(), type, K, true}, widened{f32.data(), WeightType::kF32, K, true};
+        const RandomBlocks m = random_blocks(type, K, N, rng);
+        const MatrixRef in_blocks{m.blocks.data(), type, K, true}, widened{m.f32.data(), WeightType::kF32, K, true};
         for (const int n : {1, 2, 5, 37, 130}) {
           std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
           for (float& x : a) x = normal(rng);
           for (float& x : bias) x = normal(rng);
-          std::vector<float> want(static_cast<size_t>(n) * N), got(want.size()), got_threads(want.size());
+          std::vector<float> want(static_cast<size_t>(n) * N), got(want.size()), got_threads(want.size()), by_row(want.size());
           set_thread_count(1);
           gemm(want.data(), N, a.data(), K, widened, bias.data(), n, K, N);
           gemm(got.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+          for (int i = 0; i < n; ++i) gemm(by_row.data() + i * N, N, a.data() + i * K, K, in_blocks, bias.data(), 1, K, N);
           set_thread_count(3);
           gemm(got_threads.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
           set_thread_count(1);
           const std::string where = weight_type_name(type) + " K " + std::to_string(K) + " N " + std::to_string(N) + " n " + std::to_string(n);
           EXPECT_EQ(0, std::memcmp(got.data(), got_threads.data(), got.size() * 4)) << where;
+          EXPECT_EQ(0, std::memcmp(got.data(), by_row.data(), got.size() * 4)) << where;
           if (n > 1) {
-            EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << where;
-            continue;
+            std::vector<float> widened_tiles(want.size());
+            set_integer_block_tiles(false);
+            gemm(widened_tiles.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+            set_integer_block_tiles(true);
+            EXPECT_EQ(0, std::memcmp(want.data(), widened_tiles.data(), want.size() * 4)) << where;
           }
-          // One row: a's blocks to 8 bits (d = max |a| / 127, q = a / d rounded to nearest, ties to
-          // even), then Σ_blocks d · scale · Σ q_a q − min · Σ a, in float64.
-          double worst_definition = 0, worst_exact = 0, largest = 0;
-          for (int j = 0; j < N; ++j) {
-            double sum = bias[j], bound = 0;  // |a − d·q_a| ≤ d/2 bounds the difference from the exact product
-            for (int k0 = 0; k0 < K; k0 += kBlockRows) {
-              double most = 0, a_sum = 0;
-              for (int k = k0; k < k0 + kBlockRows; ++k) most = std::max(most, std::fabs(double(a[k]))), a_sum += a[k];
-              const float d = static_cast<float>(most) / 127.0f;
-              const uint8_t* block = blocks.data() + block_offset(type, k0, j, K);
-              float scale, min = 0;
-              std::memcpy(&scale, block + 4 * (j % 8), 4);
-              if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
-              double integers = 0;
-              for (int r = 0; r < kBlockRows; ++r) {
-                const double q_a = d > 0 ? std::nearbyint(double(a[k0 + r] * (1.0f / d))) : 0.0;
-                integers += q_a * block_integer(type, block, r, j % 8);
-                bound += std::fabs(double(scale) * block_integer(type, block, r, j % 8)) * d / 2;
-              }
-              sum += double(scale) * d * integers - double(min) * a_sum;
+          double worst_exact = 0;
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < N; ++j) {
+              const Quantized q = quantized_reference(type, m.blocks.data(), a.data() + i * K, K, j, bias[j]);
+              const double g = got[i * N + j], w = want[i * N + j];
+              ASSERT_LE(std::fabs(q.value - g), 1e-6 * q.magnitude + 1e-6) << where << " row " << i << " column " << j;
+              EXPECT_LE(std::fabs(w - g), q.exact_bound + 1e-5 * std::max(1.0, std::fabs(w))) << where << " row " << i << " column " << j;
+              worst_exact = std::max(worst_exact, std::fabs(w - g));
             }
-            worst_definition = std::max(worst_definition, std::fabs(sum - got[j]));
-            worst_exact = std::max(worst_exact, std::fabs(double(want[j]) - got[j]));
-            largest = std::max(largest, std::fabs(double(want[j])));
-            EXPECT_LE(std::fabs(double(want[j]) - got[j]), bound + 1e-5 * std::max(1.0, std::fabs(double(want[j])))) << where << " column " << j;
-          }
-          EXPECT_LT(worst_definition, 1e-5 * std::max(1.0, largest)) << where;
           EXPECT_GT(worst_exact, 0.0) << where;  // it did quantize
         }
+      }
+}
+
+// The integer tiles at their edges: 1–7 rows (tiles of every height and a shorter last one), a
+// last panel narrower than 8 columns, K from one block to several, both block types, no bias and
+// a bias, a row stride wider than K; each element against the float64 transcription above, and
+// each row the bits of that row alone (decoding).
+TEST(Gemm, IntegerTilesAtTheirEdges) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4})
+    for (const int K : {32, 64, 96, 160})
+      for (const int N : {3, 8, 21}) {
+        const RandomBlocks m = random_blocks(type, K, N, rng);
+        const MatrixRef in_blocks{m.blocks.data(), type, K, true};
+        for (int n = 1; n <= 7; ++n)
+          for (const bool with_bias : {false, true}) {
+            const int lda = K + 5;
+            std::vector<float> a(static_cast<size_t>(n) * lda), bias(N, 0.0f);
+            for (float& x : a) x = normal(rng);
+            if (with_bias)
+              for (float& x : bias) x = normal(rng);
+            // Zero blocks and a block of one value: d = 0, and every q_a at ±127.
+            if (K >= 64) std::fill(a.begin() + 32, a.begin() + 64, 0.0f);
+            if (n >= 2 && K >= 64) std::fill(a.begin() + lda + 32, a.begin() + lda + 64, -3.5f);
+            const int ldo = N + 3;
+            std::vector<float> got(static_cast<size_t>(n) * ldo, 7.0f), by_row(N);
+            gemm(got.data(), ldo, a.data(), lda, in_blocks, with_bias ? bias.data() : nullptr, n, K, N);
+            const std::string where = weight_type_name(type) + " K " + std::to_string(K) + " N " + std::to_string(N) +
+                                      " n " + std::to_string(n) + (with_bias ? " bias" : "");
+            for (int i = 0; i < n; ++i) {
+              gemm(by_row.data(), N, a.data() + i * lda, lda, in_blocks, with_bias ? bias.data() : nullptr, 1, K, N);
+              EXPECT_EQ(0, std::memcmp(got.data() + i * ldo, by_row.data(), N * 4)) << where << " row " << i;
+              for (int j = 0; j < N; ++j) {
+                const Quantized q = quantized_reference(type, m.blocks.data(), a.data() + i * lda, K, j, bias[j]);
+                ASSERT_LE(std::fabs(q.value - got[i * ldo + j]), 1e-6 * q.magnitude + 1e-6) << where << " row " << i << " column " << j;
+              }
+              for (int j = N; j < ldo; ++j) EXPECT_EQ(got[i * ldo + j], 7.0f) << where << ": past the columns";
+            }
+          }
       }
 }
 

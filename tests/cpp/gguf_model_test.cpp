@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/gemm.h"
 #include "io/checkpoint.h"
 #include "io/gguf_model.h"
 #include "io/json.h"
@@ -128,10 +129,16 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
       mh::RunResult out_split, out_widened;
       ASSERT_EQ(split_ctx.run(out_split, ids.data(), n, request), "") << key;
       EXPECT_EQ(0, std::memcmp(out.logits.data(), out_split.logits.data(), out.logits.size() * 4)) << key;
-      // Blocks widened in the product give the bits of float32 weights (the same values, the same sums).
+      // Blocks widened in the product (integer tiles off: core/gemm.h) give the bits of float32
+      // weights (the same values, the same sums).
       ASSERT_EQ(widened_ctx.run(out_widened, ids.data(), n, request), "") << key;
-      EXPECT_EQ(0, std::memcmp(out.logits.data(), out_widened.logits.data(), out.logits.size() * 4)) << name << " " << key;
-      EXPECT_EQ(0, std::memcmp(out.attentions.data(), out_widened.attentions.data(), out.attentions.size() * 4)) << key;
+      mh::RunResult out_blocks_widened;
+      mh::set_integer_block_tiles(false);
+      const std::string error = ctx.run(out_blocks_widened, ids.data(), n, request);
+      mh::set_integer_block_tiles(true);
+      ASSERT_EQ(error, "") << key;
+      EXPECT_EQ(0, std::memcmp(out_blocks_widened.logits.data(), out_widened.logits.data(), out.logits.size() * 4)) << name << " " << key;
+      EXPECT_EQ(0, std::memcmp(out_blocks_widened.attentions.data(), out_widened.attentions.data(), out.attentions.size() * 4)) << key;
     }
     const std::vector<float> attentions = expected.get<float>(key + "attentions");
     ASSERT_EQ(out.attentions.size(), attentions.size());
@@ -165,8 +172,13 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
     EXPECT_EQ(std::vector<int32_t>(sequence.end() - 12, sequence.end()), greedy) << name << " " << key;
   }
   EXPECT_GT(checked_positions, 40);
-  EXPECT_LT(worst_attention, 2e-5) << name;  // float32 against float64: measured 1e-7 – 7e-7
-  EXPECT_LT(worst_logits, 2e-5) << name;
+  // float32 against float64: measured 1e-7 – 7e-7 (gpt2-f16). Products over blocks quantize the rows
+  // to 8 bits a block, as llama.cpp does (core/gemm_blocks.h): attentions move by up to 5.5e-3
+  // (llama-q8_0), 9.8e-3 (qwen2-q4_0) and 8.2e-3 (llama-q4_k_m), logits by 0.27–0.47 % of a row's range
+  // (tests/js/gguf.test.mjs has the same bounds).
+  const bool quantized_rows = expected_wq != mh::WeightType::kF32;
+  EXPECT_LT(worst_attention, quantized_rows ? 2e-2 : 2e-5) << name;
+  EXPECT_LT(worst_logits, quantized_rows ? 2e-2 : 2e-5) << name;
   std::printf("%s: attentions within %.2g of the float64 reference, logits within %.2g of a row's range\n", name.c_str(),
               worst_attention, worst_logits);
 }

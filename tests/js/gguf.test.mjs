@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
+import { loadMultihead, loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
 import { startHubServer } from '../browser/hub-server.mjs';
 import { expectedOutputs, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
 import { variant } from './fixture-checks.mjs';
@@ -30,8 +30,21 @@ function reference(name) {
   }));
 }
 
+// How far each fixture may be from the float64 reference on its dequantized weights: products over
+// 8- and 4-bit blocks quantize the rows of activations to 8 bits a block of 32, as llama.cpp does
+// (gemm_blocks.h), which moves attentions by up to 5.5e-3 (llama-q8_0), 9.8e-3 (qwen2-q4_0) and
+// 8.2e-3 (llama-q4_k_m: 4 layers) and logits by up to 0.36 %, 0.27 % and 0.47 % of a row's range
+// (measured); gpt2-f16 computes in float32.
+const TOLERANCE = {
+  'llama-q8_0': { attentions: 2e-2, logits: 2e-2 },
+  'qwen2-q4_0': { attentions: 2e-2, logits: 2e-2 },
+  'llama-q4_k_m': { attentions: 2e-2, logits: 2e-2 },
+  'gpt2-f16': { attentions: 1e-4, logits: 1e-4 },
+};
+
 // Every case against the reference: attentions, logits (against each row's range), each position's
-// top token where the reference's margin is clear, and the greedy continuation through generate().
+// top token where the reference's margin is clear (over 1 % of the range), and the greedy
+// continuation through generate(), which must also be llama.cpp's.
 async function checkAgainstReference(model, name) {
   const V = model.config.vocabSize;
   let worstAttention = 0, worstLogits = 0;
@@ -51,8 +64,8 @@ async function checkAgainstReference(model, name) {
     expect(greedy, `${name} ${c.key} greedy`).toEqual(c.greedyIds);
     expect(greedy, `${name} ${c.key}: llama.cpp's own continuation`).toEqual(c.llama_cpp.greedy_ids);
   }
-  expect(worstAttention, name).toBeLessThan(1e-4);
-  expect(worstLogits, name).toBeLessThan(1e-4);
+  expect(worstAttention, name).toBeLessThan(TOLERANCE[name].attentions);
+  expect(worstLogits, name).toBeLessThan(TOLERANCE[name].logits);
 }
 
 describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
@@ -71,38 +84,56 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
     });
   }
 
+  // Blocks widened into float32 panels (the products' other path: setIntegerBlockTiles(false)) give
+  // the bits of float32 weights (weightType f32).
   it('blocks widened in the product give the bits of float32 weights (weightType f32)', async () => {
+    const core = await loadMultihead();
     for (const name of ['llama-q8_0', 'llama-q4_k_m']) {
       const blocks = await loadPretrained(fileOf(name)), widened = await loadPretrained(fileOf(name), { weightType: 'f32' });
       expect(widened.config.weightType).toBe('f32');
       expect(blocks.config.weightBytes).toBeLessThan(0.45 * widened.config.weightBytes);
-      for (const c of reference(name)) {
-        const a = blocks.run(c.ids), b = widened.run(c.ids);
-        expect(Buffer.compare(Buffer.from(a.logits.buffer, a.logits.byteOffset, a.logits.byteLength), Buffer.from(b.logits.buffer, b.logits.byteOffset, b.logits.byteLength)), `${name} ${c.key}`).toBe(0);
-        expect(Buffer.compare(Buffer.from(a.attentions.buffer, a.attentions.byteOffset, a.attentions.byteLength), Buffer.from(b.attentions.buffer, b.attentions.byteOffset, b.attentions.byteLength)), `${name} ${c.key}`).toBe(0);
+      core.setIntegerBlockTiles(false);
+      try {
+        for (const c of reference(name)) {
+          const a = blocks.run(c.ids), b = widened.run(c.ids);
+          expect(Buffer.compare(Buffer.from(a.logits.buffer, a.logits.byteOffset, a.logits.byteLength), Buffer.from(b.logits.buffer, b.logits.byteOffset, b.logits.byteLength)), `${name} ${c.key}`).toBe(0);
+          expect(Buffer.compare(Buffer.from(a.attentions.buffer, a.attentions.byteOffset, a.attentions.byteLength), Buffer.from(b.attentions.buffer, b.attentions.byteOffset, b.attentions.byteLength)), `${name} ${c.key}`).toBe(0);
+        }
+      } finally {
+        core.setIntegerBlockTiles(true);
       }
       blocks.dispose();
       widened.dispose();
     }
   });
 
-  // Decoding (one new row, the rest in the key/value cache) takes the one-row path over blocks: the
-  // row quantized to 8 bits a block and its products summed as integers (int16 dots, or relaxed
-  // SIMD's int8 dot for 4-bit blocks). Its logits stay within 2 % of a row's range of the float64
-  // reference, and differ from the tiles' float32 product of the same row (it did quantize).
-  it("decoding's integer products over blocks stay close to the float64 reference", async () => {
+  // Prefill (integer tiles) and decoding (one new row, the rest in the key/value cache: the one-row
+  // path) both quantize each row to 8 bits a block and sum its products as integers, as llama.cpp
+  // does; a product's row is the same bits either way (tests/cpp/gemm_test.cpp, natively and in
+  // wasm: scripts/gemm-test-wasm.sh). Through the whole model the rows differ a little: attention
+  // over the cache sums in another order than the tiles' (float32 weights differ by ~1e-6 there
+  // too), and a last bit can move a value to the next 8-bit step. Each row decoded step by step
+  // stays within 2 % of the range of the same row in prefill (measured: 0.24 %, 0.38 % and 1.23 %),
+  // and prefill differs from the float32 product of the widened blocks (it did quantize).
+  it("decoding's rows stay close to the same rows in prefill", async () => {
+    const core = await loadMultihead();
     for (const name of ['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m']) {
       const model = await loadPretrained(fileOf(name));
       const V = model.config.vocabSize;
       for (const c of reference(name)) {
-        const n = c.ids.length, context = model.createContext();
-        context.run(c.ids.subarray(0, n - 1), { attentions: false, logits: false, reusePrefix: true });
-        const step = context.run(c.ids, { attentions: false, logits: [n - 1], reusePrefix: true });
-        expect(step.reusedTokens).toBe(n - 1);
-        const want = c.logits.subarray((n - 1) * V, n * V), tiles = model.run(c.ids).logits.subarray((n - 1) * V, n * V);
-        const range = Math.max(...want) - Math.min(...want);
-        expect(maxAbsDiff(step.logits, want) / range, `${name} ${c.key}`).toBeLessThan(0.02);
-        expect(maxAbsDiff(step.logits, tiles), `${name} ${c.key}`).toBeGreaterThan(0);
+        const n = c.ids.length, prefill = model.run(c.ids, { attentions: false }).logits, context = model.createContext();
+        context.run(c.ids.subarray(0, 1), { attentions: false, logits: false, reusePrefix: true });
+        for (let i = 1; i < n; i += 1) {
+          const step = context.run(c.ids.subarray(0, i + 1), { attentions: false, logits: [i], reusePrefix: true });
+          expect(step.reusedTokens).toBe(i);
+          const row = prefill.subarray(i * V, (i + 1) * V);
+          const range = Math.max(...row) - Math.min(...row);
+          expect(maxAbsDiff(step.logits, row) / range, `${name} ${c.key} row ${i}`).toBeLessThan(0.02);
+        }
+        core.setIntegerBlockTiles(false);
+        const widened = model.run(c.ids, { attentions: false }).logits;
+        core.setIntegerBlockTiles(true);
+        expect(maxAbsDiff(prefill, widened), `${name} ${c.key}`).toBeGreaterThan(0);
         context.dispose();
       }
       model.dispose();
@@ -124,7 +155,7 @@ describe('a GGUF file however it is named', () => {
   const bytes = new Uint8Array(readFileSync(fileOf('qwen2-q4_0')));
   const firstCase = reference('qwen2-q4_0')[0];
   const sameAttentions = (model) => {
-    expect(maxAbsDiff(model.run(firstCase.ids).attentions, firstCase.attentions)).toBeLessThan(1e-4);
+    expect(maxAbsDiff(model.run(firstCase.ids).attentions, firstCase.attentions)).toBeLessThan(TOLERANCE['qwen2-q4_0'].attentions);
     model.dispose();
   };
 
@@ -205,9 +236,10 @@ describe('Hugging Face fixtures converted as llama.cpp converts them give transf
         expect(maxAbsDiff(a.logits, b.logits), c.key).toBe(0);
         expect(maxAbsDiff(a.attentions, b.attentions), c.key).toBe(0);
         // 8-bit weights stay near transformers' numbers (measured: attentions within 0.05 on this tiny
-        // random model); 4 bits move them by up to 0.6 here, checked instead through the GGUF path's
-        // float64 reference on the dequantized weights (the fixtures above).
-        if (type === 'q8_0') expect(maxAbsDiff(a.attentions, c.attentions), c.key).toBeLessThan(0.1);
+        // random model with the products on widened blocks, 0.107 with the rows quantized to 8 bits
+        // too); 4 bits move them by up to 0.6 here, checked instead through the GGUF path's float64
+        // reference on the dequantized weights (the fixtures above).
+        if (type === 'q8_0') expect(maxAbsDiff(a.attentions, c.attentions), c.key).toBeLessThan(0.15);
       }
       quantized.dispose();
       converted.dispose();

@@ -77,6 +77,31 @@ describe('threads in Node', () => {
     await setThreads(16);
   });
 
+  it('8- and 4-bit blocks on the threaded build: prefill and decoding give the same bits as on 1 thread', async () => {
+    // Prefill's integer tiles and decoding's row over blocks (core/gemm_blocks.h): gemm() quantizes
+    // the rows once for every thread, and the columns split in whole panels.
+    for (const name of ['llama-q8_0', 'qwen2-q4_0']) {
+      const model = await loadPretrained(join(process.cwd(), 'tests/fixtures/gguf', name, 'model.gguf'));
+      const ids = Int32Array.from({ length: 37 }, (_, i) => (i * 31 + 7) % 200);
+      const runs = [];
+      for (const threads of [16, 1]) {
+        await setThreads(threads);
+        const context = model.createContext();
+        const prefill = context.run(ids.subarray(0, 36), { reusePrefix: true, logits: Array.from({ length: 36 }, (_, i) => i) });
+        const step = context.run(ids, { reusePrefix: true, logits: [36] });
+        expect(step.reusedTokens).toBe(36);
+        runs.push({ prefill, step });
+        context.dispose();
+      }
+      expect(sameBits(runs[0].prefill.attentions, runs[1].prefill.attentions), `${name} prefill attentions`).toBe(true);
+      expect(sameBits(runs[0].prefill.logits, runs[1].prefill.logits), `${name} prefill logits`).toBe(true);
+      expect(sameBits(runs[0].step.logits, runs[1].step.logits), `${name} decoding's logits`).toBe(true);
+      expect(runs[0].step.logits.every(Number.isFinite)).toBe(true);
+      model.dispose();
+    }
+    await setThreads(16);
+  });
+
   it('bad input on the threaded build: readable errors, no leak, still working', async () => {
     expectMisuseHandled(expect, await misuse());
   });

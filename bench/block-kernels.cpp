@@ -1,0 +1,112 @@
+// Products over 8- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
+// four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
+// one thread, each by
+//   f32       float32 panels (the float32 tile, at the multiply-add peak)
+//   q8, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
+//   q8 w, q4 w  the blocks widened into float32 panels for the float32 tile
+// Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
+// with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
+// median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
+// minute); the rows take turns, a round at a time. Prints one JSON object per line.
+// Built as bench/run.sh builds kernels.cpp (the relaxed one rewritten by scripts/relax-wasm.mjs):
+//   em++ -O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 \
+//     -sMAXIMUM_MEMORY=2GB -msimd128 [-mrelaxed-simd] bench/block-kernels.cpp src/core/gemm.cpp \
+//     src/core/gemm_tuning.cpp src/core/parallel.cpp -o build/bench/block-kernels_relaxed.cjs
+//   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/block-kernels_relaxed.cjs [rounds]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/blocks.h"
+#include "core/gemm.h"
+
+#include "peak.h"
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Row {
+  std::string name;
+  int n, K, N;
+  mh::MatrixRef b;
+  bool integer_tiles;
+  std::vector<double> seconds, of_peak;
+};
+
+std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937& rng) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(mh::block_matrix_bytes(t, K, N)));
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (int j = 0; j < N; ++j)
+    for (int k = 0; k < K; k += mh::kBlockRows) {
+      int q[mh::kBlockRows];
+      for (int& v : q) v = t == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+      mh::write_block_column(t, bytes.data() + mh::block_offset(t, k, j, K), j % 8, normal(rng), normal(rng), q);
+    }
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
+  std::vector<std::vector<float>> f32;
+  std::vector<std::vector<uint8_t>> q8, q4;
+  for (const auto& s : shapes) {
+    f32.emplace_back(static_cast<size_t>(s[0]) * s[1]);
+    for (float& x : f32.back()) x = 0.02f * normal(rng);
+    q8.push_back(random_blocks(mh::WeightType::kQ8, s[0], s[1], rng));
+    q4.push_back(random_blocks(mh::WeightType::kQ4, s[0], s[1], rng));
+  }
+  std::vector<Row> rows;
+  for (const int n : {64, 256})
+    for (int s = 0; s < 4; ++s) {
+      const int K = shapes[s][0], N = shapes[s][1];
+      const std::string shape = std::to_string(n) + " × " + std::to_string(K) + " × " + std::to_string(N);
+      rows.push_back({"f32 " + shape, n, K, N, {f32[s].data(), mh::WeightType::kF32, K, true}, true, {}, {}});
+      rows.push_back({"q8 " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, true, {}, {}});
+      rows.push_back({"q8 w " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, false, {}, {}});
+      rows.push_back({"q4 " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, true, {}, {}});
+      rows.push_back({"q4 w " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, false, {}, {}});
+    }
+  std::vector<float> a(256 * 3072), out(256 * 3072);
+  for (float& x : a) x = normal(rng);
+  float sink = 0;
+  const auto call = [&](const Row& r) {
+    mh::set_integer_block_tiles(r.integer_tiles);
+    mh::gemm(out.data(), r.N, a.data(), r.K, r.b, nullptr, r.n, r.K, r.N);
+  };
+  for (const Row& r : rows) call(r), call(r);  // V8 tiers up
+  spin(20'000'000, 0.5f);
+  for (int round = 0; round < rounds; ++round)
+    for (Row& r : rows) {
+      call(r);  // its B back in the cache, as a model's run would leave it (or not)
+      auto t0 = Clock::now();
+      call(r);
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double flops = 2.0 * r.n * r.K * r.N;
+      const long steps = std::max<long>(1000, static_cast<long>(flops / (kAccumulators * 4 * 2)));
+      t0 = Clock::now();
+      sink += spin(steps, 1.0f + round);
+      const double spin_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      r.seconds.push_back(s);
+      r.of_peak.push_back((flops / s) / (steps * double(kAccumulators) * 4 * 2 / spin_s));
+    }
+  mh::set_integer_block_tiles(true);
+  std::printf("{\"kernel\":\"%s\",\"peakGflops\":%.2f}\n", mh::gemm_kernel_name(), peak_gflops());
+  for (Row& r : rows) {
+    std::sort(r.seconds.begin(), r.seconds.end());
+    std::sort(r.of_peak.begin(), r.of_peak.end());
+    const double s = r.seconds[r.seconds.size() / 2];
+    std::printf("{\"product\":\"%s\",\"ms\":%.3f,\"gflops\":%.2f,\"ofPeak\":%.3f}\n", r.name.c_str(), s * 1e3,
+                2.0 * r.n * r.K * r.N / s / 1e9, r.of_peak[r.of_peak.size() / 2]);
+  }
+  if (sink == 12345.0f) std::printf("#");
+  return 0;
+}

@@ -1,0 +1,391 @@
+// The GEMM's products over blocks of 8- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
+// has the storage): rows of `a` quantized to 8 bits per block of 32, as llama.cpp does, and each
+// block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
+// block_tile). A row gives the same bits in either, at any thread count, in every build: the
+// integer sums are exact, and the float operations around them are the same, in the same order.
+// Where this measured faster than widening the blocks into float32 panels is in docs/performance.md
+// ("GGUF weights in blocks"); integer_block_tiles() chooses.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "core/blocks.h"
+#include "core/gemm_tiles.h"
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace mh {
+
+// Private to gemm.cpp, the one file that includes it: internal linkage, as if written there.
+namespace {
+
+// The rows quantized (quantize_row), gemm's packed form of `a` for these products: per block of
+// 32, d = max |a| / 127, then q_a = round(a / d) (to nearest, ties to even) as int16 (16 floats'
+// bytes), as int8 and |q_a| as int8 (8 floats' bytes each), the forms the integer products below
+// read, and d · Σ q_a: the sum of the quantized row, as llama.cpp's Q8_1 keeps it. kQ4's values
+// are scale · q − min with q unsigned, so a block's product is (scale · d) Σ q_a q − min · Σ a: with
+// Σ a of the float row the two terms' large common part (q averages 7.5) no longer cancels, and
+// the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
+// rounding takes them. In wasm 8 vectors a block.
+constexpr int kQuantizedBlockFloats = 34;
+inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
+#if defined(__wasm_simd128__)
+void quantize_row(float* packed, const float* a, int K) {
+  for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
+    const float* x = a + blk * kBlockRows;
+    v128_t v[8];
+    for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(x + 4 * i);
+    v128_t largest = wasm_f32x4_abs(v[0]);
+    for (int i = 1; i < 8; ++i) largest = wasm_f32x4_max(largest, wasm_f32x4_abs(v[i]));
+    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
+    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
+    const float d = wasm_f32x4_extract_lane(largest, 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    packed[0] = d;
+    const v128_t scale = wasm_f32x4_splat(inverse);
+    v128_t q[8];  // within ±127
+    for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i], scale)));
+    v128_t sum = q[0];
+    for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
+    packed[1] = d * static_cast<float>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
+                                       wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+    v128_t q16[4];
+    for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) wasm_v128_store(reinterpret_cast<int16_t*>(packed + 2) + 8 * i, q16[i]);
+    const v128_t q8_lo = wasm_i8x16_narrow_i16x8(q16[0], q16[1]), q8_hi = wasm_i8x16_narrow_i16x8(q16[2], q16[3]);
+    wasm_v128_store(packed + 18, q8_lo);
+    wasm_v128_store(packed + 22, q8_hi);
+    wasm_v128_store(packed + 26, wasm_i8x16_abs(q8_lo));
+    wasm_v128_store(packed + 30, wasm_i8x16_abs(q8_hi));
+  }
+}
+#else
+void quantize_row(float* packed, const float* a, int K) {
+  for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
+    const float* x = a + blk * kBlockRows;
+    float largest = 0;
+    for (int k = 0; k < kBlockRows; ++k) largest = std::max(largest, std::fabs(x[k]));
+    const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    packed[0] = d;
+    int sum = 0;
+    for (int k = 0; k < kBlockRows; ++k) {
+      const int q = static_cast<int>(std::nearbyint(x[k] * inverse));  // within ±127
+      sum += q;
+      reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
+      reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
+      reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
+    }
+    packed[1] = d * static_cast<float>(sum);
+  }
+}
+#endif
+
+// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4-bit
+// blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2 where it
+// takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut
+// into tiles as even as those allow (5 rows at most 4: 3 + 2). (MH_BLOCK_TILE_ROWS overrides both,
+// for measuring.)
+template <WeightType T>
+constexpr int block_tile_rows() {
+#if defined(MH_BLOCK_TILE_ROWS)
+  return MH_BLOCK_TILE_ROWS;
+#elif defined(__wasm_relaxed_simd__)
+  return T == WeightType::kQ4 ? 4 : 2;
+#else
+  return 2;
+#endif
+}
+constexpr int kTallestBlockTile = 6;
+static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile,
+              "block_tile_of_height() has tiles of 1 to 6 rows");
+inline int block_tile_height(int i, int rows, int tallest) {
+  const int left = rows - i, tiles = (left + tallest - 1) / tallest;
+  return (left + tiles - 1) / tiles;
+}
+
+// packed = rows × K of a (rows lda apart) quantized (quantize_row), in tiles of block_tile_height()
+// rows: the tile from row i at i · quantized_row_floats(K), block-major, so that one pointer walks
+// it: block b of its row r (of h) at (b · h + r) · kQuantizedBlockFloats. One row is quantize_row's.
+void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, int tallest) {
+  const int blocks = K / kBlockRows;
+  for (int i = 0, h; i < rows; i += h) {
+    h = block_tile_height(i, rows, tallest);
+    float* tile_start = packed + static_cast<int64_t>(i) * blocks * kQuantizedBlockFloats;
+    for (int r = 0; r < h; ++r)
+      for (int blk = 0; blk < blocks; ++blk)
+        quantize_row(tile_start + (blk * h + r) * kQuantizedBlockFloats, a + (i + r) * lda + blk * kBlockRows, kBlockRows);
+  }
+}
+
+#if defined(__wasm_relaxed_simd__)
+// The int16 sums of adjacent pairs of products x_i·y_i, y within 0…127 (then every CPU gives the
+// same sums): i16x8.relaxed_dot_i8x16_i7x16_s. clang 14 has no builtin for it, so this emits f64x2's
+// pre-standard relaxed_min, which no code of ours uses otherwise, with the same operands, and
+// scripts/relax-wasm.mjs rewrites its opcode to the dot's after linking. (Node 20's V8 adds the
+// accumulator of i32x4.relaxed_dot_i8x16_i7x16_add_s wrongly, so the widening add is ours.)
+inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
+  typedef double f64x2 __attribute__((vector_size(16)));
+  return reinterpret_cast<v128_t>(__builtin_wasm_relaxed_min_f64x2(reinterpret_cast<f64x2>(x), reinterpret_cast<f64x2>(y)));
+}
+#endif
+
+// out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
+// then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 — the same float
+// operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
+// by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
+// the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
+// second operand must fit 7 bits for every CPU to give the same sums: 4-bit values (0…15) as they
+// are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
+// `quantized` is the row's quantize_row, its blocks `step` floats apart (a row of a tile:
+// quantize_rows).
+#if defined(__wasm_simd128__)
+// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
+template <WeightType T>
+inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
+#if defined(__wasm_relaxed_simd__)
+  const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
+  const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
+  sum_lo = sum_hi = wasm_i32x4_splat(0);
+  for (int g = 0; g < kBlockRows / 4; ++g) {
+    v128_t left, right, dot_lo, dot_hi;
+    block_group(T, block, g, left, right);
+    const v128_t a = wasm_v128_load32_splat(q_a + 4 * g);
+    if constexpr (T == WeightType::kQ8) {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
+      const v128_t m = wasm_i8x16_shr(a, 7), y = wasm_v128_load32_splat(magnitude + 4 * g);
+      dot_lo = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y);
+      dot_hi = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y);
+    } else {  // 0…15 fit the 7-bit operand as they are
+      dot_lo = dot_i8x16_i7x16(a, left);
+      dot_hi = dot_i8x16_i7x16(a, right);
+    }
+    sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_lo));
+    sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_hi));
+  }
+#else
+  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+  v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
+  for (int g = 0; g < kBlockRows / 4; ++g) {
+    const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
+    v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
+    block_group(T, block, g, left, right);
+    // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
+    // kQ4's 0…15 are the same values signed.
+    p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
+    p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
+    p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
+    p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
+  }
+  sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
+  sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
+#endif
+}
+
+// acc_lo, acc_hi (columns 0–3, 4–7) += one block's sums as floats: (scale · d) · Σ q_a q, then
+// − min · Σ a for kQ4. The one place these float operations are written, for decoding and tiles.
+template <WeightType T>
+inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
+                      v128_t sum_hi) {
+  const v128_t d = wasm_v128_load32_splat(row_block);
+  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
+  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
+  if constexpr (T == WeightType::kQ4) {
+    const v128_t sum_a = wasm_v128_load32_splat(row_block + 1);
+    acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
+    acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
+  }
+}
+
+template <WeightType T>
+void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+  const int blocks = K / kBlockRows;
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int j = c0 / 8 * 8; j < c1; j += 8) {
+    float first[8];
+    for (int c = 0; c < 8; ++c) first[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+    v128_t acc_lo = wasm_v128_load(first), acc_hi = wasm_v128_load(first + 4);
+    const uint8_t* block = base + block_offset(T, 0, j, b.ld);  // a panel's blocks are consecutive
+    for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
+      const float* row_block = quantized + blk * step;
+      v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
+      block_sums<T>(block, row_block, sum_lo, sum_hi);
+      add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+    }
+    float result[8];
+    wasm_v128_store(result, acc_lo);
+    wasm_v128_store(result + 4, acc_hi);
+    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = result[c - j];
+  }
+}
+#else
+template <WeightType T>
+void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+  const int blocks = K / kBlockRows;
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int j = c0 / 8 * 8; j < c1; j += 8) {
+    float acc[8];
+    for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+    const uint8_t* block = base + block_offset(T, 0, j, b.ld);  // a panel's blocks are consecutive
+    for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
+      const float* row_block = quantized + blk * step;
+      const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+      float scale[8], min[8];
+      std::memcpy(scale, block, 32);
+      if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
+      // The block's groups in their stored order (block_q8_byte, block_q4_byte), in plain loops a
+      // compiler vectorizes: the element-by-element block_integer() had made the native suite's
+      // GGUF fixtures 15× slower.
+      int32_t sum[8] = {};
+      for (int g = 0; g < kBlockRows / 4; ++g) {
+        const int16_t* a4 = q_a + 4 * g;
+        if constexpr (T == WeightType::kQ8) {
+          const int8_t* q = reinterpret_cast<const int8_t*>(block + 32 + 32 * g);
+          for (int c = 0; c < 8; ++c)
+            for (int i = 0; i < 4; ++i) sum[c] += a4[i] * q[4 * c + i];
+        } else {
+          const uint8_t* q = block + 64 + 16 * g;
+          for (int c = 0; c < 4; ++c)
+            for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
+        }
+      }
+      for (int c = 0; c < 8; ++c) {
+        acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[c]);
+        if (T == WeightType::kQ4) acc[c] -= min[c] * row_block[1];
+      }
+    }
+    for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
+  }
+}
+#endif
+
+// A tile of prefill: c (R × 8, rows ldc apart) = bias (8 floats, or 0) + R quantized rows (`a`, a
+// tile of quantize_rows) · one panel of `blocks` blocks from `panel`, every element computed as
+// block_row computes it. Per block, the integer sums of all R rows first (each group of the block
+// read once for the R rows), then add_block's float operations, with c as the accumulator in
+// memory (the sums take the registers). The sums:
+// - relaxed build, 4-bit blocks: the int8 dot, its int16 pairs added as int16 over the block's 8
+//   groups (|a pair| ≤ 2 · 127 · 15, 8 of them ≤ 30480: no overflow), widened once a block;
+// - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
+//   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot).
+// Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
+// same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
+#if defined(__wasm_simd128__)
+template <WeightType T, int R>
+void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+  for (int r = 0; r < R; ++r) {
+    wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
+    wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
+  }
+  const int zero = g_zero;  // see g_zero (gemm_tiles.h): the loop's pointers from 32-bit arithmetic
+  const float* a_block = a + zero;
+  const uint8_t* block = panel + zero;
+  for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
+       block += block_bytes(T), a_block += R * kQuantizedBlockFloats) {
+    v128_t sum[R][2];
+#if defined(__wasm_relaxed_simd__)
+    if constexpr (T == WeightType::kQ4) {
+      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
+      for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+      for (int g = 0; g < kBlockRows / 4; ++g) {
+        v128_t left, right;
+        block_group(T, block, g, left, right);
+        for (int r = 0; r < R; ++r) {
+          const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * kQuantizedBlockFloats + 18) + 4 * g);
+          pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+          pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+        }
+      }
+      for (int r = 0; r < R; ++r) {
+        sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
+        sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
+      }
+    } else
+#endif
+    {
+      v128_t p[R][4];  // lanes as block_sums' plain form: (c, rows 0–1), (c, rows 2–3), (c + 1, …)
+      for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
+      for (int g = 0; g < kBlockRows / 4; ++g) {
+        v128_t left, right;
+        block_group(T, block, g, left, right);
+        const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
+        const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
+        for (int r = 0; r < R; ++r) {
+          const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * kQuantizedBlockFloats + 2) + 4 * g);
+          p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
+          p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
+          p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
+          p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
+        }
+      }
+      for (int r = 0; r < R; ++r) {
+        sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
+        sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
+      }
+    }
+    for (int r = R - 1; r >= 0; --r) {
+      v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+      add_block<T>(lo, hi, block, a_block + r * kQuantizedBlockFloats, sum[r][0], sum[r][1]);
+      wasm_v128_store(c + r * ldc, lo);
+      wasm_v128_store(c + r * ldc + 4, hi);
+    }
+  }
+}
+#else
+// Natively, each row as block_row computes it.
+template <WeightType T, int R>
+void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+  // block_row reads its panel through a MatrixRef: this one, blocks deep.
+  const MatrixRef b{panel, T, int64_t{blocks} * kBlockRows, true};
+  for (int r = 0; r < R; ++r)
+    block_row<T>(c + r * ldc, a + r * kQuantizedBlockFloats, R * kQuantizedBlockFloats, b, bias ? bias : nullptr,
+                 blocks * kBlockRows, 0, 8);
+}
+#endif
+
+using BlockTileFn = void (*)(float*, int64_t, const float*, const uint8_t*, int, const float*);
+
+template <WeightType T>
+BlockTileFn block_tile_of_height(int rows) {
+  static BlockTileFn volatile tiles[kTallestBlockTile + 1] = {nullptr, block_tile<T, 1>, block_tile<T, 2>, block_tile<T, 3>,
+                                                             block_tile<T, 4>, block_tile<T, 5>, block_tile<T, 6>};
+  return tiles[rows];
+}
+
+// out (rows × [c0, c1)) = bias + rows of `a` · b over blocks, for a quantized by quantize_rows (at
+// most block_tile_rows<T>() rows a tile): a group of tiles at a time (their quantized rows, up to
+// kBlockTileBytes, stay in L2) while all the panels pass, each panel read by the group's tiles from
+// L1. A panel narrower than 8 (the last columns) goes through a scratch tile.
+constexpr int64_t kBlockTileBytes = int64_t{384} << 10;
+template <WeightType T>
+void block_tiles(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows, int K,
+                 int c0, int c1) {
+  const int blocks = K / kBlockRows, tallest = block_tile_rows<T>();
+  const int64_t row_floats = int64_t{blocks} * kQuantizedBlockFloats;
+  const int group_rows = static_cast<int>(std::max<int64_t>(1, kBlockTileBytes / (4 * std::max<int64_t>(row_floats, 1))));
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int i0 = 0, i1; i0 < rows; i0 = i1) {
+    for (i1 = i0; i1 < rows && i1 - i0 < group_rows;) i1 += block_tile_height(i1, rows, tallest);
+    for (int j = c0; j < c1; j += 8) {
+      const int width = std::min(8, c1 - j);
+      const uint8_t* panel = base + block_offset(T, 0, j, b.ld);
+      for (int i = i0, h; i < i1; i += h) {
+        h = block_tile_height(i, rows, tallest);
+        const float* a = quantized + i * row_floats;
+        if (width == 8) {
+          block_tile_of_height<T>(h)(out + i * ldo + j, ldo, a, panel, blocks, bias ? bias + j : nullptr);
+          continue;
+        }
+        alignas(16) float scratch[kTallestBlockTile * 8], bias8[8] = {};
+        if (bias) std::copy(bias + j, bias + j + width, bias8);
+        block_tile_of_height<T>(h)(scratch, 8, a, panel, blocks, bias ? bias8 : nullptr);
+        for (int r = 0; r < h; ++r) std::copy(scratch + r * 8, scratch + r * 8 + width, out + (i + r) * ldo + j);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mh

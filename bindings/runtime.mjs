@@ -239,7 +239,8 @@ export async function runtimeInfo() {
   return {
     simdFloatsPerPacket: core.simdFloatsPerPacket(),
     heapBytes: core.heapBytes(),
-    allocatedBytes: core.allocatedBytes(),
+    // mallinfo() counts in a 32-bit int, which wraps past 2 GiB; the heap itself is under 4 GiB.
+    allocatedBytes: core.allocatedBytes() >>> 0,
     maxTokens: core.maxTokens,
     threads: core.threadCount(),
     threadedBuild: loadedThreaded === true,

@@ -7,7 +7,9 @@
 //                   the pages' service worker then isolates them (web/common/service-worker.mjs).
 //   (--isolated, the default, is still accepted.)
 import { createServer } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,7 +37,9 @@ createServer(async (req, res) => {
     let file = normalize(join(root, path));
     if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
-    const body = await readFile(file);
+    // Streamed from the file, only the bytes asked for: a multi-GB model read by ranges would
+    // otherwise be read whole for each range (and over 2 GiB cannot be read into one buffer).
+    const { size } = await stat(file);
     const headers = {
       'Content-Type': types[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache',
       'Accept-Ranges': 'bytes', ...isolationHeaders,
@@ -43,19 +47,20 @@ createServer(async (req, res) => {
     // Byte ranges, as the Hugging Face hub serves them (a checkpoint's header is read first).
     const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
     if (range) {
-      const start = Number(range[1]), end = Math.min(range[2] ? Number(range[2]) : body.length - 1, body.length - 1);
-      if (start >= body.length || end < start) {
-        res.writeHead(416, { 'Content-Range': `bytes */${body.length}` });
+      const start = Number(range[1]), end = Math.min(range[2] ? Number(range[2]) : size - 1, size - 1);
+      if (start >= size || end < start) {
+        res.writeHead(416, { 'Content-Range': `bytes */${size}` });
         res.end();
         return;
       }
-      res.writeHead(206, { ...headers, 'Content-Range': `bytes ${start}-${end}/${body.length}` });
-      res.end(body.subarray(start, end + 1));
+      res.writeHead(206, { ...headers, 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${size}` });
+      await pipeline(createReadStream(file, { start, end }), res);
       return;
     }
-    res.writeHead(200, headers);
-    res.end(body);
+    res.writeHead(200, { ...headers, 'Content-Length': size });
+    await pipeline(createReadStream(file), res);
   } catch {
+    if (res.headersSent) { res.destroy(); return; }  // the client went away mid-file
     res.writeHead(404, { 'Content-Type': 'text/plain' });
     res.end('not found');
   }

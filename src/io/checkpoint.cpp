@@ -234,28 +234,43 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     if (!first_matrix) first_matrix = &p;
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
+  // A GGUF file whose other matrices do not fit as float32 keeps its blocks and narrows those to
+  // bf16 (Q6_K heads and the tied embedding of a Q4_K_M file are most of its bytes once widened).
+  bool narrow_rest = false;
   auto kept_type = [&](const Planned& p) {
     if (!p.spec.matrix) return WeightType::kF32;
     if (storage == MatrixStorage::kF16) return WeightType::kF16;
     if (storage == MatrixStorage::kBF16) return WeightType::kBF16;
     if (storage == MatrixStorage::kF32) return WeightType::kF32;
     if (const WeightType blocks = block_type(p); is_block_type(blocks)) return blocks;
+    if (narrow_rest) return WeightType::kBF16;
     WeightType stored = WeightType::kF32;
     weight_type_of(p.source.info->dtype, stored);
     return mixed ? WeightType::kF32 : stored;
   };
   double at_two_bytes = 0;  // what the weights would need with every matrix at 2 bytes
-  for (const Planned& p : planned) {
-    const WeightType type = kept_type(p);
-    bytes += is_block_type(type) ? double(block_matrix_bytes(type, p.spec.rows, p.spec.cols))
-                                 : double(p.spec.rows) * p.spec.cols * weight_type_bytes(type);
-    at_two_bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix ? 2 : 4);
+  auto count_bytes = [&] {
+    bytes = at_two_bytes = 0;
+    for (const Planned& p : planned) {
+      const WeightType type = kept_type(p);
+      bytes += is_block_type(type) ? double(block_matrix_bytes(type, p.spec.rows, p.spec.cols))
+                                   : double(p.spec.rows) * p.spec.cols * weight_type_bytes(type);
+      at_two_bytes += double(p.spec.rows) * p.spec.cols * (p.spec.matrix ? 2 : 4);
+    }
+  };
+  count_bytes();
+  bool any_gguf = false;
+  for (const Shard& sh : shards_) any_gguf |= static_cast<bool>(sh.gguf);
+  if (bytes > available_bytes && storage == MatrixStorage::kAsStored && any_gguf) {
+    narrow_rest = true;
+    count_bytes();
   }
   bytes_needed_ = bytes;
   auto mb = [](double b) { return std::to_string(static_cast<long long>(b / 1e6)); };
   if (bytes > available_bytes) {
     const bool narrowing_helps = at_two_bytes <= available_bytes && at_two_bytes < bytes;
-    return "this model needs " + mb(bytes) + " MB for its weights but only " + mb(available_bytes) +
+    return "this model needs " + mb(bytes) + " MB for its weights" +
+           (narrow_rest ? " (its 8- and 4-bit blocks kept, its other matrices widened to bf16)" : "") + " but only " + mb(available_bytes) +
            " MB of memory are available here: choose a smaller model" +
            (narrowing_helps ? ", or load this one with its weights at 2 bytes (weightType 'f16' or 'bf16': " +
                                   mb(at_two_bytes) + " MB)"

@@ -8,30 +8,55 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, fixtureConfig, readSafetensors, toF32 } from './checkpoints.mjs';
 
-export const T = { U32: 4, F32: 6, BOOL: 7, STRING: 8 };
+export const T = { I32: 5, U32: 4, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
+// ggml's type ids of the tensor types written here.
+export const GGML = { F32: 0, Q4_0: 2, Q8_0: 8, Q4_K: 12, Q6_K: 14 };
 
 /**
  * GGUF v3 bytes from [key, type, value] metadata and { name, shape (PyTorch order), data: Float32Array }
- * tensors, or { name, shape, type (ggml's id), bytes } for tensors already in another type.
+ * tensors, or { name, shape, type (ggml's id), bytes } for tensors already in another type. An ARRAY
+ * value is { type, values } (values of type U32, I32, F32 or STRING).
  */
 export function writeGguf(metadata, tensors, alignment = 32) {
+  const { header, offsets, dataBytes } = ggufHeader(metadata, tensors.map((t) => ({ ...t, byteLength: tensorBytes(t).length })), alignment);
+  const out = new Uint8Array(header.length + dataBytes);
+  out.set(header);
+  tensors.forEach((t, i) => out.set(tensorBytes(t), header.length + offsets[i]));
+  return out;
+}
+
+/**
+ * The header of a GGUF file (padded to where the tensor data starts) for tensors given as
+ * { name, shape, type, byteLength }, each tensor's offset in the data and the data's length: for
+ * files too large to hold in one array, whose tensors are then written one at a time.
+ */
+export function ggufHeader(metadata, tensors, alignment = 32) {
   const parts = [];
   const enc = new TextEncoder();
   const u32 = (v) => { const b = new Uint8Array(4); new DataView(b.buffer).setUint32(0, v, true); parts.push(b); };
+  const i32 = (v) => { const b = new Uint8Array(4); new DataView(b.buffer).setInt32(0, v, true); parts.push(b); };
   const u64 = (v) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigUint64(0, BigInt(v), true); parts.push(b); };
   const f32 = (v) => { const b = new Uint8Array(4); new DataView(b.buffer).setFloat32(0, v, true); parts.push(b); };
   const str = (s) => { const b = enc.encode(s); u64(b.length); parts.push(b); };
+  const value = (type, v) => {
+    if (type === T.U32) u32(v);
+    else if (type === T.I32) i32(v);
+    else if (type === T.F32) f32(v);
+    else if (type === T.BOOL) parts.push(Uint8Array.of(v ? 1 : 0));
+    else if (type === T.ARRAY) {
+      u32(v.type);
+      u64(v.values.length);
+      for (const x of v.values) value(v.type, x);
+    } else str(v);
+  };
   parts.push(enc.encode('GGUF'));
   u32(3);
   u64(tensors.length);
   u64(metadata.length);
-  for (const [key, type, value] of metadata) {
+  for (const [key, type, v] of metadata) {
     str(key);
     u32(type);
-    if (type === T.U32) u32(value);
-    else if (type === T.F32) f32(value);
-    else if (type === T.BOOL) parts.push(Uint8Array.of(value ? 1 : 0));
-    else str(value);
+    value(type, v);
   }
   let offset = 0;
   const offsets = [];
@@ -42,15 +67,13 @@ export function writeGguf(metadata, tensors, alignment = 32) {
     u32(t.type ?? 0);  // F32 unless given
     offsets.push(offset);
     u64(offset);
-    offset += Math.ceil(tensorBytes(t).length / alignment) * alignment;
+    offset += Math.ceil(t.byteLength / alignment) * alignment;
   }
   const headerBytes = parts.reduce((n, p) => n + p.length, 0);
-  const dataStart = Math.ceil(headerBytes / alignment) * alignment;
-  const out = new Uint8Array(dataStart + offset);
+  const header = new Uint8Array(Math.ceil(headerBytes / alignment) * alignment);
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  tensors.forEach((t, i) => out.set(tensorBytes(t), dataStart + offsets[i]));
-  return out;
+  for (const p of parts) { header.set(p, at); at += p.length; }
+  return { header, offsets, dataBytes: offset };
 }
 const tensorBytes = (t) => t.bytes ?? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.length * 4);
 
@@ -145,6 +168,25 @@ export function quantizeQ4_0(x) {
     const q = (v) => Math.min(15, Math.trunc(Math.fround(Math.fround(v * id) + 8.5)));
     for (let j = 0; j < 16; j += 1) out[18 * b + 2 + j] = q(x[32 * b + j]) | (q(x[32 * b + j + 16]) << 4);
   }
+  return out;
+}
+
+// Random but valid Q4_K and Q6_K blocks (256 values each) for benchmarks' random weights: random
+// 6-bit scales and mins (Q4_K), 8-bit scales (Q6_K) and quants, with super-block scales that keep
+// the values within about ±0.1. Not a quantizer: nothing is rounded from given values.
+// `fill(bytes)` fills a Uint8Array with random bytes (crypto.randomFillSync in Node).
+export function randomQ4_K(count, fill) {
+  const out = new Uint8Array((count / 256) * 144), view = new DataView(out.buffer);
+  fill(out);
+  const d = toHalf(1e-4), dmin = toHalf(7.5e-4);  // value = d·scale·q − dmin·min, q < 16, scale, min < 64
+  for (let at = 0; at < out.length; at += 144) { view.setUint16(at, d, true); view.setUint16(at + 2, dmin, true); }
+  return out;
+}
+export function randomQ6_K(count, fill) {
+  const out = new Uint8Array((count / 256) * 210), view = new DataView(out.buffer);
+  fill(out);
+  const d = toHalf(2.5e-5);  // value = d·scale·(q − 32), |scale| ≤ 128, q < 64
+  for (let at = 0; at < out.length; at += 210) view.setUint16(at + 208, d, true);
   return out;
 }
 

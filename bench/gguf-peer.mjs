@@ -1,0 +1,96 @@
+// multihead against llama.cpp in wasm (@wllama/wllama 3.8.1, llama.cpp b11364) on the same GGUF
+// files, in Debian's Chromium on a cross-origin isolated page: GPT-2 small's shape as a `llama`
+// model (bench/gguf-common.mjs: random weights, a byte-level BPE vocabulary llama.cpp accepts) in
+// Q8_0, Q4_0 and Q4_K; prefill of 64 and 256 tokens and decoding, at 1 and 2 threads; token ids
+// handed to both, so neither tokenizer is timed. A page per thread count (wllama fixes its threads
+// when it loads), both engines loaded in it and timed in interleaved rounds; medians.
+// Usage: npm run bench:gguf-peer [-- --rounds 5 --types q8_0,q4_0,q4_k --threads 1,2]
+// The files are written once to build/gguf-peer/. Writes bench/gguf-peer-results.json (or --out).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { chromium } from '@playwright/test';
+import { SHAPES, writeModelFile } from './gguf-common.mjs';
+import { machine } from './machine.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const rounds = Number(option('--rounds', 5));
+const types = option('--types', 'q8_0,q4_0,q4_k').split(',');
+const threadCounts = option('--threads', '1,2').split(',').map(Number);
+const outFile = option('--out', 'bench/gguf-peer-results.json');
+const port = 4191;
+
+mkdirSync('build/gguf-peer', { recursive: true });
+const file = (type) => `build/gguf-peer/gpt2-small-${type}.gguf`;
+for (const type of types) {
+  if (existsSync(file(type))) continue;
+  console.log(`writing ${file(type)}`);
+  writeModelFile(file(type), SHAPES['gpt2-small'], () => type);
+}
+
+const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const results = [];
+let info = null;
+try {
+  for (const threads of threadCounts) {
+    const page = await browser.newPage();
+    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.error(`page ${m.type()}: ${m.text()}`); });
+    // Nothing may come from outside: wllama's wasm is served from bench/node_modules.
+    page.on('request', (r) => { if (!r.url().startsWith(`http://127.0.0.1:${port}/`) && !/^(data|blob):/.test(r.url())) throw new Error(`fetched from outside: ${r.url()}`); });
+    for (let attempt = 0; ; attempt++) {  // the server may still be starting
+      try {
+        await page.goto(`http://127.0.0.1:${port}/bench/browser/gguf-peer.html?threads=${threads}`);
+        break;
+      } catch (e) {
+        if (attempt > 20) throw e;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 60000 });
+    info = await page.evaluate(() => window.info());
+    if (threads > 1 && (!info.threadedBuild || info.threads < threads)) throw new Error(`the page did not get ${threads} threads: ${JSON.stringify(info)}`);
+    for (const type of types) {
+      const loaded = await page.evaluate((url) => window.load(url), `/${file(type)}`);
+      if (threads > 1 && !loaded.peerMultithread) throw new Error(`wllama did not start its threads: ${JSON.stringify(loaded)}`);
+      const row = { threads, type, loaded, load: {} };
+      row.load.start = load();
+      for (const n of [64, 256]) row[`prefill${n}`] = await page.evaluate((o) => window.prefill(o), { n, rounds });
+      row.decode = await page.evaluate((o) => window.decode(o), { tokens: 24, rounds });
+      row.load.end = load();
+      results.push(row);
+      const p = (r) => `ours ${r.oursLast.toFixed(1)} (every attention ${r.oursAll.toFixed(1)}) | wllama ${r.peer.toFixed(1)} (llama.cpp's own ${r.peerPromptMs.toFixed(1)}) | ×${r.ratio.toFixed(2)}`;
+      console.log(`${type}, ${threads} thread(s), load ${row.load.start} → ${row.load.end}`);
+      console.log(`  load: ours ${loaded.oursMs.toFixed(0)} ms (${loaded.weightType}, ${(loaded.weightBytes / 1e6).toFixed(0)} MB), wllama ${loaded.peerMs.toFixed(0)} ms`);
+      console.log(`  prefill 64:  ${p(row.prefill64)}`);
+      console.log(`  prefill 256: ${p(row.prefill256)}`);
+      const d = row.decode;
+      console.log(`  decoding, ms a token: ours ${d.ours.toFixed(2)} | wllama ${d.peer.toFixed(2)} (llama.cpp's own ${d.peerOwn.toFixed(2)}) | ×${d.ratio.toFixed(2)}`);
+    }
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  server.kill();
+}
+
+const wllamaVersion = JSON.parse(readFileSync('bench/node_modules/@wllama/wllama/package.json', 'utf8')).version;
+const m = { ...machine(), browser: info?.userAgent, libllama: info?.libllama, wllama: wllamaVersion, relaxedSimd: info?.relaxedSimd };
+writeFileSync(outFile, `${JSON.stringify({ machine: m, rounds, results }, null, 2)}\n`);
+
+console.log(`\n| type | threads | prefill 64: ours ms (every attention) | wllama ms | ÷ | prefill 256: ours ms (every attention) | wllama ms | ÷ | decoding ms a token: ours | wllama | ÷ | load average |`);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+for (const r of results) {
+  const a = r.prefill64, b = r.prefill256, d = r.decode;
+  console.log(`| ${r.type} | ${r.threads} | ${a.oursLast.toFixed(1)} (${a.oursAll.toFixed(1)}) | ${a.peer.toFixed(1)} | ${a.ratio.toFixed(2)}× | ` +
+    `${b.oursLast.toFixed(1)} (${b.oursAll.toFixed(1)}) | ${b.peer.toFixed(1)} | ${b.ratio.toFixed(2)}× | ${d.ours.toFixed(2)} | ${d.peer.toFixed(2)} | ${d.ratio.toFixed(2)}× | ${r.load.start} → ${r.load.end} |`);
+}
+console.log(`\n"÷": wllama's time over ours, median of the rounds' ratios (above 1: we are faster). ${m.cpu}, ${m.cores ?? os.cpus().length} cores; ` +
+  `${m.browser}; wllama ${wllamaVersion} (llama.cpp ${m.libllama}). Raw numbers: ${outFile}`);

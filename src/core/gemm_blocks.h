@@ -185,7 +185,8 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 }
 
 // acc_lo, acc_hi (columns 0–3, 4–7) += one block's sums as floats: (scale · d) · Σ q_a q, then
-// − min · Σ a for kQ4. The one place these float operations are written, for decoding and tiles.
+// − min · d Σ q_a for kQ4 (the quantized row's sum, quantize_row). The one place these float
+// operations are written, for decoding and tiles.
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {

@@ -24,7 +24,7 @@ const TYPE_ID = { f32: GGML.F32, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0, q4_k: GGML.Q4
 const byteLength = (type, count) => (type === 'f32' ? 4 * count : (count / BYTES_PER_BLOCK[type][0]) * BYTES_PER_BLOCK[type][1]);
 
 // Normal values (Box–Muller over a 32-bit LCG): quick, and the same every time.
-function randomNormal(count, seed, std) {
+export function randomNormal(count, seed, std) {
   let s = seed >>> 0;
   const out = new Float32Array(count);
   for (let i = 0; i < count; i += 2) {
@@ -130,4 +130,17 @@ export function writeModelFile(path, shape, typeOf) {
 export function q4kmTypes(n) {
   const moreBits = (l) => l < Math.floor(n / 8) || l >= Math.floor((7 * n) / 8) || (l - Math.floor(n / 8)) % 3 === 2;
   return (name, layer) => (layer < 0 || (/attn_v|ffn_down/.test(name) && moreBits(layer)) ? 'q6_k' : 'q4_k');
+}
+
+// Opens a bench page on the local server, which may still be starting.
+export async function openPage(page, url) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.goto(url);
+      return;
+    } catch (e) {
+      if (attempt > 20) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from '@playwright/test';
-import { SHAPES, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, openPage, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
@@ -45,15 +45,7 @@ try {
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.error(`page ${m.type()}: ${m.text()}`); });
     // Nothing may come from outside: wllama's wasm is served from bench/node_modules.
     page.on('request', (r) => { if (!r.url().startsWith(`http://127.0.0.1:${port}/`) && !/^(data|blob):/.test(r.url())) throw new Error(`fetched from outside: ${r.url()}`); });
-    for (let attempt = 0; ; attempt++) {  // the server may still be starting
-      try {
-        await page.goto(`http://127.0.0.1:${port}/bench/browser/gguf-peer.html?threads=${threads}`);
-        break;
-      } catch (e) {
-        if (attempt > 20) throw e;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    await openPage(page, `http://127.0.0.1:${port}/bench/browser/gguf-peer.html?threads=${threads}`);
     await page.waitForFunction(() => window.ready === true, null, { timeout: 60000 });
     info = await page.evaluate(() => window.info());
     if (threads > 1 && (!info.threadedBuild || info.threads < threads)) throw new Error(`the page did not get ${threads} threads: ${JSON.stringify(info)}`);

@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadPretrained, loadMultihead, setThreads } from '../bindings/multihead.mjs';
 import { T, quantizeQ4_0 as q4_0, quantizeQ8_0 as q8_0, writeGguf } from '../tests/js/gguf-writer.mjs';
 import { msPerToken, timeInterleaved } from './gpt2-common.mjs';
+import { randomNormal as randomTensor } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
@@ -27,19 +28,6 @@ const SHAPE = big
 const TYPES = big ? ['q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0'];
 
 // ---- the model files ----
-function randomTensor(count, seed, std) {
-  let s = seed >>> 0;
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i += 2) {  // Box–Muller over a 32-bit LCG: quick, and the same every time
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    const u = (s + 1) / 4294967297;
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    const v = s / 4294967296, r = Math.sqrt(-2 * Math.log(u)) * std;
-    out[i] = r * Math.cos(2 * Math.PI * v);
-    if (i + 1 < count) out[i + 1] = r * Math.sin(2 * Math.PI * v);
-  }
-  return out;
-}
 
 function writeModel(path, type) {
   const { d, layers, heads, kvHeads, ff, vocab } = SHAPE, hd = d / heads;

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from '@playwright/test';
-import { SHAPES, q4kmTypes, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, openPage, q4kmTypes, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
@@ -44,15 +44,7 @@ try {
     // A page per file, so that one's heap (wasm memory never shrinks) does not count against the next.
     const page = await browser.newPage();
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await page.goto(`http://127.0.0.1:${port}/bench/browser/largest-gguf.html`);
-        break;
-      } catch (e) {
-        if (attempt > 20) throw e;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    await openPage(page, `http://127.0.0.1:${port}/bench/browser/largest-gguf.html`);
     await page.waitForFunction(() => window.ready === true, null, { timeout: 60000 });
     info = await page.evaluate(() => window.info());
     const loadStart = os.loadavg()[0].toFixed(2);

@@ -12,7 +12,8 @@
 //   em++ -O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 \
 //     -sMAXIMUM_MEMORY=2GB -msimd128 [-mrelaxed-simd] bench/block-kernels.cpp src/core/gemm.cpp \
 //     src/core/gemm_tuning.cpp src/core/parallel.cpp -o build/bench/block-kernels_relaxed.cjs
-//   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/block-kernels_relaxed.cjs [rounds]
+//   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/block-kernels_relaxed.cjs [rounds] [--cold]
+//   ... block-kernels_relaxed.cjs --decode [rounds]   (decoding's products alone: decode_main below)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,8 +52,84 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
 
 }  // namespace
 
+// Decoding's products alone: one row through every matrix of GPT-2 small's shape with a SwiGLU FFN
+// (12 layers of Q/K/V, output, gate + up, down) and its 50257-token head, as a step reads them
+// (each matrix once, none in cache), for each weight type; ms a step and the weights' bytes ÷ time,
+// beside the read bandwidth of bench/kernels.cpp's loop over 256 MiB.
+double read_bandwidth_gbs();
+int decode_main(int rounds) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  struct Shape { int K, N; };
+  std::vector<Shape> shapes;
+  for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
+  shapes.push_back({768, 50264});
+  const mh::WeightType types[3] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ4};
+  const char* names[3] = {"f32", "q8", "q4"};
+  std::vector<std::vector<mh::MatrixRef>> mats(3);
+  std::vector<std::vector<float>> f32s;
+  std::vector<std::vector<uint8_t>> blocks;
+  double bytes[3] = {0, 0, 0};
+  for (const Shape& s : shapes) {
+    f32s.emplace_back(static_cast<size_t>(s.K) * s.N, 0.01f);
+    mats[0].push_back({f32s.back().data(), mh::WeightType::kF32, s.K, true});
+    bytes[0] += 4.0 * s.K * s.N;
+    for (int t = 1; t < 3; ++t) {
+      blocks.push_back(random_blocks(types[t], s.K, s.N, rng));
+      mats[t].push_back({blocks.back().data(), types[t], s.K, true});
+      bytes[t] += blocks.back().size();
+    }
+  }
+  std::vector<float> a(3072), out(50264);
+  for (float& x : a) x = normal(rng);
+  std::vector<double> times[3];
+  for (int round = 0; round < rounds + 1; ++round)
+    for (int t = 0; t < 3; ++t) {
+      const auto t0 = Clock::now();
+      for (size_t m = 0; m < shapes.size(); ++m)
+        mh::gemm(out.data(), shapes[m].N, a.data(), shapes[m].K, mats[t][m], nullptr, 1, shapes[m].K, shapes[m].N);
+      if (round > 0) times[t].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  const double gbs = read_bandwidth_gbs();
+  std::printf("{\"readGBs\":%.2f}\n", gbs);
+  for (int t = 0; t < 3; ++t) {
+    std::sort(times[t].begin(), times[t].end());
+    const double s = times[t][times[t].size() / 2];
+    std::printf("{\"decode\":\"%s\",\"ms\":%.3f,\"MB\":%.1f,\"GBs\":%.2f,\"ofBound\":%.3f}\n", names[t], s * 1e3,
+                bytes[t] / 1e6, bytes[t] / s / 1e9, s / (bytes[t] / gbs / 1e9));
+  }
+  return 0;
+}
+
+double read_bandwidth_gbs() {
+  const size_t count = size_t{64} << 20;  // 256 MiB of floats
+  std::vector<float> data(count, 1.0f);
+  std::vector<double> t;
+  float sink = 0;
+  for (int run = 0; run < 6; ++run) {
+    const auto t0 = Clock::now();
+    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (const float *p = data.data(), *end = p + count; p < end; p += 16) {
+      a0 = wasm_f32x4_add(a0, wasm_v128_load(p));
+      a1 = wasm_f32x4_add(a1, wasm_v128_load(p + 4));
+      a2 = wasm_f32x4_add(a2, wasm_v128_load(p + 8));
+      a3 = wasm_f32x4_add(a3, wasm_v128_load(p + 12));
+    }
+    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
+    if (run > 0) t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  if (sink == 12345.0f) std::printf("#");
+  std::sort(t.begin(), t.end());
+  return count * 4.0 / t[t.size() / 2] / 1e9;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--decode") return decode_main(argc > 2 ? std::atoi(argv[2]) : 7);
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  // --cold: B evicted from the caches before each timed call (64 MB read in between), as a
+  // model's run meets its weights, instead of warmed by a call just before.
+  const bool cold = argc > 2 && std::string(argv[2]) == "--cold";
+  std::vector<float> evict(cold ? size_t{16} << 20 : 0, 1.0f);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
@@ -86,7 +163,13 @@ int main(int argc, char** argv) {
   spin(20'000'000, 0.5f);
   for (int round = 0; round < rounds; ++round)
     for (Row& r : rows) {
-      call(r);  // its B back in the cache, as a model's run would leave it (or not)
+      if (cold) {
+        float total = 0;
+        for (size_t i = 0; i < evict.size(); i += 16) total += evict[i];
+        evict[round] = total;
+      } else {
+        call(r);  // its B back in the cache
+      }
       auto t0 = Clock::now();
       call(r);
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -26,13 +26,13 @@ namespace {
 
 // The rows quantized (quantize_row), gemm's packed form of `a` for these products: per block of
 // 32, d = max |a| / 127, then q_a = round(a / d) (to nearest, ties to even) as int16 (16 floats'
-// bytes), as int8 and |q_a| as int8 (8 floats' bytes each), the forms the integer products below
-// read, and d · Σ q_a: the sum of the quantized row, as llama.cpp's Q8_1 keeps it. kQ4's values
+// bytes), as int8, |q_a| as int8 and q_a < 0 as a byte mask (8 floats' bytes each), the forms the
+// integer products below read, and d · Σ q_a: the sum of the quantized row, as llama.cpp's Q8_1 keeps it. kQ4's values
 // are scale · q − min with q unsigned, so a block's product is (scale · d) Σ q_a q − min · Σ a: with
 // Σ a of the float row the two terms' large common part (q averages 7.5) no longer cancels, and
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
 // rounding takes them. In wasm 8 vectors a block.
-constexpr int kQuantizedBlockFloats = 34;
+constexpr int kQuantizedBlockFloats = 42;
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
 void quantize_row(float* packed, const float* a, int K) {
@@ -61,6 +61,8 @@ void quantize_row(float* packed, const float* a, int K) {
     wasm_v128_store(packed + 22, q8_hi);
     wasm_v128_store(packed + 26, wasm_i8x16_abs(q8_lo));
     wasm_v128_store(packed + 30, wasm_i8x16_abs(q8_hi));
+    wasm_v128_store(packed + 34, wasm_i8x16_lt(q8_lo, wasm_i8x16_splat(0)));
+    wasm_v128_store(packed + 38, wasm_i8x16_lt(q8_hi, wasm_i8x16_splat(0)));
   }
 }
 #else
@@ -78,6 +80,7 @@ void quantize_row(float* packed, const float* a, int K) {
       reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
       reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
       reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
+      reinterpret_cast<int8_t*>(packed + 34)[k] = static_cast<int8_t>(q < 0 ? -1 : 0);
     }
     packed[1] = d * static_cast<float>(sum);
   }
@@ -143,33 +146,62 @@ inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
 // `quantized` is the row's quantize_row, its blocks `step` floats apart (a row of a tile:
 // quantize_rows).
 #if defined(__wasm_simd128__)
+// Lane i (4 bytes) of v in every lane: one shuffle (pshufd) where v128.load32_splat at an offset
+// made V8 keep the memory's base plus each offset in a register of its own, and spill them.
+inline v128_t splat_lane(v128_t v, int i) {
+  switch (i) {
+    case 0: return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
+    case 1: return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
+    case 2: return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
+    default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
+  }
+}
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
 template <WeightType T>
 inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
-  const int8_t* q_a = reinterpret_cast<const int8_t*>(row_block + 18);
-  const int8_t* magnitude = reinterpret_cast<const int8_t*>(row_block + 26);
-  sum_lo = sum_hi = wasm_i32x4_splat(0);
-  for (int g = 0; g < kBlockRows / 4; ++g) {
-    v128_t left, right, dot_lo, dot_hi;
-    block_group(T, block, g, left, right);
-    const v128_t a = wasm_v128_load32_splat(q_a + 4 * g);
-    if constexpr (T == WeightType::kQ8) {  // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m
-      const v128_t m = wasm_i8x16_shr(a, 7), y = wasm_v128_load32_splat(magnitude + 4 * g);
-      dot_lo = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y);
-      dot_hi = dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y);
-    } else {  // 0…15 fit the 7-bit operand as they are
-      dot_lo = dot_i8x16_i7x16(a, left);
-      dot_hi = dot_i8x16_i7x16(a, right);
+  if constexpr (T == WeightType::kQ8) {
+    // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m with m = q_a < 0 (all ones),
+    // kept by quantize_row; a pair's sum reaches 2 · 127 · 127, so each dot is widened at once, by a
+    // 16-bit dot with ones (extadd_pairwise is the same instruction in V8, with its constant's
+    // address loaded anew each time).
+    const v128_t ones = wasm_i16x8_splat(1);
+    sum_lo = sum_hi = wasm_i32x4_splat(0);
+    for (int half = 0; half < 2; ++half) {
+      const v128_t signs = wasm_v128_load(row_block + 34 + 4 * half), magnitudes = wasm_v128_load(row_block + 26 + 4 * half);
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * half + i;
+        const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
+        const v128_t left = wasm_v128_load(block + 32 + 32 * g), right = wasm_v128_load(block + 48 + 32 * g);
+        sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y), ones));
+        sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y), ones));
+      }
     }
-    sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_extadd_pairwise_i16x8(dot_lo));
-    sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_extadd_pairwise_i16x8(dot_hi));
+  } else {
+    // 0…15 fit the 7-bit operand as they are, and the int16 pairs add up over the block without
+    // overflow (8 · 2 · 127 · 15 = 30480), widened once; the high nibbles by a 16-bit shift (one
+    // instruction, where an 8-bit one is several in V8).
+    const v128_t nibble = wasm_i8x16_splat(15);
+    v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+    for (int half = 0; half < 2; ++half) {
+      const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * half);
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * half + i;
+        const v128_t bytes = wasm_v128_load(block + 64 + 16 * g), a = splat_lane(q_a, i);
+        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
+        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
+      }
+    }
+    sum_lo = wasm_i32x4_extadd_pairwise_i16x8(pairs_lo);
+    sum_hi = wasm_i32x4_extadd_pairwise_i16x8(pairs_hi);
   }
 #else
   const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
   v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
   for (int g = 0; g < kBlockRows / 4; ++g) {
-    const v128_t a = wasm_v128_load64_splat(q_a + 4 * g);  // (q_a of rows 0–3) twice
+    // (q_a of rows 0–3) twice, by a shuffle: load64_splat at an offset costs V8 a register (splat_lane)
+    const v128_t pair = wasm_v128_load(q_a + 8 * (g / 2));
+    const v128_t a = g % 2 ? wasm_i32x4_shuffle(pair, pair, 2, 3, 2, 3) : wasm_i32x4_shuffle(pair, pair, 0, 1, 0, 1);
     v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
     block_group(T, block, g, left, right);
     // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
@@ -190,27 +222,32 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {
-  const v128_t d = wasm_v128_load32_splat(row_block);
+  const v128_t head = wasm_v128_load(row_block);  // d, d · Σ q_a
+  const v128_t d = splat_lane(head, 0);
   acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
   acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
   if constexpr (T == WeightType::kQ4) {
-    const v128_t sum_a = wasm_v128_load32_splat(row_block + 1);
+    const v128_t sum_a = splat_lane(head, 1);
     acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
     acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
   }
 }
 
 template <WeightType T>
-void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFloats in wasm*/, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int j = c0 / 8 * 8; j < c1; j += 8) {
     float first[8];
     for (int c = 0; c < 8; ++c) first[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
     v128_t acc_lo = wasm_v128_load(first), acc_hi = wasm_v128_load(first + 4);
-    const uint8_t* block = base + block_offset(T, 0, j, b.ld);  // a panel's blocks are consecutive
-    for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
-      const float* row_block = quantized + blk * step;
+    // Two pointers that advance, from 32-bit arithmetic (g_zero, gemm_tiles.h), every load at a
+    // constant offset from one of them.
+    const int zero = g_zero;
+    const uint8_t* block = base + block_offset(T, 0, j, b.ld) + zero;  // a panel's blocks are consecutive
+    const float* row_block = quantized + zero;
+    for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
+         block += block_bytes(T), row_block += kQuantizedBlockFloats) {
       v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
       block_sums<T>(block, row_block, sum_lo, sum_hi);
       add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);

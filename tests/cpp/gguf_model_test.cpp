@@ -228,6 +228,47 @@ TEST(GgufModelErrors, WhatItCannotReadIsRefusedByName) {
   EXPECT_EQ(load(file, model, 1 << 20), "");
 }
 
+// A GGUF file that does not fit as it would load keeps its 8-bit blocks and narrows only the
+// other matrices to bf16 — here the token embedding, Q8_0 in the file but a lookup table, not a
+// product's blocks — (once, the whole model was narrowed, its blocks widened to 2 bytes a weight);
+// below that, an Error that says so and what it needed. The embedding's size comes from the
+// fixture's own description of its tensors.
+TEST(GgufModelErrors, ATightBudgetKeepsTheBlocksAndNarrowsTheRest) {
+  const std::vector<uint8_t> file = read_bytes(fixture("llama-q8_0", "model.gguf"));
+  const std::vector<uint8_t> json_text = read_bytes(fixture("llama-q8_0", "expected.json"));
+  mh::json::Value meta;
+  ASSERT_EQ(mh::json::parse(reinterpret_cast<const char*>(json_text.data()), json_text.size(), meta), "");
+  const mh::json::Value* embedding = meta.find("tensors") ? meta.find("tensors")->find("token_embd.weight") : nullptr;
+  ASSERT_TRUE(embedding && embedding->find("ne") && embedding->find("ne")->array.size() == 2);
+  const double embedding_values = embedding->find("ne")->array[0].number * embedding->find("ne")->array[1].number;
+  auto plan = [&](double budget, std::string& error) {
+    mh::CheckpointLoader loader;
+    int index = -1;
+    error = loader.add_gguf("model.gguf", file.data(), file.size(), file.size(), index);
+    if (error.empty()) error = loader.plan(budget);
+    return loader.bytes_needed();
+  };
+  std::string error;
+  const double roomy = plan(1e9, error);
+  ASSERT_EQ(error, "");
+  const double tight = plan(roomy - 1, error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(roomy - tight, 2 * embedding_values);  // float32 → bf16; the blocks unchanged
+  plan(tight - 1, error);
+  EXPECT_NE(error.find("8- and 4-bit blocks kept"), std::string::npos) << error;
+  EXPECT_NE(error.find("needs " + std::to_string(static_cast<long long>(tight / 1e6)) + " MB"), std::string::npos) << error;
+  // And at the tight budget it loads, its products still in blocks.
+  mh::CheckpointLoader loader;
+  int index = -1;
+  ASSERT_EQ(loader.add_gguf("model.gguf", file.data(), file.size(), file.size(), index), "");
+  ASSERT_EQ(loader.plan(tight), "");
+  ASSERT_EQ(loader.feed(index, file.data(), file.size()), "");
+  std::unique_ptr<mh::Transformer> model;
+  ASSERT_EQ(loader.finish(model), "");
+  EXPECT_EQ(model->weights().layers[0].wq->type, mh::WeightType::kQ8);
+  EXPECT_EQ(model->weight_bytes(), tight);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, GgufModel, ::testing::Values("llama-q8_0", "qwen2-q4_0", "llama-q4_k_m", "gpt2-f16"));
 
 }  // namespace

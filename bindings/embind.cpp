@@ -188,7 +188,7 @@ double parameterCount(int d_model, int num_heads, int num_kv_heads, bool bias) {
 // For tests and diagnostics: proof that Eigen runs vectorized, and that failed calls leak nothing.
 int simdFloatsPerPacket() { return mh::simd_floats_per_packet(); }
 double heapBytes() { return static_cast<double>(emscripten_get_heap_size()); }
-double allocatedBytes() { return static_cast<double>(mallinfo().uordblks); }
+double allocatedBytes() { return static_cast<double>(static_cast<uint32_t>(mallinfo().uordblks)); }  // an int of a 32-bit heap
 // Threads (parallel.h): 1 in the single-thread build whatever is asked.
 int setThreadCount(int threads) { return mh::set_thread_count(threads); }
 std::string gemmKernel() { return mh::gemm_kernel_name(); }

@@ -41,11 +41,13 @@ inline val attribution_totals(const mh::LogitAttribution& a) {
   return out;
 }
 
-// Bytes the heap can still give: what it may grow to, less what is in use now.
+// Bytes the heap can still give: what it may grow to, less what is in use now. mallinfo's fields
+// are int: past 2 GiB free (a disposed 2.5 GB model) fordblks read negative and refused the next
+// load; they count bytes of a 32-bit heap, so as unsigned they are right.
 inline double heap_available() {
   const struct mallinfo info = mallinfo();
   const double top = static_cast<double>(reinterpret_cast<uintptr_t>(sbrk(0)));
-  return static_cast<double>(emscripten_get_heap_max()) - top + info.fordblks;
+  return static_cast<double>(emscripten_get_heap_max()) - top + static_cast<double>(static_cast<uint32_t>(info.fordblks));
 }
 
 class PretrainedCore {

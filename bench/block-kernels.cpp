@@ -13,7 +13,8 @@
 //     -sMAXIMUM_MEMORY=2GB -msimd128 [-mrelaxed-simd] bench/block-kernels.cpp src/core/gemm.cpp \
 //     src/core/gemm_tuning.cpp src/core/parallel.cpp -o build/bench/block-kernels_relaxed.cjs
 //   node --no-experimental-fetch --experimental-wasm-relaxed-simd build/bench/block-kernels_relaxed.cjs [rounds] [--cold]
-//   ... block-kernels_relaxed.cjs --decode [rounds]   (decoding's products alone: decode_main below)
+//   ... block-kernels_relaxed.cjs --decode [rounds] [--llama-1b]   (decoding's products alone:
+//   decode_main below; Llama-3.2-1B's shape needs -sMAXIMUM_MEMORY=4GB)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,34 +58,42 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
 // (each matrix once, none in cache), for each weight type; ms a step and the weights' bytes ÷ time,
 // beside the read bandwidth of bench/kernels.cpp's loop over 256 MiB.
 double read_bandwidth_gbs();
-int decode_main(int rounds) {
+int decode_main(int rounds, bool llama) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   struct Shape { int K, N; };
   std::vector<Shape> shapes;
-  for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
-  shapes.push_back({768, 50264});
+  if (llama) {  // Llama-3.2-1B's: 16 layers of d 2048, 32 + 8 + 8 heads of 64, FFN 8192, 128256 tokens
+    for (int l = 0; l < 16; ++l) shapes.insert(shapes.end(), {{2048, 3072}, {2048, 2048}, {2048, 16384}, {8192, 2048}});
+    shapes.push_back({2048, 128256});
+  } else {
+    for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
+    shapes.push_back({768, 50264});
+  }
   const mh::WeightType types[3] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ4};
   const char* names[3] = {"f32", "q8", "q4"};
+  const int first_type = llama ? 1 : 0;  // Llama's float32 copy (4.9 GB) does not fit a wasm heap
   std::vector<std::vector<mh::MatrixRef>> mats(3);
   std::vector<std::vector<float>> f32s;
   std::vector<std::vector<uint8_t>> blocks;
   double bytes[3] = {0, 0, 0};
   for (const Shape& s : shapes) {
-    f32s.emplace_back(static_cast<size_t>(s.K) * s.N, 0.01f);
-    mats[0].push_back({f32s.back().data(), mh::WeightType::kF32, s.K, true});
-    bytes[0] += 4.0 * s.K * s.N;
+    if (first_type == 0) {
+      f32s.emplace_back(static_cast<size_t>(s.K) * s.N, 0.01f);
+      mats[0].push_back({f32s.back().data(), mh::WeightType::kF32, s.K, true});
+      bytes[0] += 4.0 * s.K * s.N;
+    }
     for (int t = 1; t < 3; ++t) {
       blocks.push_back(random_blocks(types[t], s.K, s.N, rng));
       mats[t].push_back({blocks.back().data(), types[t], s.K, true});
       bytes[t] += blocks.back().size();
     }
   }
-  std::vector<float> a(3072), out(50264);
+  std::vector<float> a(8192), out(128256);
   for (float& x : a) x = normal(rng);
   std::vector<double> times[3];
   for (int round = 0; round < rounds + 1; ++round)
-    for (int t = 0; t < 3; ++t) {
+    for (int t = first_type; t < 3; ++t) {
       const auto t0 = Clock::now();
       for (size_t m = 0; m < shapes.size(); ++m)
         mh::gemm(out.data(), shapes[m].N, a.data(), shapes[m].K, mats[t][m], nullptr, 1, shapes[m].K, shapes[m].N);
@@ -92,7 +101,7 @@ int decode_main(int rounds) {
     }
   const double gbs = read_bandwidth_gbs();
   std::printf("{\"readGBs\":%.2f}\n", gbs);
-  for (int t = 0; t < 3; ++t) {
+  for (int t = first_type; t < 3; ++t) {
     std::sort(times[t].begin(), times[t].end());
     const double s = times[t][times[t].size() / 2];
     std::printf("{\"decode\":\"%s\",\"ms\":%.3f,\"MB\":%.1f,\"GBs\":%.2f,\"ofBound\":%.3f}\n", names[t], s * 1e3,
@@ -124,7 +133,8 @@ double read_bandwidth_gbs() {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "--decode") return decode_main(argc > 2 ? std::atoi(argv[2]) : 7);
+  if (argc > 1 && std::string(argv[1]) == "--decode")
+    return decode_main(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 && std::string(argv[3]) == "--llama-1b");
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
   // --cold: B evicted from the caches before each timed call (64 MB read in between), as a
   // model's run meets its weights, instead of warmed by a call just before.

@@ -11,6 +11,9 @@ export const SHAPES = {
   // GPT-2 small's sizes as a `llama` model (the shape of bench/gguf.mjs), GPT-2's vocabulary size.
   'gpt2-small': { arch: 'llama', d: 768, layers: 12, heads: 12, kvHeads: 12, headDim: 64, ff: 3072, vocab: 50257,
     ropeBase: 10000, eps: 1e-5, context: 2048, tokenizer: 'gpt2' },
+  // Llama-3.2-1B (meta-llama/Llama-3.2-1B's config.json, without its rope scaling): tied embeddings.
+  'llama-3.2-1b': { arch: 'llama', d: 2048, layers: 16, heads: 32, kvHeads: 8, headDim: 64, ff: 8192, vocab: 128256,
+    ropeBase: 5e5, eps: 1e-5, context: 131072, tokenizer: 'gpt2' },
   // Llama-3.2-3B (meta-llama/Llama-3.2-3B's config.json, without its rope scaling): tied embeddings.
   'llama-3.2-3b': { arch: 'llama', d: 3072, layers: 28, heads: 24, kvHeads: 8, headDim: 128, ff: 8192, vocab: 128256,
     ropeBase: 5e5, eps: 1e-5, context: 131072, tokenizer: 'gpt2' },

@@ -4,8 +4,12 @@
 // Q8_0, Q4_0 and Q4_K; prefill of 64 and 256 tokens and decoding, at 1 and 2 threads; token ids
 // handed to both, so neither tokenizer is timed. A page per thread count (wllama fixes its threads
 // when it loads), both engines loaded in it and timed in interleaved rounds; medians.
-// Usage: npm run bench:gguf-peer [-- --rounds 5 --types q8_0,q4_0,q4_k --threads 1,2]
-// The files are written once to build/gguf-peer/. Writes bench/gguf-peer-results.json (or --out).
+// Usage: npm run bench:gguf-peer [-- --rounds 5 --types q8_0,q4_0,q4_k --threads 1,2 --lengths 64,256
+//        --shape gpt2-small|llama-3.2-1b --tokens 24]
+// (Llama-3.2-1B's shape: `-- --shape llama-3.2-1b --types q8_0,q4_k --threads 1 --lengths 64 --rounds 3
+// --tokens 8`; llama.cpp's prefill of 64 tokens takes it 20–60 s there.)
+// The files are written once to build/gguf-peer/. Writes bench/gguf-peer-results.json (or --out;
+// bench/gguf-peer-results-llama-1b.json for that shape).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,15 +22,19 @@ const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name
 const rounds = Number(option('--rounds', 5));
 const types = option('--types', 'q8_0,q4_0,q4_k').split(',');
 const threadCounts = option('--threads', '1,2').split(',').map(Number);
-const outFile = option('--out', 'bench/gguf-peer-results.json');
+const shape = option('--shape', 'gpt2-small');
+if (!SHAPES[shape]) throw new Error(`--shape: one of ${Object.keys(SHAPES).join(', ')}`);
+const lengths = option('--lengths', '64,256').split(',').map(Number);
+const decodeTokens = Number(option('--tokens', 24));
+const outFile = option('--out', shape === 'gpt2-small' ? 'bench/gguf-peer-results.json' : `bench/gguf-peer-results-${shape.replace('-3.2', '')}.json`);
 const port = 4191;
 
 mkdirSync('build/gguf-peer', { recursive: true });
-const file = (type) => `build/gguf-peer/gpt2-small-${type}.gguf`;
+const file = (type) => `build/gguf-peer/${shape}-${type}.gguf`;
 for (const type of types) {
   if (existsSync(file(type))) continue;
   console.log(`writing ${file(type)}`);
-  writeModelFile(file(type), SHAPES['gpt2-small'], () => type);
+  writeModelFile(file(type), SHAPES[shape], () => type);
 }
 
 const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
@@ -54,15 +62,14 @@ try {
       if (threads > 1 && !loaded.peerMultithread) throw new Error(`wllama did not start its threads: ${JSON.stringify(loaded)}`);
       const row = { threads, type, loaded, load: {} };
       row.load.start = load();
-      for (const n of [64, 256]) row[`prefill${n}`] = await page.evaluate((o) => window.prefill(o), { n, rounds });
-      row.decode = await page.evaluate((o) => window.decode(o), { tokens: 24, rounds });
+      for (const n of lengths) row[`prefill${n}`] = await page.evaluate((o) => window.prefill(o), { n, rounds });
+      row.decode = await page.evaluate((o) => window.decode(o), { tokens: decodeTokens, rounds });
       row.load.end = load();
       results.push(row);
       const p = (r) => `ours ${r.oursLast.toFixed(1)} (every attention ${r.oursAll.toFixed(1)}) | wllama ${r.peer.toFixed(1)} (llama.cpp's own ${r.peerPromptMs.toFixed(1)}) | ×${r.ratio.toFixed(2)}`;
       console.log(`${type}, ${threads} thread(s), load ${row.load.start} → ${row.load.end}`);
       console.log(`  load: ours ${loaded.oursMs.toFixed(0)} ms (${loaded.weightType}, ${(loaded.weightBytes / 1e6).toFixed(0)} MB), wllama ${loaded.peerMs.toFixed(0)} ms`);
-      console.log(`  prefill 64:  ${p(row.prefill64)}`);
-      console.log(`  prefill 256: ${p(row.prefill256)}`);
+      for (const n of lengths) console.log(`  prefill ${n}: ${p(row[`prefill${n}`])}`);
       const d = row.decode;
       console.log(`  decoding, ms a token: ours ${d.ours.toFixed(2)} | wllama ${d.peer.toFixed(2)} (llama.cpp's own ${d.peerOwn.toFixed(2)}) | ×${d.ratio.toFixed(2)}`);
     }
@@ -75,14 +82,15 @@ try {
 
 const wllamaVersion = JSON.parse(readFileSync('bench/node_modules/@wllama/wllama/package.json', 'utf8')).version;
 const m = { ...machine(), browser: info?.userAgent, libllama: info?.libllama, wllama: wllamaVersion, relaxedSimd: info?.relaxedSimd };
-writeFileSync(outFile, `${JSON.stringify({ machine: m, rounds, results }, null, 2)}\n`);
+writeFileSync(outFile, `${JSON.stringify({ machine: m, shape: { name: shape, ...SHAPES[shape] }, rounds, results }, null, 2)}\n`);
 
-console.log(`\n| type | threads | prefill 64: ours ms (every attention) | wllama ms | ÷ | prefill 256: ours ms (every attention) | wllama ms | ÷ | decoding ms a token: ours | wllama | ÷ | load average |`);
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+const cols = lengths.map((n) => `prefill ${n}: ours ms (every attention) | wllama ms | ÷`).join(' | ');
+console.log(`\n| type | threads | ${cols} | decoding ms a token: ours | wllama | ÷ | load average |`);
+console.log(`|---|---:|${lengths.map(() => '---:|---:|---:|').join('')}---:|---:|---:|---|`);
 for (const r of results) {
-  const a = r.prefill64, b = r.prefill256, d = r.decode;
-  console.log(`| ${r.type} | ${r.threads} | ${a.oursLast.toFixed(1)} (${a.oursAll.toFixed(1)}) | ${a.peer.toFixed(1)} | ${a.ratio.toFixed(2)}× | ` +
-    `${b.oursLast.toFixed(1)} (${b.oursAll.toFixed(1)}) | ${b.peer.toFixed(1)} | ${b.ratio.toFixed(2)}× | ${d.ours.toFixed(2)} | ${d.peer.toFixed(2)} | ${d.ratio.toFixed(2)}× | ${r.load.start} → ${r.load.end} |`);
+  const d = r.decode;
+  const cells = lengths.map((n) => { const a = r[`prefill${n}`]; return `${a.oursLast.toFixed(1)} (${a.oursAll.toFixed(1)}) | ${a.peer.toFixed(1)} | ${a.ratio.toFixed(2)}×`; });
+  console.log(`| ${r.type} | ${r.threads} | ${cells.join(' | ')} | ${d.ours.toFixed(2)} | ${d.peer.toFixed(2)} | ${d.ratio.toFixed(2)}× | ${r.load.start} → ${r.load.end} |`);
 }
 console.log(`\n"÷": wllama's time over ours, median of the rounds' ratios (above 1: we are faster). ${m.cpu}, ${m.cores ?? os.cpus().length} cores; ` +
   `${m.browser}; wllama ${wllamaVersion} (llama.cpp ${m.libllama}). Raw numbers: ${outFile}`);

@@ -1,20 +1,25 @@
 // GGUF weights kept in blocks against the same model's float32 weights: GPT-2 small's shape as a
 // `llama` GGUF (d 768, 12 layers × 12 heads, FFN 3072, 50257 tokens, tied head; `--llama-1b`:
-// Llama-3.2-1B's, d 2048, 16 layers, 32 / 8 heads, FFN 8192, 128256 tokens), random weights written
+// Llama-3.2-1B's, d 2048, 16 layers, 32 / 8 heads × 64, FFN 8192, 128256 tokens, tied, against its
+// F32 file loaded as bf16, which is what a 1B model's float weights take in this heap), random weights written
 // as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do. In Node, the relaxed
 // build, one thread (--threads N for more): load time and bytes in memory; prefill of 64 and 256
 // tokens with the last row's logits (what llama.cpp computes) and with every attention; decoding's
 // ms a token against the bound the measured read bandwidth sets on its bytes. Prefill over blocks
 // runs integer tiles (the rows quantized to 8 bits, as decoding's); "q8_0 widened" / "q4_0 widened"
-// time the same runs with the blocks widened into float32 panels instead.
+// time the same runs with the blocks widened into float32 panels instead. Llama-3.2-1B's bf16 (2.5 GB)
+// and Q8_0 (1.4 GB) copies do not fit one 4 GB heap together, so its models are timed in two groups,
+// bf16 with Q4_0 and then Q8_0 with Q4_0, each group's rounds interleaved; Q8_0 against bf16 goes
+// through Q4_0, timed in both (and only the last row's logits: a bf16 prefill of 256 tokens takes ~15 s).
 // Usage: node --experimental-wasm-relaxed-simd bench/gguf.mjs [--llama-1b] [--rounds 5] [--threads 1]
 // The files are written once to build/gguf-bench/. Writes bench/gguf-results.json (or --out FILE).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadPretrained, loadMultihead, setThreads } from '../bindings/multihead.mjs';
 import { T, quantizeQ4_0 as q4_0, quantizeQ8_0 as q8_0, writeGguf } from '../tests/js/gguf-writer.mjs';
 import { msPerToken, timeInterleaved } from './gpt2-common.mjs';
-import { randomNormal as randomTensor } from './gguf-common.mjs';
+import { SHAPES, randomNormal as randomTensor, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
+import { median } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -25,7 +30,10 @@ const outFile = option('--out', `bench/gguf-results${big ? '-llama-1b' : ''}.jso
 const SHAPE = big
   ? { name: 'Llama-3.2-1B', d: 2048, layers: 16, heads: 32, kvHeads: 8, ff: 8192, vocab: 128256 }
   : { name: 'GPT-2 small', d: 768, layers: 12, heads: 12, kvHeads: 12, ff: 3072, vocab: 50257 };
-const TYPES = big ? ['q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0'];
+// The float baseline first; its file is F32 for both (bf16: loaded with weightType 'bf16').
+const TYPES = big ? ['bf16', 'q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0'];
+const GROUPS = big ? [['bf16', 'q4_0'], ['q8_0', 'q4_0']] : [TYPES];
+const fileType = (type) => (type === 'bf16' ? 'f32' : type);
 
 // ---- the model files ----
 
@@ -63,50 +71,93 @@ function writeModel(path, type) {
 
 const dir = 'build/gguf-bench';
 mkdirSync(dir, { recursive: true });
-const path = (type) => `${dir}/${SHAPE.name.replace(/\W+/g, '-').toLowerCase()}-${type}.gguf`;
-for (const type of TYPES) if (!existsSync(path(type))) { console.log(`writing ${path(type)}`); writeModel(path(type), type); }
+const path = (type) => `${dir}/${SHAPE.name.replace(/\W+/g, '-').toLowerCase()}-${fileType(type)}.gguf`;
+for (const type of TYPES) {
+  if (existsSync(path(type))) continue;
+  console.log(`writing ${path(type)}`);
+  // Llama-3.2-1B's F32 file (4.9 GB) is written a tensor at a time.
+  if (big) writeModelFile(path(type), SHAPES['llama-3.2-1b'], () => fileType(type));
+  else writeModel(path(type), type);
+}
 
 // ---- timing ----
 const core = await loadMultihead({ threads: 'auto' });
 await setThreads(threads);
 const ids = (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % SHAPE.vocab);
-const models = {};
-const loads = {};
-for (const type of TYPES) {
-  const t0 = performance.now();
-  models[type] = await loadPretrained(path(type), big && type === 'f32' ? { weightType: 'bf16' } : {});
-  loads[type] = performance.now() - t0;
-}
-const gbps = core.readBandwidth(256, 5);  // GB/s over a 256 MB buffer, these threads
-const rows = [];
-for (const n of [64, 256]) {
-  for (const attentions of [false, true]) {
-    const fns = {};
-    for (const type of TYPES) fns[type] = () => models[type].run(ids(n), { attentions, logits: [n - 1] });
-    // Prefill over blocks the other way too, their blocks widened into float32 panels (core/gemm.h).
-    if (!attentions) {
-      for (const type of TYPES.filter((t) => t !== 'f32')) {
-        fns[`${type} widened`] = () => {
-          core.setIntegerBlockTiles(false);
-          try { return models[type].run(ids(n), { attentions, logits: [n - 1] }); } finally { core.setIntegerBlockTiles(true); }
-        };
+const loads = {}, weightBytes = {}, weightTypes = {}, decodeOfBound = {};
+const groups = [];
+let gbps = 0;
+for (const group of GROUPS) {
+  const models = {};
+  for (const type of group) {
+    const t0 = performance.now();
+    models[type] = await loadPretrained(path(type), type === 'bf16' ? { weightType: 'bf16' } : {});
+    loads[type] ??= performance.now() - t0;
+    weightBytes[type] = models[type].config.weightBytes;
+    weightTypes[type] = models[type].config.weightType;
+  }
+  const rows = [];
+  for (const n of [64, 256]) {
+    for (const attentions of big ? [false] : [false, true]) {
+      const fns = {};
+      for (const type of group) fns[type] = () => models[type].run(ids(n), { attentions, logits: [n - 1] });
+      // Prefill over blocks the other way too, their blocks widened into float32 panels (core/gemm.h).
+      if (!attentions && !big) {
+        for (const type of group.filter((t) => t !== TYPES[0])) {
+          fns[`${type} widened`] = () => {
+            core.setIntegerBlockTiles(false);
+            try { return models[type].run(ids(n), { attentions, logits: [n - 1] }); } finally { core.setIntegerBlockTiles(true); }
+          };
+        }
       }
+      const ms = await timeInterleaved(fns, rounds);
+      rows.push({ case: `prefill ${n}, ${attentions ? 'every attention' : 'last logits'}`, ms });
     }
-    const ms = await timeInterleaved(fns, rounds);
-    rows.push({ case: `prefill ${n}, ${attentions ? 'every attention' : 'last logits'}`, ms });
+  }
+  // Decoding against its bound, the weights' bytes at the read bandwidth: the bandwidth measured
+  // right after each step's timing (this machine's speed drifts by a third within minutes), the
+  // ratio of each pair, the median of 3.
+  const decode = {};
+  for (const type of group) {
+    const steps = [], ratios = [];
+    for (let r = 0; r < 3; r += 1) {
+      steps.push(await msPerToken(models[type], 24));
+      const gbpsNow = core.readBandwidth(256, 3);
+      gbps = Math.max(gbps, gbpsNow);
+      ratios.push(steps.at(-1) / (weightBytes[type] / gbpsNow / 1e6));
+    }
+    decode[type] = median(steps);
+    decodeOfBound[type] = median(ratios);
+  }
+  rows.push({ case: 'decoding, ms a token', ms: decode });
+  for (const m of Object.values(models)) m.dispose();
+  groups.push({ types: group, rows });
+}
+const rows = groups.length === 1 ? groups[0].rows : null;
+// Each type's time against the float baseline's: in the same rounds, or (Llama-3.2-1B's Q8_0) through
+// Q4_0, timed in both groups: (bf16 ÷ q4_0) · (q4_0 ÷ q8_0).
+const base = TYPES[0];
+const ratioOf = (caseName, type) => {
+  const ms = (g, t) => groups[g].rows.find((r) => r.case === caseName).ms[t];
+  const g = groups.findIndex((gr) => gr.types.includes(base) && gr.types.includes(type));
+  if (g >= 0) return ms(g, base) / ms(g, type);
+  const other = groups.findIndex((gr) => gr.types.includes(type));
+  return (ms(0, base) / ms(0, 'q4_0')) * (ms(other, 'q4_0') / ms(other, type));
+};
+console.log(`${SHAPE.name}'s shape, ${threads} thread(s), ${machine().cpu ?? ''}`);
+console.log(`weights in memory: ${TYPES.map((t) => `${t} ${(weightBytes[t] / 1e6).toFixed(0)} MB (${weightTypes[t]})`).join(', ')}`);
+console.log(`load: ${TYPES.map((t) => `${t} ${loads[t].toFixed(0)} ms`).join(', ')}`);
+const ratios = {};
+for (const [g, group] of groups.entries()) {
+  for (const r of group.rows) {
+    const quantized = group.types.filter((t) => t !== base);
+    for (const t of quantized) (ratios[r.case] ??= {})[t] = ratioOf(r.case, t);
+    console.log(`${groups.length > 1 ? `group ${g + 1}: ` : ''}${r.case.padEnd(34)} ${Object.keys(r.ms).map((t) => `${t} ${r.ms[t].toFixed(1)}`).join('  ')}  (${base} ÷ ${quantized.map((t) => `${t} ${ratioOf(r.case, t).toFixed(2)}×`).join(', ')})`);
   }
 }
-const decode = {};
-for (const type of TYPES) decode[type] = await msPerToken(models[type], 24);
-rows.push({ case: 'decoding, ms a token', ms: decode });
-
-const weightBytes = Object.fromEntries(TYPES.map((t) => [t, models[t].config.weightBytes]));
-console.log(`${SHAPE.name}'s shape, ${threads} thread(s), ${machine().cpu ?? ''}`);
-console.log(`weights in memory: ${TYPES.map((t) => `${t} ${(weightBytes[t] / 1e6).toFixed(0)} MB (${models[t].config.weightType})`).join(', ')}`);
-console.log(`load: ${TYPES.map((t) => `${t} ${loads[t].toFixed(0)} ms`).join(', ')}`);
-for (const r of rows) console.log(`${r.case.padEnd(34)} ${Object.keys(r.ms).map((t) => `${t} ${r.ms[t].toFixed(1)}`).join('  ')}  ${TYPES.length > 1 ? `(f32 ÷ q8_0 ${(r.ms[TYPES[0]] / r.ms.q8_0).toFixed(2)}×, ÷ q4_0 ${(r.ms[TYPES[0]] / r.ms.q4_0).toFixed(2)}×)` : ''}`);
 // A decoding step reads every weight once: its bound is the weights' bytes at the read bandwidth.
+const decodeMs = Object.fromEntries(TYPES.map((t) => [t, groups.find((g) => g.types.includes(t)).rows.at(-1).ms[t]]));
 const boundMs = Object.fromEntries(TYPES.map((t) => [t, weightBytes[t] / gbps / 1e6]));
-for (const t of TYPES) console.log(`decoding ${t}: ${decode[t].toFixed(1)} ms, ${(decode[t] / boundMs[t]).toFixed(2)}× its bound (${boundMs[t].toFixed(1)} ms: ${(weightBytes[t] / 1e6).toFixed(0)} MB at ${gbps.toFixed(1)} GB/s)`);
-writeFileSync(outFile, `${JSON.stringify({ machine: machine(), shape: SHAPE, threads, rounds, weightBytes, loadMs: loads, readGBps: gbps, boundMs, rows }, null, 2)}\n`);
-for (const m of Object.values(models)) m.dispose();
+for (const t of TYPES) console.log(`decoding ${t}: ${decodeMs[t].toFixed(1)} ms, ${decodeOfBound[t].toFixed(2)}× its bound (median of 3 pairs; ${boundMs[t].toFixed(1)} ms at the best read bandwidth, ${(weightBytes[t] / 1e6).toFixed(0)} MB at ${gbps.toFixed(1)} GB/s)`);
+writeFileSync(outFile, `${JSON.stringify({ machine: machine(), shape: SHAPE, threads, rounds, weightBytes, weightTypes, loadMs: loads,
+  readGBps: gbps, boundMs, decodeOfBound, ...(rows ? { rows } : { groups }), ratios }, null, 2)}\n`);

@@ -102,8 +102,11 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
                                      : name == "gpt2-f16"  ? mh::WeightType::kF32
                                                            : mh::WeightType::kQ4;
   EXPECT_EQ(model->weights().layers[0].wq->type, expected_wq) << name;
-  if (name == "llama-q4_k_m")  // layers 2 and 3 have Q6_K values: a layer of mixed types
-    EXPECT_EQ(model->weights().layers[2].wv->type, mh::WeightType::kQ6);
+  if (name == "llama-q4_k_m") {  // layers 2 and 3 have Q6_K values: a layer of mixed types
+    const mh::Tensor& wv = *model->weights().layers[2].wv;
+    EXPECT_EQ(wv.type, mh::WeightType::kQ6);
+    EXPECT_EQ(wv.stored_bytes(), wv.rows * ((wv.cols + 7) / 8 * 8) * 5 / 4);  // 1.25 bytes a weight
+  }
   if (expected_wq != mh::WeightType::kF32 && !kOneLoad)
     EXPECT_LT(model->weight_bytes(), 0.45 * widened->weight_bytes()) << name;
   Expected expected(name);

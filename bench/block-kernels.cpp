@@ -1,9 +1,9 @@
-// Products over 8- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
+// Products over 8-, 6- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
-//   q8 w, q4 w  the blocks widened into float32 panels for the float32 tile
+//   q8, q6, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
+//   q8 w, q6 w, q4 w  the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
@@ -45,8 +45,14 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
   for (int j = 0; j < N; ++j)
     for (int k = 0; k < K; k += mh::kBlockRows) {
       int q[mh::kBlockRows];
-      for (int& v : q) v = t == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
-      mh::write_block_column(t, bytes.data() + mh::block_offset(t, k, j, K), j % 8, normal(rng), normal(rng), q);
+      for (int& v : q)
+        v = t == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
+            : t == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+                                       : static_cast<int>(rng() % 16);
+      uint8_t* block = bytes.data() + mh::block_offset(t, k, j, K);
+      const float scales[2] = {normal(rng), normal(rng)};
+      if (t == mh::WeightType::kQ6) mh::write_q6_block_column(block, j % 8, scales, q);
+      else mh::write_block_column(t, block, j % 8, scales[0], scales[1], q);
     }
   return bytes;
 }
@@ -70,20 +76,23 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  const mh::WeightType types[3] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ4};
-  const char* names[3] = {"f32", "q8", "q4"};
-  const int first_type = llama ? 1 : 0;  // Llama's float32 copy (4.9 GB) does not fit a wasm heap
-  std::vector<std::vector<mh::MatrixRef>> mats(3);
+  constexpr int kTypes = 4;
+  const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ4};
+  const char* names[kTypes] = {"f32", "q8", "q6", "q4"};
+  // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 beside q8 and q4.
+  const auto skipped = [&](int t) { return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6); };
+  std::vector<std::vector<mh::MatrixRef>> mats(kTypes);
   std::vector<std::vector<float>> f32s;
   std::vector<std::vector<uint8_t>> blocks;
-  double bytes[3] = {0, 0, 0};
+  double bytes[kTypes] = {};
   for (const Shape& s : shapes) {
-    if (first_type == 0) {
+    if (!skipped(0)) {
       f32s.emplace_back(static_cast<size_t>(s.K) * s.N, 0.01f);
       mats[0].push_back({f32s.back().data(), mh::WeightType::kF32, s.K, true});
       bytes[0] += 4.0 * s.K * s.N;
     }
-    for (int t = 1; t < 3; ++t) {
+    for (int t = 1; t < kTypes; ++t) {
+      if (skipped(t)) continue;
       blocks.push_back(random_blocks(types[t], s.K, s.N, rng));
       mats[t].push_back({blocks.back().data(), types[t], s.K, true});
       bytes[t] += blocks.back().size();
@@ -91,9 +100,10 @@ int decode_main(int rounds, bool llama) {
   }
   std::vector<float> a(8192), out(128256);
   for (float& x : a) x = normal(rng);
-  std::vector<double> times[3];
+  std::vector<double> times[kTypes];
   for (int round = 0; round < rounds + 1; ++round)
-    for (int t = first_type; t < 3; ++t) {
+    for (int t = 0; t < kTypes; ++t) {
+      if (skipped(t)) continue;
       const auto t0 = Clock::now();
       for (size_t m = 0; m < shapes.size(); ++m)
         mh::gemm(out.data(), shapes[m].N, a.data(), shapes[m].K, mats[t][m], nullptr, 1, shapes[m].K, shapes[m].N);
@@ -101,7 +111,8 @@ int decode_main(int rounds, bool llama) {
     }
   const double gbs = read_bandwidth_gbs();
   std::printf("{\"readGBs\":%.2f}\n", gbs);
-  for (int t = first_type; t < 3; ++t) {
+  for (int t = 0; t < kTypes; ++t) {
+    if (skipped(t)) continue;
     std::sort(times[t].begin(), times[t].end());
     const double s = times[t][times[t].size() / 2];
     std::printf("{\"decode\":\"%s\",\"ms\":%.3f,\"MB\":%.1f,\"GBs\":%.2f,\"ofBound\":%.3f}\n", names[t], s * 1e3,
@@ -144,11 +155,12 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
   std::vector<std::vector<float>> f32;
-  std::vector<std::vector<uint8_t>> q8, q4;
+  std::vector<std::vector<uint8_t>> q8, q6, q4;
   for (const auto& s : shapes) {
     f32.emplace_back(static_cast<size_t>(s[0]) * s[1]);
     for (float& x : f32.back()) x = 0.02f * normal(rng);
     q8.push_back(random_blocks(mh::WeightType::kQ8, s[0], s[1], rng));
+    q6.push_back(random_blocks(mh::WeightType::kQ6, s[0], s[1], rng));
     q4.push_back(random_blocks(mh::WeightType::kQ4, s[0], s[1], rng));
   }
   std::vector<Row> rows;
@@ -159,6 +171,8 @@ int main(int argc, char** argv) {
       rows.push_back({"f32 " + shape, n, K, N, {f32[s].data(), mh::WeightType::kF32, K, true}, true, {}, {}});
       rows.push_back({"q8 " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, true, {}, {}});
       rows.push_back({"q8 w " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, false, {}, {}});
+      rows.push_back({"q6 " + shape, n, K, N, {q6[s].data(), mh::WeightType::kQ6, K, true}, true, {}, {}});
+      rows.push_back({"q6 w " + shape, n, K, N, {q6[s].data(), mh::WeightType::kQ6, K, true}, false, {}, {}});
       rows.push_back({"q4 " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, true, {}, {}});
       rows.push_back({"q4 w " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, false, {}, {}});
     }

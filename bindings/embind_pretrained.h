@@ -139,6 +139,7 @@ class PretrainedCore {
       case mh::WeightType::kBF16: return "bf16";
       case mh::WeightType::kQ8: return "q8";
       case mh::WeightType::kQ4: return "q4";
+      case mh::WeightType::kQ6: return "q6";
       default: return "f32";
     }
   }

@@ -3,11 +3,13 @@
 //   kQ8: float scale[8]; int8 q[8 groups][8 columns][4 rows]         value = scale[c] · q        288 bytes
 //   kQ4: float scale[8]; float min[8]; uint8 q[8 groups][4][4 rows]   value = scale[c] · q − min[c] 192 bytes
 //        (the byte of column c < 4 holds c in its low nibble and c + 4 in its high one)
-// — 1.125 and 0.75 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+//   kQ6: float scale[2 halves][8]; int8 q[8 groups][8 columns][4 rows]   value = scale[r / 16][c] · q   320 bytes
+//        (q within −32…31: a scale for each 16 rows, as Q6_K has)
+// — 1.125, 0.75 and 1.25 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
-// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, without a change of value: the
-// product and then the difference in float32 are what ggml's dequantization computes. K (the rows)
-// is a whole number of blocks.
+// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, Q6_K becomes kQ6, without a
+// change of value: the product and then the difference in float32 are what ggml's dequantization
+// computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +25,10 @@ namespace mh {
 
 constexpr int kBlockRows = 32;
 
-constexpr bool is_block_type(WeightType t) { return t == WeightType::kQ8 || t == WeightType::kQ4; }
-constexpr int64_t block_bytes(WeightType t) { return t == WeightType::kQ8 ? 288 : 192; }
+constexpr bool is_block_type(WeightType t) { return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6; }
+constexpr int64_t block_bytes(WeightType t) { return t == WeightType::kQ8 ? 288 : t == WeightType::kQ6 ? 320 : 192; }
+// The bytes of a block's floats (scales, and kQ4's mins) before its values.
+constexpr int block_float_bytes(WeightType t) { return t == WeightType::kQ8 ? 32 : 64; }
 
 // Bytes of a K × N matrix of a block type: ⌈N/8⌉ panels of K/32 blocks.
 inline int64_t block_matrix_bytes(WeightType t, int64_t K, int64_t N) {
@@ -36,24 +40,32 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
   return ((j / 8) * (ld / kBlockRows) + k / kBlockRows) * block_bytes(t);
 }
 
-// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, or kQ4's byte (low
-// nibble for c < 4, high for c ≥ 4).
+// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6's, or kQ4's byte
+// (low nibble for c < 4, high for c ≥ 4).
 inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 4; }
+inline int block_q6_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }
 inline int block_q4_byte(int r, int c) { return 64 + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 
 // The integer q of row r, column c of one block.
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
+  if (t == WeightType::kQ6) return static_cast<int8_t>(block[block_q6_byte(r, c)]);
   const uint8_t byte = block[block_q4_byte(r, c)];
   return c < 4 ? byte & 15 : byte >> 4;
 }
 
+// The scale of row r, column c of one block.
+inline float block_scale(WeightType t, const uint8_t* block, int r, int c) {
+  float scale;
+  std::memcpy(&scale, block + 4 * c + (t == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
+  return scale;
+}
+
 // Element (r, c) of one block (r < 32, c < 8) as float32.
 inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
-  float scale;
-  std::memcpy(&scale, block + 4 * c, 4);
+  const float scale = block_scale(t, block, r, c);
   const float q = static_cast<float>(block_integer(t, block, r, c));
-  if (t == WeightType::kQ8) return scale * q;
+  if (t != WeightType::kQ4) return scale * q;
   float min;
   std::memcpy(&min, block + 32 + 4 * c, 4);
   return scale * q - min;
@@ -61,11 +73,12 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
 
 #if defined(__wasm_simd128__)
 // Group g (rows 4g … 4g + 3) of a block: the values of columns 0–3 in `left` and of 4–7 in `right`,
-// each column's 4 rows side by side (int8 for kQ8, 0…15 for kQ4).
+// each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…15 for kQ4).
 inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
-  if (t == WeightType::kQ8) {
-    left = wasm_v128_load(block + 32 + 32 * g);
-    right = wasm_v128_load(block + 48 + 32 * g);
+  if (t != WeightType::kQ4) {
+    const int at = t == WeightType::kQ8 ? 32 : 64;
+    left = wasm_v128_load(block + at + 32 * g);
+    right = wasm_v128_load(block + at + 16 + 32 * g);
     return;
   }
   const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
@@ -79,7 +92,7 @@ inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left,
 inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first, int rows, float* out) {
 #if defined(__wasm_simd128__)
   if (first % 4 == 0 && rows % 4 == 0) {
-    const v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
+    v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
     const v128_t min_lo = t == WeightType::kQ4 ? wasm_v128_load(block + 32) : wasm_f32x4_splat(0.0f);
     const v128_t min_hi = t == WeightType::kQ4 ? wasm_v128_load(block + 48) : wasm_f32x4_splat(0.0f);
     // Two rows of 8 columns, as int16: the group's values are column after column.
@@ -89,16 +102,20 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
                               : (is_signed ? wasm_i16x8_extend_low_i8x16(pair) : wasm_u16x8_extend_low_u8x16(pair));
         const v128_t lo = wasm_f32x4_mul(scale_lo, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(q)));
         const v128_t hi = wasm_f32x4_mul(scale_hi, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(q)));
-        // kQ8 subtracts nothing: x − 0 is x, the same bits as the product alone.
+        // kQ8 and kQ6 subtract nothing: x − 0 is x, the same bits as the product alone.
         wasm_v128_store(out, t == WeightType::kQ4 ? wasm_f32x4_sub(lo, min_lo) : lo);
         wasm_v128_store(out + 4, t == WeightType::kQ4 ? wasm_f32x4_sub(hi, min_hi) : hi);
         out += 8;
       }
     };
     for (int g = first / 4; g < (first + rows) / 4; ++g) {
+      if (t == WeightType::kQ6) {  // groups 4–7 (rows 16–31) have the second half's scales
+        scale_lo = wasm_v128_load(block + 32 * (g / 4));
+        scale_hi = wasm_v128_load(block + 16 + 32 * (g / 4));
+      }
       v128_t left, right;
       block_group(t, block, g, left, right);
-      const bool is_signed = t == WeightType::kQ8;
+      const bool is_signed = t != WeightType::kQ4;
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);
     }
@@ -125,6 +142,16 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
     uint8_t& byte = block[block_q4_byte(r, c)];
     byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[r] << 4) : (byte & 0xf0) | (q[r] & 15));
   }
+}
+
+// Writes column c (< 8) of a kQ6 block: 32 values with the scales of rows 0–15 and 16–31. Q6_K's
+// q − 32 is within −32…31; anything outside is clamped to it, since the relaxed build's sums count
+// on |q| ≤ 32 (gemm_blocks.h, block_sums) and only a hand-made block could hold more.
+inline void write_q6_block_column(uint8_t* block, int c, const float* scales, const int* q) {
+  std::memcpy(block + 4 * c, &scales[0], 4);
+  std::memcpy(block + 32 + 4 * c, &scales[1], 4);
+  for (int r = 0; r < kBlockRows; ++r)
+    block[block_q6_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -32 ? -32 : q[r] > 31 ? 31 : q[r]));
 }
 
 }  // namespace mh

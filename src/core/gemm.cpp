@@ -27,7 +27,7 @@
 // - The micro-kernel (a 5 × 8 or 6 × 8 tile of `out` in registers, and why V8 needs it written
 //   the way it is) is in gemm_tiles.h; the widenings of 2-byte weights in gemm_vectors.h; one row
 //   (decoding), which reads B in place as strips, in gemm_strips.h; the integer products over
-//   8- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h. Those four are this
+//   8-, 6- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h. Those four are this
 //   file's parts, included here only.
 #include "core/gemm.h"
 
@@ -164,7 +164,8 @@ inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.typ
 
 // Whether n rows over blocks go through integer tiles (quantized as decoding's row is), or their
 // blocks are widened into float32 panels for the float32 tiles (the bits of float32 weights).
-// Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks, and a row's
+// Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks (6-bit ones
+// were not measured apart: they sum as 8-bit ones do, a half block at a time), and a row's
 // bits are then decoding's (docs/performance.md, "GGUF weights in blocks"); set_integer_block_tiles()
 // switches, for the benchmark and tests.
 std::atomic<bool> g_integer_block_tiles{true};
@@ -173,7 +174,9 @@ inline bool integer_block_tiles(const MatrixRef& b, int n) {
 }
 // How quantize_rows cuts this product's rows into tiles.
 inline int block_tile_rows_of(WeightType t) {
-  return t == WeightType::kQ8 ? block_tile_rows<WeightType::kQ8>() : block_tile_rows<WeightType::kQ4>();
+  return t == WeightType::kQ8   ? block_tile_rows<WeightType::kQ8>()
+         : t == WeightType::kQ6 ? block_tile_rows<WeightType::kQ6>()
+                                : block_tile_rows<WeightType::kQ4>();
 }
 
 // The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
@@ -357,6 +360,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ8: columns<WeightType::kQ8>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ4: columns<WeightType::kQ4>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ6: columns<WeightType::kQ6>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 

@@ -68,7 +68,7 @@ void pack_panels(float* packed, const float* src, int64_t ld, int K, int N);
 // head's keys; gemm reads it as MatrixRef{packed, kF32, K, true}.
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale);
 
-// Products over blocks of 8- and 4-bit values (core/blocks.h) with 2 rows or more: by integer tiles,
+// Products over blocks of 8-, 6- and 4-bit values (core/blocks.h) with 2 rows or more: by integer tiles,
 // the rows quantized to 8 bits a block as decoding's row is (true, the default), or with the blocks
 // widened into float32 panels (false: the bits of the same values stored as float32).
 // Process-wide; for the benchmark and tests.

@@ -1,10 +1,11 @@
-// The GEMM's products over blocks of 8- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
+// The GEMM's products over blocks of 8-, 6- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
 // has the storage): rows of `a` quantized to 8 bits per block of 32, as llama.cpp does, and each
 // block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
 // integer sums are exact, and the float operations around them are the same, in the same order.
 // Where this measured faster than widening the blocks into float32 panels is in docs/performance.md
-// ("GGUF weights in blocks"); integer_block_tiles() chooses.
+// ("GGUF weights in blocks"); integer_block_tiles() chooses. kQ6 has a scale per 16 rows: its sums
+// are taken per half block (groups 0–3 and 4–7), each added in float as kQ8's whole block is.
 #pragma once
 
 #include <algorithm>
@@ -89,7 +90,7 @@ void quantize_row(float* packed, const float* a, int K) {
 
 // Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4-bit
 // blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2 where it
-// takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut
+// takes 16-bit dots (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut
 // into tiles as even as those allow (5 rows at most 4: 3 + 2). (MH_BLOCK_TILE_ROWS overrides both,
 // for measuring.)
 template <WeightType T>
@@ -103,7 +104,8 @@ constexpr int block_tile_rows() {
 #endif
 }
 constexpr int kTallestBlockTile = 6;
-static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile,
+static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile &&
+                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile,
               "block_tile_of_height() has tiles of 1 to 6 rows");
 inline int block_tile_height(int i, int rows, int tallest) {
   const int left = rows - i, tiles = (left + tallest - 1) / tallest;
@@ -156,6 +158,29 @@ inline v128_t splat_lane(v128_t v, int i) {
     default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
   }
 }
+// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over groups [kFirst, kFirst + kGroups) of one block (rows
+// 4 · kFirst on), for columns 0–3 and 4–7, as int32, by 16-bit dots.
+template <WeightType T, int kFirst, int kGroups>
+inline void group_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
+  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+  v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
+  for (int g = kFirst; g < kFirst + kGroups; ++g) {
+    // (q_a of rows 0–3) twice, by a shuffle: load64_splat at an offset costs V8 a register (splat_lane)
+    const v128_t pair = wasm_v128_load(q_a + 8 * (g / 2));
+    const v128_t a = g % 2 ? wasm_i32x4_shuffle(pair, pair, 2, 3, 2, 3) : wasm_i32x4_shuffle(pair, pair, 0, 1, 0, 1);
+    v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
+    block_group(T, block, g, left, right);
+    // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
+    // kQ4's 0…15 are the same values signed.
+    p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
+    p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
+    p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
+    p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
+  }
+  sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
+  sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
+}
+
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
 template <WeightType T>
 inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
@@ -196,38 +221,51 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
     sum_hi = wasm_i32x4_extadd_pairwise_i16x8(pairs_hi);
   }
 #else
-  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-  v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
-  for (int g = 0; g < kBlockRows / 4; ++g) {
-    // (q_a of rows 0–3) twice, by a shuffle: load64_splat at an offset costs V8 a register (splat_lane)
-    const v128_t pair = wasm_v128_load(q_a + 8 * (g / 2));
-    const v128_t a = g % 2 ? wasm_i32x4_shuffle(pair, pair, 2, 3, 2, 3) : wasm_i32x4_shuffle(pair, pair, 0, 1, 0, 1);
-    v128_t left, right;  // columns 0–3 and 4–7, each 4 × 4 values
-    block_group(T, block, g, left, right);
-    // Lanes (c, rows 0–1), (c, rows 2–3), (c + 1, 0–1), (c + 1, 2–3) for c = 0, 2, 4, 6;
-    // kQ4's 0…15 are the same values signed.
-    p0 = wasm_i32x4_add(p0, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(left), a));
-    p1 = wasm_i32x4_add(p1, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(left), a));
-    p2 = wasm_i32x4_add(p2, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(right), a));
-    p3 = wasm_i32x4_add(p3, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(right), a));
-  }
-  sum_lo = wasm_i32x4_add(wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
-  sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
+  group_sums<T, 0, kBlockRows / 4>(block, row_block, sum_lo, sum_hi);
 #endif
 }
 
-// acc_lo, acc_hi (columns 0–3, 4–7) += one block's sums as floats: (scale · d) · Σ q_a q, then
-// − min · d Σ q_a for kQ4 (the quantized row's sum, quantize_row). The one place these float
-// operations are written, for decoding and tiles.
+// The sums of half kHalf of a kQ6 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as block_sums'.
+// The relaxed build takes the int8 dot with q_a's sign moved onto q, as kQ8's; |q| ≤ 32, so the
+// int16 pairs add up over a half without overflow (4 · 2 · 127 · 32 = 32512) and are widened once.
+template <int kHalf>
+inline void q6_half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
+#if defined(__wasm_relaxed_simd__)
+  const v128_t signs = wasm_v128_load(row_block + 34 + 4 * kHalf), magnitudes = wasm_v128_load(row_block + 26 + 4 * kHalf);
+  v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+  for (int i = 0; i < 4; ++i) {
+    const int g = 4 * kHalf + i;
+    const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
+    const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
+    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y));
+    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y));
+  }
+  const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
+  sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
+  sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
+#else
+  group_sums<WeightType::kQ6, 4 * kHalf, 4>(block, row_block, sum_lo, sum_hi);
+#endif
+}
+
+// acc_lo, acc_hi (columns 0–3, 4–7) += (scale · d) · Σ q_a q, the 8 scales at `scales`: a block's
+// (kQ8, kQ4) or a half block's (kQ6: block + 32 · half). The one place these float operations are
+// written, for decoding and tiles.
+inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, const float* row_block, v128_t sum_lo,
+                       v128_t sum_hi) {
+  const v128_t d = splat_lane(wasm_v128_load(row_block), 0);
+  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales), d), wasm_f32x4_convert_i32x4(sum_lo)));
+  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
+}
+
+// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4): add_scaled, then − min · d Σ q_a for kQ4
+// (the quantized row's sum, quantize_row).
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {
-  const v128_t head = wasm_v128_load(row_block);  // d, d · Σ q_a
-  const v128_t d = splat_lane(head, 0);
-  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block), d), wasm_f32x4_convert_i32x4(sum_lo)));
-  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(block + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
+  add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
   if constexpr (T == WeightType::kQ4) {
-    const v128_t sum_a = splat_lane(head, 1);
+    const v128_t sum_a = splat_lane(wasm_v128_load(row_block), 1);
     acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
     acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
   }
@@ -249,8 +287,15 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
          block += block_bytes(T), row_block += kQuantizedBlockFloats) {
       v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-      block_sums<T>(block, row_block, sum_lo, sum_hi);
-      add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+      if constexpr (T == WeightType::kQ6) {  // a half block at a time, each with its scales
+        q6_half_sums<0>(block, row_block, sum_lo, sum_hi);
+        add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+        q6_half_sums<1>(block, row_block, sum_lo, sum_hi);
+        add_scaled(acc_lo, acc_hi, block + 32, row_block, sum_lo, sum_hi);
+      } else {
+        block_sums<T>(block, row_block, sum_lo, sum_hi);
+        add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+      }
     }
     float result[8];
     wasm_v128_store(result, acc_lo);
@@ -270,19 +315,20 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
     for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
       const float* row_block = quantized + blk * step;
       const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-      float scale[8], min[8];
-      std::memcpy(scale, block, 32);
+      float scale[16], min[8];  // kQ6: the scales of rows 0–15, then of rows 16–31
+      std::memcpy(scale, block, T == WeightType::kQ6 ? 64 : 32);
       if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
-      // The block's groups in their stored order (block_q8_byte, block_q4_byte), in plain loops a
-      // compiler vectorizes: the element-by-element block_integer() had made the native suite's
-      // GGUF fixtures 15× slower.
-      int32_t sum[8] = {};
+      // The block's groups in their stored order (block_q8_byte, block_q6_byte, block_q4_byte), in
+      // plain loops a compiler vectorizes: the element-by-element block_integer() had made the native
+      // suite's GGUF fixtures 15× slower. kQ6 sums each half block (groups 0–3, 4–7) on its own.
+      int32_t sum[16] = {};
       for (int g = 0; g < kBlockRows / 4; ++g) {
         const int16_t* a4 = q_a + 4 * g;
-        if constexpr (T == WeightType::kQ8) {
-          const int8_t* q = reinterpret_cast<const int8_t*>(block + 32 + 32 * g);
+        if constexpr (T != WeightType::kQ4) {
+          const int8_t* q = reinterpret_cast<const int8_t*>(block + (T == WeightType::kQ8 ? 32 : 64) + 32 * g);
+          int32_t* half_sum = sum + (T == WeightType::kQ6 ? 8 * (g / 4) : 0);
           for (int c = 0; c < 8; ++c)
-            for (int i = 0; i < 4; ++i) sum[c] += a4[i] * q[4 * c + i];
+            for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
         } else {
           const uint8_t* q = block + 64 + 16 * g;
           for (int c = 0; c < 4; ++c)
@@ -291,6 +337,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       }
       for (int c = 0; c < 8; ++c) {
         acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[c]);
+        if (T == WeightType::kQ6) acc[c] += (scale[8 + c] * row_block[0]) * static_cast<float>(sum[8 + c]);
         if (T == WeightType::kQ4) acc[c] -= min[c] * row_block[1];
       }
     }
@@ -307,10 +354,46 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // - relaxed build, 4-bit blocks: the int8 dot, its int16 pairs added as int16 over the block's 8
 //   groups (|a pair| ≤ 2 · 127 · 15, 8 of them ≤ 30480: no overflow), widened once a block;
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
-//   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot).
+//   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot);
+//   kQ6's per half block, each half added to c with its scales before the next.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
 // same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
 #if defined(__wasm_simd128__)
+// sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
+// one block, as group_sums' (each group read once for the R rows).
+template <WeightType T, int R, int kFirst, int kGroups>
+inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
+  v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
+  for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
+  for (int g = kFirst; g < kFirst + kGroups; ++g) {
+    v128_t left, right;
+    block_group(T, block, g, left, right);
+    const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
+    const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * kQuantizedBlockFloats + 2) + 4 * g);
+      p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
+      p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
+      p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
+      p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
+    sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
+  }
+}
+// c's R rows += a kQ6 half block's sums, with that half's scales (at `scales`): add_scaled.
+template <int R>
+inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* a_block, const v128_t (&sum)[R][2]) {
+  for (int r = R - 1; r >= 0; --r) {
+    v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+    add_scaled(lo, hi, scales, a_block + r * kQuantizedBlockFloats, sum[r][0], sum[r][1]);
+    wasm_v128_store(c + r * ldc, lo);
+    wasm_v128_store(c + r * ldc + 4, hi);
+  }
+}
+
 template <WeightType T, int R>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   for (int r = 0; r < R; ++r) {
@@ -342,26 +425,14 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       }
     } else
 #endif
-    {
-      v128_t p[R][4];  // lanes as block_sums' plain form: (c, rows 0–1), (c, rows 2–3), (c + 1, …)
-      for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-      for (int g = 0; g < kBlockRows / 4; ++g) {
-        v128_t left, right;
-        block_group(T, block, g, left, right);
-        const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
-        const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
-        for (int r = 0; r < R; ++r) {
-          const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * kQuantizedBlockFloats + 2) + 4 * g);
-          p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
-          p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
-          p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
-          p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
-        }
-      }
-      for (int r = 0; r < R; ++r) {
-        sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
-        sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
-      }
+    if constexpr (T == WeightType::kQ6) {  // a half block at a time, each added with its scales
+      tile_group_sums<T, R, 0, 4>(block, a_block, sum);
+      tile_add<R>(c, ldc, block, a_block, sum);
+      tile_group_sums<T, R, 4, 4>(block, a_block, sum);
+      tile_add<R>(c, ldc, block + 32, a_block, sum);
+      continue;
+    } else {
+      tile_group_sums<T, R, 0, kBlockRows / 4>(block, a_block, sum);
     }
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);

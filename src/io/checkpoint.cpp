@@ -204,7 +204,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
              shape_text(want) + ": the weights do not match the config";
     planned.push_back({spec_read, *source});
   }
-  // A GGUF file's Q8_0, Q5_0, Q4_0, Q4_1 and Q4_K matrices stay in blocks (core/blocks.h) where
+  // A GGUF file's Q8_0, Q5_0, Q4_0, Q4_1, Q4_K and Q6_K matrices stay in blocks (core/blocks.h) where
   // products read them whole: nn.Linear weights (a row of the file is a column of ours), K whole
   // blocks, and the output projection's heads too (switching a head off zeroes its rows' blocks).
   // A safetensors checkpoint asked for as kQ8_0 / kQ4_0 quantizes the same matrices.
@@ -222,8 +222,12 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && config_.head_dim % kBlockRows != 0)
       return WeightType::kF32;
     if (!sh.gguf) return storage == MatrixStorage::kQ8_0 ? WeightType::kQ8 : WeightType::kQ4;
-    const ggml::Regrouping kind = ggml::regrouping(sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type);
-    return kind == ggml::Regrouping::kEight ? WeightType::kQ8 : kind == ggml::Regrouping::kFour ? WeightType::kQ4 : WeightType::kF32;
+    switch (ggml::regrouping(sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type)) {
+      case ggml::Regrouping::kEight: return WeightType::kQ8;
+      case ggml::Regrouping::kFour: return WeightType::kQ4;
+      case ggml::Regrouping::kSix: return WeightType::kQ6;
+      default: return WeightType::kF32;
+    }
   };
   // Other matrices keep their stored type (or the one asked for), unless the checkpoint mixes
   // types: a mixed checkpoint is widened whole. Vectors (biases, norms) are float32.
@@ -235,7 +239,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
   // A GGUF file whose other matrices do not fit as float32 keeps its blocks and narrows those to
-  // bf16 (Q6_K heads and the tied embedding of a Q4_K_M file are most of its bytes once widened).
+  // bf16 (an F16 or Q5_K head, or a tied embedding, can be most of a file's bytes once widened).
   bool narrow_rest = false;
   auto kept_type = [&](const Planned& p) {
     if (!p.spec.matrix) return WeightType::kF32;
@@ -270,7 +274,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
   if (bytes > available_bytes) {
     const bool narrowing_helps = at_two_bytes <= available_bytes && at_two_bytes < bytes;
     return "this model needs " + mb(bytes) + " MB for its weights" +
-           (narrow_rest ? " (its 8- and 4-bit blocks kept, its other matrices widened to bf16)" : "") + " but only " + mb(available_bytes) +
+           (narrow_rest ? " (its 8-, 6- and 4-bit blocks kept, its other matrices widened to bf16)" : "") + " but only " + mb(available_bytes) +
            " MB of memory are available here: choose a smaller model" +
            (narrowing_helps ? ", or load this one with its weights at 2 bytes (weightType 'f16' or 'bf16': " +
                                   mb(at_two_bytes) + " MB)"
@@ -474,13 +478,15 @@ std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int heade
       continue;
     }
     const int64_t column = t.rotary_heads > 0 ? unpermuted_feature(r, t.head_dim) : r;
-    sh.values.resize(static_cast<size_t>(2 * (n / kBlockRows)));
+    sh.values.resize(static_cast<size_t>(2 * (n / kBlockRows)));  // kQ6: a scale per 16 elements, no mins
     sh.regrouped.resize(static_cast<size_t>(n));
     float *scales = sh.values.data(), *mins = scales + n / kBlockRows;
     ggml::regroup_row(t.info->type, raw, n, scales, mins, sh.regrouped.data());
-    for (int64_t b = 0; b < n / kBlockRows; ++b)
-      write_block_column(dest.type, dest.bytes.data() + block_offset(dest.type, b * kBlockRows, column, dest.rows),
-                         static_cast<int>(column % 8), scales[b], mins[b], sh.regrouped.data() + b * kBlockRows);
+    for (int64_t b = 0; b < n / kBlockRows; ++b) {
+      uint8_t* block = dest.bytes.data() + block_offset(dest.type, b * kBlockRows, column, dest.rows);
+      if (dest.type == WeightType::kQ6) write_q6_block_column(block, static_cast<int>(column % 8), scales + 2 * b, sh.regrouped.data() + b * kBlockRows);
+      else write_block_column(dest.type, block, static_cast<int>(column % 8), scales[b], mins[b], sh.regrouped.data() + b * kBlockRows);
+    }
   }
   if (!widened_too) return "";
   const bool as_stored = t.info->type == ggml::kF16 || t.info->type == ggml::kBF16 || t.info->type == ggml::kF32;

@@ -126,17 +126,16 @@ void q5_k(const uint8_t* b, float* y) { k_quant_4_or_5(b, y, b + 16, b + 48); }
 // scales, f16 d. Each half h (128 elements) uses 64 low bytes, 32 high bytes and 8 scales; its
 // element 32·k + l (k = 0..3) is the low (k < 2) or high nibble of low byte l + 32·(k % 2), with
 // bits 2k, 2k+1 of high byte l on top, and scale 2k + l/16; value (d·scale)·(q − 32).
+int q6_k_quant(const uint8_t* b, int h, int k, int l) {
+  return ((b[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0xF) | ((b[128 + 32 * h + l] >> (2 * k)) & 3) << 4;
+}
 void q6_k(const uint8_t* b, float* y) {
   const float d = f16_at(b + 208);
   for (int h = 0; h < 2; ++h) {
-    const uint8_t* low = b + 64 * h;
-    const uint8_t* high = b + 128 + 32 * h;
     const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192 + 8 * h);
     for (int k = 0; k < 4; ++k)
-      for (int l = 0; l < 32; ++l) {
-        const int q = ((low[l + 32 * (k % 2)] >> (4 * (k / 2))) & 0xF) | ((high[l] >> (2 * k)) & 3) << 4;
-        y[128 * h + 32 * k + l] = d * static_cast<float>(scales[2 * k + l / 16]) * static_cast<float>(q - 32);
-      }
+      for (int l = 0; l < 32; ++l)
+        y[128 * h + 32 * k + l] = d * static_cast<float>(scales[2 * k + l / 16]) * static_cast<float>(q6_k_quant(b, h, k, l) - 32);
   }
 }
 
@@ -198,12 +197,14 @@ Regrouping regrouping(uint32_t type) {
   switch (type) {
     case kQ8_0: case kQ5_0: return Regrouping::kEight;
     case kQ4_0: case kQ4_1: case kQ4_K: return Regrouping::kFour;
+    case kQ6_K: return Regrouping::kSix;
     default: return Regrouping::kNone;
   }
 }
 
 // Each layout as its dequantization above reads it; Q4_0's (q − 8)·d is d·q − 8d exactly (both
-// products are exact, and so is their difference), Q4_1's q·d + m is q·d − (−m).
+// products are exact, and so is their difference), Q4_1's q·d + m is q·d − (−m), Q6_K's
+// d·sc·(q − 32) is (d·sc)·(q − 32), the same float32 operations in the same order.
 void regroup_row(uint32_t type, const void* source, int64_t count, float* scales, float* mins, int* q) {
   const uint8_t* b = static_cast<const uint8_t*>(source);
   const TypeInfo& t = *type_info(type);
@@ -242,6 +243,14 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
           const uint8_t* row = b + 16 + 32 * (sub / 2);
           for (int l = 0; l < 32; ++l) q[256 * i + 32 * sub + l] = (row[l] >> (4 * (sub % 2))) & 0xF;
         }
+        break;
+      }
+      case kQ6_K: {  // element e's scale is byte 192 + e / 16 (q6_k above)
+        const float d = f16_at(b + 208);
+        for (int s = 0; s < 16; ++s) scales[16 * i + s] = d * static_cast<float>(static_cast<int8_t>(b[192 + s]));
+        for (int h = 0; h < 2; ++h)
+          for (int k = 0; k < 4; ++k)
+            for (int l = 0; l < 32; ++l) q[256 * i + 128 * h + 32 * k + l] = q6_k_quant(b, h, k, l) - 32;
         break;
       }
       default: break;

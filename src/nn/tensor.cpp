@@ -53,8 +53,8 @@ void Tensor::find_finite() {
   if (is_block_type(type)) {  // the values are small integers: the scales (and mins) are what could not be finite
     for (int64_t b = 0; b < stored_bytes(); b += block_bytes(type)) {
       float f[16];
-      std::memcpy(f, bytes.data() + b, type == WeightType::kQ8 ? 32 : 64);
-      for (int i = 0; i < (type == WeightType::kQ8 ? 8 : 16); ++i) known_finite &= std::isfinite(f[i]);
+      std::memcpy(f, bytes.data() + b, block_float_bytes(type));
+      for (int i = 0; i < block_float_bytes(type) / 4; ++i) known_finite &= std::isfinite(f[i]);
     }
     return;
   }
@@ -73,7 +73,7 @@ void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t coun
   if (is_block_type(type)) {  // a block's scales (and mins) at 0 make its values 0
     for (int64_t c = 0; c < cols; c += 8)
       for (int64_t k = first; k < first + count; k += kBlockRows)
-        std::fill_n(stored.begin() + block_offset(type, k, c, rows), type == WeightType::kQ8 ? 32 : 64, uint8_t{0});
+        std::fill_n(stored.begin() + block_offset(type, k, c, rows), block_float_bytes(type), uint8_t{0});
     return;
   }
   const int64_t size = weight_type_bytes(type);

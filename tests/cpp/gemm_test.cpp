@@ -25,6 +25,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kBF16: return "BF16";
     case WeightType::kQ8: return "Q8";
     case WeightType::kQ4: return "Q4";
+    case WeightType::kQ6: return "Q6";
   }
   return "?";
 }
@@ -229,12 +230,14 @@ TEST(Gemm, SameBitsWhateverTheThreadsRowGroupingAndLayout) {
 }
 
 // A random K × N matrix of blocks (K a multiple of 32), each value checked against the format's
-// definition (the product, then the difference), and the same values as float32 panels.
+// definition (the product, then the difference; kQ6: a scale for rows 0–15 and one for 16–31), and
+// the same values as float32 panels. `q_of` makes the integers (random by default: −127…127,
+// 0…15, −32…31).
 struct RandomBlocks {
   std::vector<uint8_t> blocks;
   std::vector<float> f32;
 };
-RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng) {
+RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int (*q_of)(std::mt19937&, int r) = nullptr) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   RandomBlocks m;
   m.blocks.assign(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
@@ -242,13 +245,21 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng) {
   for (int j = 0; j < N; ++j)
     for (int k0 = 0; k0 < K; k0 += kBlockRows) {
       int q[kBlockRows];
-      for (int& v : q) v = type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+      for (int r = 0; r < kBlockRows; ++r)
+        q[r] = q_of ? q_of(rng, r)
+               : type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
+               : type == WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+                                         : static_cast<int>(rng() % 16);
       const float scale = 0.05f * normal(rng), min = type == WeightType::kQ4 ? 0.2f * normal(rng) : 0.0f;
+      const float scales[2] = {scale, 0.05f * normal(rng)};
       uint8_t* block = m.blocks.data() + block_offset(type, k0, j, K);
-      write_block_column(type, block, j % 8, scale, min, q);
+      if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
+      else write_block_column(type, block, j % 8, scale, min, q);
       for (int r = 0; r < kBlockRows; ++r) {
         const float value = block_element(type, block, r, j % 8);
-        const float defined = type == WeightType::kQ8 ? scale * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
+        const float defined = type == WeightType::kQ4   ? scale * static_cast<float>(q[r]) - min
+                              : type == WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r])
+                                                        : scale * static_cast<float>(q[r]);
         EXPECT_EQ(value, defined);
         m.f32[panel_index(k0 + r, j, K)] = value;
       }
@@ -259,7 +270,8 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng) {
 // Element (row, j) of a row's product over blocks as llama.cpp defines it, in float64: the row's
 // blocks to 8 bits (d = max |a| / 127 and q_a = a · (1/d) rounded to nearest, ties to even, both
 // in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · d Σ q_a
-// (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row).
+// (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row);
+// kQ6's scale is the one of the row's 16 (bytes 0–31: rows 0–15, 32–63: rows 16–31).
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
 struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
@@ -273,25 +285,26 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
       most = std::max(most, std::fabs(double(row[k]))), a_size += std::fabs(double(row[k]));
     const float d = static_cast<float>(most) / 127.0f;
     const uint8_t* block = blocks + block_offset(type, k0, j, K);
-    float scale, min = 0;
-    std::memcpy(&scale, block + 4 * (j % 8), 4);
+    float min = 0;
     if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
-    double integers = 0, integer_size = 0, q_sum = 0;
+    double q_sum = 0;
     for (int r = 0; r < kBlockRows; ++r) {
+      float scale;
+      std::memcpy(&scale, block + 4 * (j % 8) + (type == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
       const double q_a = d > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d))) : 0.0;
       const int q = block_integer(type, block, r, j % 8);
-      integers += q_a * q;
-      integer_size += std::fabs(q_a * q);
+      out.value += double(scale) * d * q_a * q;
+      out.magnitude += std::fabs(double(scale) * d * q_a * q);
       q_sum += q_a;
       out.exact_bound += std::fabs(double(scale) * q - double(min)) * d / 2;
     }
-    out.value += double(scale) * d * integers - double(min) * d * q_sum;
-    out.magnitude += std::fabs(double(scale) * d) * integer_size + std::fabs(double(min)) * a_size;
+    out.value -= double(min) * d * q_sum;
+    out.magnitude += std::fabs(double(min)) * a_size;
   }
   return out;
 }
 
-// Blocks of 8- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
+// Blocks of 8-, 6- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
 // (prefill) alike: each row of a product gives the bits of that row alone, at 1 and 3 threads,
 // within float32's rounding of a float64 transcription of that definition, and close to the exact
@@ -301,7 +314,7 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
 TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4})
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6})
     for (const int K : {32, 288, 2080})
       for (const int N : {8, 13, 203}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
@@ -343,13 +356,13 @@ TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
 }
 
 // The integer tiles at their edges: 1–7 rows (tiles of every height and a shorter last one), a
-// last panel narrower than 8 columns, K from one block to several, both block types, no bias and
+// last panel narrower than 8 columns, K from one block to several, every block type, no bias and
 // a bias, a row stride wider than K; each element against the float64 transcription above, and
 // each row the bits of that row alone (decoding).
 TEST(Gemm, IntegerTilesAtTheirEdges) {
   std::mt19937 rng(41);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4})
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6})
     for (const int K : {32, 64, 96, 160})
       for (const int N : {3, 8, 21}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
@@ -390,6 +403,46 @@ TEST(Gemm, EightBitBlocksStoreMinus128AsMinus127) {
   for (int r = 0; r < kBlockRows; ++r) q[r] = r % 2 ? -128 : 127 - r;
   write_block_column(WeightType::kQ8, block.data(), 5, 0.5f, 0.0f, q);
   for (int r = 0; r < kBlockRows; ++r) EXPECT_EQ(block_integer(WeightType::kQ8, block.data(), r, 5), r % 2 ? -127 : 127 - r);
+}
+
+// kQ6 blocks at their extremes: every value −32 (or 31, or alternating) against rows of one value
+// (every q_a ±127), where the relaxed build's int16 sums over a half block come closest to
+// overflowing (4 groups · 2 · 127 · 32 = 32512); tiles and rows alike, and the float64 transcription.
+// Values outside −32…31, which no Q6_K block holds, are clamped when written.
+TEST(Gemm, SixBitBlocksAtTheirExtremes) {
+  std::mt19937 rng(67);
+  const int K = 96, N = 19;
+  int (*const patterns[])(std::mt19937&, int) = {
+      [](std::mt19937&, int) { return -32; }, [](std::mt19937&, int) { return 31; },
+      [](std::mt19937&, int r) { return r % 2 ? -32 : 31; }, [](std::mt19937&, int r) { return r < 16 ? -32 : 31; }};
+  for (auto* pattern : patterns) {
+    const RandomBlocks m = random_blocks(WeightType::kQ6, K, N, rng, pattern);
+    const MatrixRef in_blocks{m.blocks.data(), WeightType::kQ6, K, true};
+    for (const float value : {-3.5f, 2.0f}) {
+      const int n = 5;
+      std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
+      for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
+      gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
+      for (int i = 0; i < n; ++i) {
+        gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
+        EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << value << " row " << i;
+        for (int j = 0; j < N; ++j) {
+          const Quantized q = quantized_reference(WeightType::kQ6, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
+          ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << value << " row " << i << " column " << j;
+        }
+      }
+    }
+  }
+  std::vector<uint8_t> block(static_cast<size_t>(block_bytes(WeightType::kQ6)), 0);
+  int q[kBlockRows];
+  for (int r = 0; r < kBlockRows; ++r) q[r] = r % 3 == 0 ? -40 : r % 3 == 1 ? 40 : r - 16;
+  const float scales[2] = {0.5f, -0.25f};
+  write_q6_block_column(block.data(), 3, scales, q);
+  for (int r = 0; r < kBlockRows; ++r) {
+    const int want = r % 3 == 0 ? -32 : r % 3 == 1 ? 31 : r - 16;
+    EXPECT_EQ(block_integer(WeightType::kQ6, block.data(), r, 3), want) << r;
+    EXPECT_EQ(block_element(WeightType::kQ6, block.data(), r, 3), (r < 16 ? 0.5f : -0.25f) * static_cast<float>(want)) << r;
+  }
 }
 
 TEST(Gemm, SharedProductsGiveTheBitsOfEachAlone) {

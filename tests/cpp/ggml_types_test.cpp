@@ -213,6 +213,37 @@ TEST(GgmlTypes, RandomBlocksMatchTheDefinition) {
   }
 }
 
+// The types kept as blocks (regroup_row): each element's scale · q − min (Q6_K: its 16-element
+// scale · q, q within −32…31) is the definition's value, the float32 of dequantize_row.
+TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
+  std::mt19937 rng(611);
+  for (uint32_t type : {kQ8_0, kQ5_0, kQ4_0, kQ4_1, kQ4_K, kQ6_K}) {
+    const TypeInfo& t = *type_info(type);
+    const int blocks = 16;
+    std::vector<uint8_t> b(blocks * t.bytes);
+    for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+    for (int i = 0; i < blocks; ++i)  // moderate f16 fields (exponent 5..24), as above
+      for (size_t at : type == kQ6_K ? std::vector<size_t>{208} : type == kQ4_1 || type == kQ4_K ? std::vector<size_t>{0, 2} : std::vector<size_t>{0}) {
+        uint8_t& high = b[i * t.bytes + at + 1];
+        high = static_cast<uint8_t>((high & 0x83) | (5 + rng() % 20) << 2);
+      }
+    const int64_t count = blocks * t.block;
+    std::vector<float> scales(count / 16), mins(count / 32), widened(count);
+    std::vector<int> q(count);
+    ASSERT_EQ(regrouping(type), type == kQ6_K ? Regrouping::kSix : type == kQ8_0 || type == kQ5_0 ? Regrouping::kEight : Regrouping::kFour);
+    regroup_row(type, b.data(), count, scales.data(), mins.data(), q.data());
+    ASSERT_EQ(dequantize_row(type, b.data(), widened.data(), count), "");
+    for (int64_t e = 0; e < count; ++e) {
+      const float value = type == kQ6_K ? scales[e / 16] * static_cast<float>(q[e]) : scales[e / 32] * static_cast<float>(q[e]) - mins[e / 32];
+      const double defined = test::reference_element(type, &b[(e / t.block) * t.bytes], static_cast<int>(e % t.block));
+      // Bit for bit but for the sign of a zero: Q4_0's d·8 − 8d is +0 where ggml's (8 − 8)·d is −0 for d < 0.
+      ASSERT_EQ(value == 0 ? 0 : bits_of(value), widened[e] == 0 ? 0 : bits_of(widened[e])) << t.name << " element " << e;
+      ASSERT_EQ(value, static_cast<float>(defined)) << t.name << " element " << e;
+      if (type == kQ6_K) ASSERT_TRUE(q[e] >= -32 && q[e] <= 31) << e;
+    }
+  }
+}
+
 TEST(GgmlTypes, HalfSubnormalsAndSignedZero) {
   // Q8_0 with the smallest subnormal scale, and with −0: ±0 and 2^-24·q exactly.
   for (uint16_t d : {uint16_t{0x0001}, uint16_t{0x8000}, uint16_t{0x03FF}}) {

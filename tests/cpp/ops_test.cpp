@@ -146,7 +146,7 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
 // norms, contributions), rows zeroed (a head switched off), and the panels a product reads.
 TEST(Tensor, BlocksReadAsTheirValues) {
   std::mt19937 rng(5);
-  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4}) {
+  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ6}) {
     const int64_t rows = 96, cols = 21;
     mh::Tensor t;
     t.type = type;
@@ -158,10 +158,18 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     for (int64_t c = 0; c < cols; ++c)
       for (int64_t k0 = 0; k0 < rows; k0 += mh::kBlockRows) {
         int q[mh::kBlockRows];
-        for (int& v : q) v = type == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+        for (int& v : q)
+          v = type == mh::WeightType::kQ8   ? static_cast<int>(rng() % 255) - 127
+              : type == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+                                            : static_cast<int>(rng() % 16);
         const float scale = 0.01f * static_cast<float>(rng() % 100 + 1), min = type == mh::WeightType::kQ4 ? 0.05f : 0.0f;
-        mh::write_block_column(type, t.bytes.data() + mh::block_offset(type, k0, c, rows), static_cast<int>(c % 8), scale, min, q);
-        for (int r = 0; r < mh::kBlockRows; ++r) values[static_cast<size_t>((k0 + r) * cols + c)] = scale * static_cast<float>(q[r]) - min;
+        const float scales[2] = {scale, -0.5f * scale};  // kQ6: rows 0–15, 16–31
+        uint8_t* block = t.bytes.data() + mh::block_offset(type, k0, c, rows);
+        if (type == mh::WeightType::kQ6) mh::write_q6_block_column(block, static_cast<int>(c % 8), scales, q);
+        else mh::write_block_column(type, block, static_cast<int>(c % 8), scale, min, q);
+        for (int r = 0; r < mh::kBlockRows; ++r)
+          values[static_cast<size_t>((k0 + r) * cols + c)] =
+              type == mh::WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
       }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(t.at(r, c), values[static_cast<size_t>(r * cols + c)]) << r << " " << c;
@@ -178,7 +186,8 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     t.find_finite();
     EXPECT_TRUE(t.known_finite);
     const float inf = INFINITY;
-    std::memcpy(t.bytes.data() + mh::block_offset(type, 64, 16, rows), &inf, 4);
+    // The last of the block's floats: kQ4's last min, kQ6's last scale of rows 16–31.
+    std::memcpy(t.bytes.data() + mh::block_offset(type, 64, 16, rows) + mh::block_float_bytes(type) - 4, &inf, 4);
     t.find_finite();
     EXPECT_FALSE(t.known_finite);
   }

@@ -4,13 +4,15 @@
 // files), and the Hugging Face fixtures converted as llama.cpp converts them (gguf-writer.mjs), which
 // must give transformers' numbers — the architectures without a GGUF fixture of their own included.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadMultihead, loadPretrained, readGgufMetadata } from '../../bindings/multihead.mjs';
 import { startHubServer } from '../browser/hub-server.mjs';
 import { expectedOutputs, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
 import { variant } from './fixture-checks.mjs';
 import { fixtureAsGguf } from './gguf-writer.mjs';
+import { q4kmTypes, writeModelFile } from '../../bench/gguf-common.mjs';
 
 const GGUF = join(process.cwd(), 'tests/fixtures/gguf');
 const FIXTURES = ['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m', 'gpt2-f16'];
@@ -31,10 +33,10 @@ function reference(name) {
 }
 
 // How far each fixture may be from the float64 reference on its dequantized weights: products over
-// 8- and 4-bit blocks quantize the rows of activations to 8 bits a block of 32, as llama.cpp does
+// 8-, 6- and 4-bit blocks quantize the rows of activations to 8 bits a block of 32, as llama.cpp does
 // (gemm_blocks.h), which moves attentions by up to 5.5e-3 (llama-q8_0), 9.8e-3 (qwen2-q4_0) and
-// 8.2e-3 (llama-q4_k_m: 4 layers) and logits by up to 0.36 %, 0.27 % and 0.47 % of a row's range
-// (measured); gpt2-f16 computes in float32.
+// 7.2e-3 (llama-q4_k_m: 4 layers) and logits by up to 0.36 %, 0.33 % and 0.62 % of a row's range
+// (measured with Q6_K in blocks; 0.27 % and 0.47 % with it widened); gpt2-f16 computes in float32.
 const TOLERANCE = {
   'llama-q8_0': { attentions: 2e-2, logits: 2e-2 },
   'qwen2-q4_0': { attentions: 2e-2, logits: 2e-2 },
@@ -75,7 +77,8 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
       const model = await loadPretrained(fileOf(name), { onProgress: (p) => seen.push(p) });
       const expected = JSON.parse(readFileSync(join(GGUF, name, 'expected.json'), 'utf8'));
       expect(model.config.modelType).toBe(expected.architecture === 'gpt2' ? 'gpt2' : expected.architecture);
-      // Q8_0 stays in 8-bit blocks, Q4_0 and Q4_K in 4-bit ones; gpt2-f16 mixes F16 and F32 matrices, so widens.
+      // Q8_0 stays in 8-bit blocks, Q4_0 and Q4_K in 4-bit ones (their Q6_K matrices in 6-bit ones);
+      // gpt2-f16 mixes F16 and F32 matrices, so widens.
       expect(model.config.weightType).toBe({ 'llama-q8_0': 'q8', 'qwen2-q4_0': 'q4', 'llama-q4_k_m': 'q4', 'gpt2-f16': 'f32' }[name]);
       if (name !== 'gpt2-f16') expect(model.config.weightBytes).toBeLessThan(0.45 * 4 * model.config.parameterCount);
       expect(seen.at(-1).loaded).toBe(seen.at(-1).total);
@@ -113,7 +116,7 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
   // wasm: scripts/gemm-test-wasm.sh). Through the whole model the rows differ a little: attention
   // over the cache sums in another order than the tiles' (float32 weights differ by ~1e-6 there
   // too), and a last bit can move a value to the next 8-bit step. Each row decoded step by step
-  // stays within 2 % of the range of the same row in prefill (measured: 0.24 %, 0.38 % and 1.23 %),
+  // stays within 2 % of the range of the same row in prefill (measured with Q6_K in blocks: 0.24 %, 2e-5 % and 0.37 %),
   // and prefill differs from the float32 product of the widened blocks (it did quantize).
   it("decoding's rows stay close to the same rows in prefill", async () => {
     const core = await loadMultihead();
@@ -137,6 +140,55 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
         context.dispose();
       }
       model.dispose();
+    }
+  });
+
+  // Q6_K kept as 6-bit blocks where the fixtures have none: a tied embedding (looked up element by
+  // element, and the head's product) and attn_v / ffn_down, in a random qwen3 of a Q4_K_M file's
+  // types with d = 256 (Q6_K's 256-value blocks). 1.25 bytes a Q6_K weight, 0.75 a Q4_K one; the
+  // blocks widened in the product give the bits of the same file widened to float32; decoding stays
+  // close to prefill.
+  it('Q6_K as 6-bit blocks: a tied embedding and head, at 1.25 bytes a weight, the values of float32', async () => {
+    const shape = { arch: 'qwen3', d: 256, layers: 3, heads: 2, kvHeads: 1, headDim: 128, ff: 512, vocab: 1024,
+      ropeBase: 1e6, eps: 1e-6, context: 512, tokenizer: 'qwen3', qkNorm: true };
+    const dir = mkdtempSync(join(tmpdir(), 'mh-q6k-')), path = join(dir, 'model.gguf');
+    const typeOf = q4kmTypes(shape.layers);
+    const core = await loadMultihead();
+    try {
+      writeModelFile(path, shape, typeOf);
+      const blocks = await loadPretrained(path), widened = await loadPretrained(path, { weightType: 'f32' });
+      expect(blocks.config.weightType).toBe('q4');
+      const { d, heads, kvHeads, headDim, ff, vocab } = shape;
+      let bytes = vocab * d * 1.25 + 4 * d;  // the tied embedding (Q6_K), the final norm
+      for (let l = 0; l < shape.layers; l += 1) {
+        const at = (name, count) => count * (typeOf(name, l) === 'q6_k' ? 1.25 : 0.75);
+        bytes += at('attn_q', heads * headDim * d) + at('attn_k', kvHeads * headDim * d) + at('attn_v', kvHeads * headDim * d) +
+          at('attn_output', d * heads * headDim) + at('ffn_gate', ff * d) + at('ffn_up', ff * d) + at('ffn_down', d * ff) +
+          4 * (2 * d + 2 * headDim);  // attn_norm, ffn_norm, q_norm, k_norm
+      }
+      expect(blocks.config.weightBytes).toBe(bytes);
+      const ids = Int32Array.from({ length: 19 }, (_, i) => (i * 37 + 5) % vocab);
+      core.setIntegerBlockTiles(false);
+      let a, b;
+      try {
+        a = blocks.run(ids);
+        b = widened.run(ids);
+      } finally {
+        core.setIntegerBlockTiles(true);
+      }
+      expect(maxAbsDiff(a.logits, b.logits)).toBe(0);
+      expect(maxAbsDiff(a.attentions, b.attentions)).toBe(0);
+      const prefill = blocks.run(ids, { attentions: false }).logits, context = blocks.createContext();
+      expect(maxAbsDiff(prefill, b.logits)).toBeGreaterThan(0);  // it did quantize the rows
+      context.run(ids.subarray(0, 18), { attentions: false, logits: false, reusePrefix: true });
+      const step = context.run(ids, { attentions: false, logits: [18], reusePrefix: true });
+      const row = prefill.subarray(18 * vocab);
+      expect(maxAbsDiff(step.logits, row) / (Math.max(...row) - Math.min(...row))).toBeLessThan(0.02);
+      context.dispose();
+      blocks.dispose();
+      widened.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

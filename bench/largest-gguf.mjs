@@ -6,8 +6,8 @@
 // Each is loaded in Debian's Chromium by URL (byte ranges) on a cross-origin isolated page and run
 // on 64 tokens with every head's attention and every row's logits: load time, run time, the wasm
 // heap (runtimeInfo().heapBytes: the module's memory; allocatedBytes: what its allocator holds),
-// or what failed. Usage: node bench/largest-gguf.mjs [--tokens 64]. Needs ~5 GB of disk in build/.
-// Writes bench/largest-gguf-results.json.
+// or what failed. Usage: node bench/largest-gguf.mjs [--tokens 64] [--only TEXT] (the files whose
+// name has TEXT). Needs ~7 GB of disk in build/. Writes bench/largest-gguf-results.json (or --out).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,11 +17,13 @@ import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
 const n = Number(args.includes('--tokens') ? args[args.indexOf('--tokens') + 1] : 64);
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : '';
+const outFile = args.includes('--out') ? args[args.indexOf('--out') + 1] : 'bench/largest-gguf-results.json';
 const FILES = [
   { name: 'Qwen3-4B shape, Q4_K_M layout', path: 'build/gguf-peer/qwen3-4b-q4_k_m.gguf', shape: SHAPES['qwen3-4b'], types: q4kmTypes(36) },
   { name: 'Qwen3-4B shape, every matrix Q4_K', path: 'build/gguf-peer/qwen3-4b-q4_k.gguf', shape: SHAPES['qwen3-4b'], types: () => 'q4_k' },
   { name: 'Llama-3.2-3B shape, Q4_K_M layout', path: 'build/gguf-peer/llama-3.2-3b-q4_k_m.gguf', shape: SHAPES['llama-3.2-3b'], types: q4kmTypes(28) },
-];
+].filter((f) => f.name.includes(only));
 mkdirSync('build/gguf-peer', { recursive: true });
 for (const f of FILES) {
   if (existsSync(f.path)) continue;
@@ -65,5 +67,5 @@ try {
   await browser.close();
   server.kill();
 }
-writeFileSync('bench/largest-gguf-results.json', `${JSON.stringify({ machine: { ...machine(), browser: info?.userAgent,
+writeFileSync(outFile, `${JSON.stringify({ machine: { ...machine(), browser: info?.userAgent,
   relaxedSimd: info?.relaxedSimd, threadedBuild: info?.threadedBuild }, tokens: n, results }, null, 2)}\n`);

@@ -259,7 +259,7 @@ TEST(GgufModelErrors, ATightBudgetKeepsTheBlocksAndNarrowsTheRest) {
   ASSERT_EQ(error, "");
   EXPECT_EQ(roomy - tight, 2 * embedding_values);  // float32 → bf16; the blocks unchanged
   plan(tight - 1, error);
-  EXPECT_NE(error.find("8- and 4-bit blocks kept"), std::string::npos) << error;
+  EXPECT_NE(error.find("blocks kept"), std::string::npos) << error;
   EXPECT_NE(error.find("needs " + std::to_string(static_cast<long long>(tight / 1e6)) + " MB"), std::string::npos) << error;
   // And at the tight budget it loads, its products still in blocks.
   mh::CheckpointLoader loader;

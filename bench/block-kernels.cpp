@@ -63,7 +63,6 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
 // (12 layers of Q/K/V, output, gate + up, down) and its 50257-token head, as a step reads them
 // (each matrix once, none in cache), for each weight type; ms a step and the weights' bytes ÷ time,
 // beside the read bandwidth of bench/kernels.cpp's loop over 256 MiB.
-double read_bandwidth_gbs();
 int decode_main(int rounds, bool llama) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -119,28 +118,6 @@ int decode_main(int rounds, bool llama) {
                 bytes[t] / 1e6, bytes[t] / s / 1e9, s / (bytes[t] / gbs / 1e9));
   }
   return 0;
-}
-
-double read_bandwidth_gbs() {
-  const size_t count = size_t{64} << 20;  // 256 MiB of floats
-  std::vector<float> data(count, 1.0f);
-  std::vector<double> t;
-  float sink = 0;
-  for (int run = 0; run < 6; ++run) {
-    const auto t0 = Clock::now();
-    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
-    for (const float *p = data.data(), *end = p + count; p < end; p += 16) {
-      a0 = wasm_f32x4_add(a0, wasm_v128_load(p));
-      a1 = wasm_f32x4_add(a1, wasm_v128_load(p + 4));
-      a2 = wasm_f32x4_add(a2, wasm_v128_load(p + 8));
-      a3 = wasm_f32x4_add(a3, wasm_v128_load(p + 12));
-    }
-    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
-    if (run > 0) t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  if (sink == 12345.0f) std::printf("#");
-  std::sort(t.begin(), t.end());
-  return count * 4.0 / t[t.size() / 2] / 1e9;
 }
 
 int main(int argc, char** argv) {

@@ -51,27 +51,6 @@ double median_seconds(int calls, Fn fn) {
   return t[t.size() / 2];
 }
 
-double read_bandwidth_gbs() {
-  const size_t count = size_t{64} << 20;  // 256 MiB of floats
-  std::vector<float> data(count, 1.0f);
-  float sink = 0;
-  const double s = median_seconds(5, [&] {
-    // A pointer that advances, not data[i]: Emscripten turns loop strength reduction off, so an
-    // index is multiplied out on every load, and that loop read 16–18 GB/s where this one reads
-    // 23–26 (it made the decoding bound too low: decoding "beat" it).
-    v4 a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
-    for (const float *p = data.data(), *end = p + count; p < end; p += 16) {
-      a0 = wasm_f32x4_add(a0, wasm_v128_load(p));
-      a1 = wasm_f32x4_add(a1, wasm_v128_load(p + 4));
-      a2 = wasm_f32x4_add(a2, wasm_v128_load(p + 8));
-      a3 = wasm_f32x4_add(a3, wasm_v128_load(p + 12));
-    }
-    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
-  });
-  if (sink == 12345.0f) std::printf("#");
-  return count * 4.0 / s / 1e9;
-}
-
 // Timed calls of one product (flops each), each paired with the peak loop run for about as many
 // flops right after it: median time, and the median over calls of the call's rate divided by the
 // peak loop's.

@@ -6,8 +6,10 @@
 // bench/peak.cpp (wasm and native SSE2) and bench/kernels.cpp (beside the GEMM it rates).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -60,3 +62,31 @@ inline double peak_gflops(long iterations = 25'000'000) {  // 12 × 4 × 2 flops
   if (sink == 12345.0f) std::printf("#");  // keeps the sums alive
   return best;
 }
+
+#if defined(__wasm_simd128__)
+// One thread's read bandwidth, GB/s: 256 MiB summed with SIMD loads, the median of 5 runs after one
+// (what a decoding step, which reads every weight once, can at best stream). A pointer that
+// advances, not data[i]: Emscripten turns loop strength reduction off, so an index is multiplied out
+// on every load, and that loop read 16–18 GB/s where this one reads 23–26.
+inline double read_bandwidth_gbs() {
+  const size_t count = size_t{64} << 20;  // 256 MiB of floats
+  std::vector<float> data(count, 1.0f);
+  std::vector<double> seconds;
+  float sink = 0;
+  for (int run = 0; run < 6; ++run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (const float *p = data.data(), *end = p + count; p < end; p += 16) {
+      a0 = wasm_f32x4_add(a0, wasm_v128_load(p));
+      a1 = wasm_f32x4_add(a1, wasm_v128_load(p + 4));
+      a2 = wasm_f32x4_add(a2, wasm_v128_load(p + 8));
+      a3 = wasm_f32x4_add(a3, wasm_v128_load(p + 12));
+    }
+    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
+    if (run > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (sink == 12345.0f) std::printf("#");
+  std::sort(seconds.begin(), seconds.end());
+  return count * 4.0 / seconds[seconds.size() / 2] / 1e9;
+}
+#endif

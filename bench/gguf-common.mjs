@@ -3,6 +3,7 @@
 // the heap allows (bench/largest-gguf.mjs). Written a tensor at a time, so a file may be larger than
 // any one array; with a byte-level BPE vocabulary (the fixtures' pieces and merges, padded to the
 // shape's vocabulary size) so that llama.cpp, which refuses a model without one, loads it.
+import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { GGML, T, ggufHeader, quantizeQ4_0, quantizeQ8_0, randomQ4_K, randomQ6_K } from '../tests/js/gguf-writer.mjs';
@@ -136,6 +137,20 @@ export function q4kmTypes(n) {
 }
 
 // Opens a bench page on the local server, which may still be starting.
+// The repository served cross-origin isolated on `port` (scripts/serve.mjs) and Debian's Chromium,
+// headless; close() stops both. (Playwright is imported here, not above: the unit tests import
+// this file's writers.)
+export async function openBrowser(port) {
+  const { chromium } = await import('@playwright/test');
+  const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  return { browser, close: async () => { await browser.close(); server.kill(); } };
+}
+
 export async function openPage(page, url) {
   for (let attempt = 0; ; attempt++) {
     try {

@@ -10,11 +10,9 @@
 // --tokens 8`; llama.cpp's prefill of 64 tokens takes it 20–60 s there.)
 // The files are written once to build/gguf-peer/. Writes bench/gguf-peer-results.json (or --out;
 // bench/gguf-peer-results-llama-1b.json for that shape).
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { chromium } from '@playwright/test';
-import { SHAPES, openPage, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, openBrowser, openPage, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
@@ -37,12 +35,7 @@ for (const type of types) {
   writeModelFile(file(type), SHAPES[shape], () => type);
 }
 
-const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const { browser, close } = await openBrowser(port);
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 const results = [];
 let info = null;
@@ -76,8 +69,7 @@ try {
     await page.close();
   }
 } finally {
-  await browser.close();
-  server.kill();
+  await close();
 }
 
 const wllamaVersion = JSON.parse(readFileSync('bench/node_modules/@wllama/wllama/package.json', 'utf8')).version;

@@ -8,11 +8,9 @@
 // heap (runtimeInfo().heapBytes: the module's memory; allocatedBytes: what its allocator holds),
 // or what failed. Usage: node bench/largest-gguf.mjs [--tokens 64] [--only TEXT] (the files whose
 // name has TEXT). Needs ~7 GB of disk in build/. Writes bench/largest-gguf-results.json (or --out).
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { chromium } from '@playwright/test';
-import { SHAPES, openPage, q4kmTypes, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, openBrowser, openPage, q4kmTypes, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 
 const args = process.argv.slice(2);
@@ -32,12 +30,7 @@ for (const f of FILES) {
 }
 
 const port = 4192;
-const server = spawn(process.execPath, ['scripts/serve.mjs', '--port', String(port)], { stdio: 'ignore' });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const { browser, close } = await openBrowser(port);
 const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
 const results = [];
 let info = null;
@@ -64,8 +57,7 @@ try {
     await page.close();
   }
 } finally {
-  await browser.close();
-  server.kill();
+  await close();
 }
 writeFileSync(outFile, `${JSON.stringify({ machine: { ...machine(), browser: info?.userAgent,
   relaxedSimd: info?.relaxedSimd, threadedBuild: info?.threadedBuild }, tokens: n, results }, null, 2)}\n`);

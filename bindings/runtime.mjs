@@ -239,8 +239,7 @@ export async function runtimeInfo() {
   return {
     simdFloatsPerPacket: core.simdFloatsPerPacket(),
     heapBytes: core.heapBytes(),
-    // mallinfo() counts in a 32-bit int, which wraps past 2 GiB; the heap itself is under 4 GiB.
-    allocatedBytes: core.allocatedBytes() >>> 0,
+    allocatedBytes: core.allocatedBytes(),  // read as unsigned by the core (mallinfo's int wraps past 2 GiB)
     maxTokens: core.maxTokens,
     threads: core.threadCount(),
     threadedBuild: loadedThreaded === true,

@@ -136,6 +136,13 @@ inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
   typedef double f64x2 __attribute__((vector_size(16)));
   return reinterpret_cast<v128_t>(__builtin_wasm_relaxed_min_f64x2(reinterpret_cast<f64x2>(x), reinterpret_cast<f64x2>(y)));
 }
+
+// The int16 pair sums of q · q_a for signed 8-bit q (kQ8, kQ6), by the relaxed int8 dot: q_a's sign
+// `m` (all ones where q_a < 0, quantize_row) moved onto q by (q ^ m) − m, and |q_a| as the 7-bit
+// operand, so that every CPU gives the same sums (kQ8 holds no −128: core/blocks.h).
+inline v128_t signed_dot(v128_t q, v128_t m, v128_t magnitude) {
+  return dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(q, m), m), magnitude);
+}
 #endif
 
 // out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
@@ -186,9 +193,7 @@ template <WeightType T>
 inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
   if constexpr (T == WeightType::kQ8) {
-    // q · q_a = (q · sign q_a) · |q_a|, the sign put on q by (q ^ m) − m with m = q_a < 0 (all ones),
-    // kept by quantize_row; a pair's sum reaches 2 · 127 · 127, so each dot is widened at once, by a
-    // 16-bit dot with ones (extadd_pairwise is the same instruction in V8, with its constant's
+    // signed_dot's pair sums reach 2 · 127 · 127, so each is widened at once, by a 16-bit dot with ones (extadd_pairwise is the same instruction in V8, with its constant's
     // address loaded anew each time).
     const v128_t ones = wasm_i16x8_splat(1);
     sum_lo = sum_hi = wasm_i32x4_splat(0);
@@ -198,8 +203,8 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
         const int g = 4 * half + i;
         const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
         const v128_t left = wasm_v128_load(block + 32 + 32 * g), right = wasm_v128_load(block + 48 + 32 * g);
-        sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y), ones));
-        sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y), ones));
+        sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(signed_dot(left, m, y), ones));
+        sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(signed_dot(right, m, y), ones));
       }
     }
   } else {
@@ -226,8 +231,8 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 }
 
 // The sums of half kHalf of a kQ6 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as block_sums'.
-// The relaxed build takes the int8 dot with q_a's sign moved onto q, as kQ8's; |q| ≤ 32, so the
-// int16 pairs add up over a half without overflow (4 · 2 · 127 · 32 = 32512) and are widened once.
+// The relaxed build takes signed_dot, as kQ8's; |q| ≤ 32, so the int16 pairs add up over a half
+// without overflow (4 · 2 · 127 · 32 = 32512) and are widened once.
 template <int kHalf>
 inline void q6_half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
@@ -237,8 +242,8 @@ inline void q6_half_sums(const uint8_t* block, const float* row_block, v128_t& s
     const int g = 4 * kHalf + i;
     const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
     const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
-    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(left, m), m), y));
-    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(right, m), m), y));
+    pairs_lo = wasm_i16x8_add(pairs_lo, signed_dot(left, m, y));
+    pairs_hi = wasm_i16x8_add(pairs_hi, signed_dot(right, m, y));
   }
   const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
   sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);

@@ -7,6 +7,7 @@ import { nextTurn } from './environment.mjs';
 import { resolveHookNames } from './hooks.mjs';
 import { lensArrays } from './model-context.mjs';
 import { release, track } from './registry.mjs';
+import { streamingDecoder } from './tokenizers/tokenizer.mjs';
 
 // generation_config.json's value of a key, else config.json's (null where neither has one).
 function setting(generationConfig, hfConfig, key) {
@@ -321,22 +322,16 @@ export class EncoderDecoderModel {
     const encodeError = core.encode(false, false);
     if (encodeError) fail(encodeError);
     const { decoderLayers, heads } = this.config;
-    const all = [start];
     const target = this.tokenizer ? this.tokenizer.target ?? this.tokenizer : null;
-    let previousText = '', input = start;
+    const textOf = target ? streamingDecoder((list) => target.decode(list), [start]) : null;
+    let input = start;
     for (let generated = 0; generated < steps; generated += 1) {
       if (signal?.aborted) throw abortError('generation');
       this.#live();  // dispose() may have come between two tokens
       const id = core.step(input, generated === 0);
       if (id < 0) fail(core.error());
       const crossAttention = core.view('crossAttentions').slice();
-      all.push(id);
-      let text = null;
-      if (target) {
-        const now = target.decode(all);
-        text = now.startsWith(previousText) ? now.slice(previousText.length) : now;
-        previousText = now;
-      }
+      const text = textOf ? textOf(id) : null;
       yield { id, text, crossAttention, crossAttentionShape: [decoderLayers, heads, sourceIds.length] };
       if (eosTokenIds.includes(id)) return;
       input = id;

@@ -6,6 +6,7 @@ import { abortError, checkTokenIds, describe, fail, optionsOf, switchOffHeads } 
 import { nextTurn } from './environment.mjs';
 import { prepareHooks } from './hooks.mjs';
 import { release, track } from './registry.mjs';
+import { streamingDecoder } from './tokenizers/tokenizer.mjs';
 
 // The attention's inner values are computed inside its kernel: read, never written (nn/hooks.h).
 // The lens's targets: each costs a float and a rank (a pass over the vocabulary) per stream and position.
@@ -491,7 +492,8 @@ export class ModelContext {
     core.seed(seed);
     const selection = this.#selection(true);
     const all = Array.from(ids);
-    let input = Array.from(ids), previousText = this.tokenizer ? this.tokenizer.decode(all) : '';
+    const textOf = this.tokenizer ? streamingDecoder((list) => this.tokenizer.decode(list), ids) : null;
+    let input = Array.from(ids);
     for (let step = 0; step < steps; step += 1) {
       if (signal?.aborted) throw abortError('generation');
       const live = this.#live();  // dispose() may have come between two tokens
@@ -505,12 +507,7 @@ export class ModelContext {
       }
       const id = live.sample(temperature, topK);
       all.push(id);
-      let text = null;
-      if (this.tokenizer) {
-        const now = this.tokenizer.decode(all);
-        text = now.startsWith(previousText) ? now.slice(previousText.length) : now;
-        previousText = now;
-      }
+      const text = textOf ? textOf(id) : null;
       yield { id, text, position: all.length - 1, attentions: rows, attentionShape: [L, H, nk] };
       if (stopAtEos && this.#eos.has(id)) return;
       input = [id];

@@ -477,7 +477,7 @@ export interface EncoderDecoderRun {
 /** One generated token of an encoder-decoder, with its row of cross-attention. */
 export interface EncoderDecoderStep {
   id: number;
-  /** The text this token adds (null without a tokenizer). */
+  /** The text this token adds (null without a tokenizer); a character whose bytes span several tokens comes whole with the last of them ('' before). */
   text: string | null;
   /** decoderLayers × heads × source length: where each head of each layer looked for this token. */
   crossAttention: Float32Array;
@@ -753,7 +753,7 @@ export interface GenerateOptions {
 
 export interface GeneratedToken {
   id: number;
-  /** What this token adds to the decoded text, or null without a tokenizer. */
+  /** What this token adds to the decoded text, or null without a tokenizer. A character whose bytes span several tokens comes whole with the last of them ('' before), so the texts joined are the decoded text. */
   text: string | null;
   position: number;
   /** The attention row of the query that produced it: layers × heads × position. */

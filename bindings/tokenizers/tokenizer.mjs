@@ -445,3 +445,32 @@ function addedFromConfig(config, vocab, defaults = []) {
 }
 
 export { GPT2_PATTERN };
+
+/**
+ * For streaming generation: returns next(id), the text that token `id` adds after the tokens so
+ * far (`prompt`, then each id given), so that the pieces joined are the decoded text. Each token
+ * decodes a window of the last tokens, not every token so far (which grew with the text); the
+ * window moves on once it holds 2 × `context` tokens, to a start whose text is the end of what was
+ * given already: not inside a character (whose cut bytes, or a byte-fallback run around them,
+ * would read as U+FFFD), and with decoders that treat the first token apart (SentencePiece's
+ * leading space, a Strip) taken into account. A character whose bytes come in several tokens is
+ * held back until the token that completes it.
+ */
+export function streamingDecoder(decode, prompt, context = 8) {
+  const ids = Array.from(prompt);
+  const settled = (text) => text.replace(/\uFFFD+$/u, '');  // without a trailing incomplete character
+  let shown = settled(decode(ids));  // the text given so far
+  let from = 0, counted = shown.length;  // the window's start, and how much of its text is given
+  return (id) => {
+    ids.push(id);
+    const text = settled(decode(ids.slice(from)));
+    const piece = text.slice(counted);
+    counted = Math.max(counted, text.length);
+    shown += piece;
+    if (ids.length - from >= 2 * context) {
+      const start = ids.length - context, window = decode(ids.slice(start));
+      if (!window.includes('\uFFFD') && shown.endsWith(window)) from = start, counted = window.length;
+    }
+    return piece;
+  };
+}

@@ -1,6 +1,6 @@
 // The packed tarball (npm pack), installed into a Vite app and bundled, works in Chromium.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { test, expect } from './guard.mjs';
 
@@ -14,6 +14,10 @@ test.beforeAll(() => {
   // What `npm install ./multihead-x.y.z.tgz` puts in node_modules, without a registry round trip.
   execFileSync('tar', ['-xzf', `${work}/${tarball}`, '--strip-components=1', '-C', `${work}/app/node_modules/multihead`]);
   cpSync('tests/package-app', `${work}/app`, { recursive: true });
+  // An app of its own: inside this repository without a package.json, Node resolved 'multihead'
+  // to the repository itself (a package's self-reference comes before node_modules), and a file
+  // missing from the tarball went unnoticed.
+  writeFileSync(`${work}/app/package.json`, `${JSON.stringify({ name: 'multihead-package-test', private: true, type: 'module' })}\n`);
   execFileSync('node_modules/.bin/vite', ['build', `${work}/app`, '--outDir', '../dist', '--base', './', '--emptyOutDir', '--logLevel', 'error'], { stdio: 'inherit' });
 });
 
@@ -21,6 +25,9 @@ test('a Vite app that installs the packed tarball runs the module', async ({ pag
   const shipped = readdirSync(`${work}/app/node_modules/multihead`, { recursive: true }).map(String).sort();
   expect(shipped).toEqual(expect.arrayContaining(['README.md', 'bindings/multihead.d.ts', 'bindings/multihead.mjs', 'dist/multihead_core.mjs', 'dist/multihead_core.wasm', 'package.json', 'web/widget.js', 'web/widget/widget.js', 'web/index.html', 'web/attention/session.mjs', 'bindings/image-processing.mjs', 'web/your-model/images/cat.png']));
   expect(shipped.filter((f) => f.startsWith('src') || f.startsWith('tests'))).toEqual([]);
+  // Every module of the API ships (bindings/multihead.mjs imports them all).
+  const modules = readdirSync('bindings', { recursive: true }).map(String).filter((f) => f.endsWith('.mjs')).map((f) => `bindings/${f}`);
+  expect(shipped).toEqual(expect.arrayContaining(modules));
   const assets = readdirSync(`${work}/dist/assets`);
   expect(assets.some((f) => f.endsWith('.wasm'))).toBe(true);  // Vite emitted the wasm as an asset
 
@@ -52,13 +59,14 @@ test('the installed package in Node: threads on its own worker_threads build, an
     const mha = await createMultiHeadAttention({ dModel: 128, heads: 4, seed: 3 });
     const { output } = mha.forward(new Float32Array(40 * 128).map((_, i) => Math.sin(i)));
     const { threads, threadedBuild, relaxedSimd } = await runtimeInfo();
-    console.log(JSON.stringify({ threads, threadedBuild, relaxedSimd, finite: output.every(Number.isFinite) }));`;
+    const installed = import.meta.resolve('multihead').includes('/node_modules/multihead/');
+    console.log(JSON.stringify({ installed, threads, threadedBuild, relaxedSimd, finite: output.every(Number.isFinite) }));`;
   const cores = availableParallelism();
   // No flag: the fused build (Node 20's relaxed-SIMD flag turned on by the API); --no-…: plain.
   for (const [flags, relaxedSimd] of [[[], true], [['--experimental-wasm-relaxed-simd'], true], [['--no-experimental-wasm-relaxed-simd'], false]]) {
     const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script],
       { cwd: `${work}/app`, encoding: 'utf8', timeout: 30_000 });
-    expect(JSON.parse(out)).toEqual({ threads: cores > 1 ? Math.min(16, cores) : 1, threadedBuild: cores > 1, relaxedSimd, finite: true });
+    expect(JSON.parse(out)).toEqual({ installed: true, threads: cores > 1 ? Math.min(16, cores) : 1, threadedBuild: cores > 1, relaxedSimd, finite: true });
   }
 });
 

@@ -125,8 +125,16 @@ export function predict(one, splitAs, two) {
     const s = summarise(profile);
     s.serialMs += js(one) - js(s);
     let ms = s.serialMs;
-    for (const r of profile.regions) ms += makespan(r.taskMs, Number(T)) + handoffPerRegion;
-    at[T] = { ms, speedup: oneMs / ms, serialMs: s.serialMs, serialShare: s.serialMs / ms };
+    // Per phase: outside regions, the regions' predicted makespans, and the even split of their work.
+    const phases = s.phases.map((p) => ({ name: p.name, serialMs: p.serial, regions: 0, tasks: 0, splitMs: 0, evenMs: 0 }));
+    phases[phases.findIndex((p) => p.name.startsWith('(outside'))].serialMs += js(one) - js(s);
+    for (const r of profile.regions) {
+      const span = makespan(r.taskMs, Number(T)) + handoffPerRegion;
+      ms += span;
+      Object.assign(phases[r.phase], { regions: phases[r.phase].regions + 1, tasks: phases[r.phase].tasks + r.taskMs.length,
+        splitMs: phases[r.phase].splitMs + span, evenMs: phases[r.phase].evenMs + r.taskMs.reduce((a, b) => a + b, 0) / Number(T) });
+    }
+    at[T] = { ms, speedup: oneMs / ms, serialMs: s.serialMs, serialShare: s.serialMs / ms, phases };
   }
   return { handoffPerRegion, at };
 }
@@ -241,6 +249,10 @@ function report(name, ms, s1, s2, prediction) {
   console.log('|---|---|---|---|---|');
   const two = Object.fromEntries(s2.phases.map((p) => [p.name, p]));
   for (const p of s1.phases) console.log(`| ${p.name} | ${f(p.ms)} | ${f(p.serial)} | ${p.regions} | ${f(two[p.name]?.imbalance ?? 0)} |`);
+  const [T, last] = Object.entries(prediction.at).at(-1);
+  console.log(`| at ${T} threads, phase | outside regions | regions | tasks | regions' predicted time (hand-offs included) | their work ÷ ${T} |`);
+  console.log('|---|---|---|---|---|---|');
+  for (const p of last.phases) if (p.serialMs > 0.005 || p.regions) console.log(`| ${p.name} | ${p.serialMs.toFixed(3)} | ${p.regions} | ${p.tasks} | ${p.splitMs.toFixed(3)} | ${p.evenMs.toFixed(3)} |`);
   console.log(`predicted: ${Object.entries(prediction.at).map(([T, p]) => `${T} threads ${f(p.ms)} ms (${f(p.speedup)}×, serial ${f(100 * p.serialShare)} %)`).join(', ')}`);
 }
 

@@ -377,7 +377,19 @@ void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef&
   gemm_shared(a, lda, n, K, &output, 1);
 }
 
-void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count) {
+void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int n,
+          int K, int N, const GemmEpilogue& epilogue) {
+  const GemmOutput output{out, ldo, b, bias, N, epilogue};
+  gemm_shared(a, lda, n, K, &output, 1);
+}
+
+namespace {
+void finish_block(const GemmOutput& o, int i0, int rows, int c0, int c1) {
+  if (o.epilogue.apply) o.epilogue.apply(o.epilogue.context, o.out + int64_t{i0} * o.ldo, o.ldo, rows, c0, c1);
+}
+}  // namespace
+
+void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count, bool together) {
   const int threads = split_count();
   double multiply_adds = 0;
   int N = 0;  // every product's columns
@@ -391,7 +403,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
             streams_b(bi, n, K) == streams_b(b, n, K) && depth_block(bi, n, K) == depth_block(b, n, K) &&
             tallest_tile(bi, n, K) == tallest_tile(b, n, K) && a_prescales(bi, n, K, a, lda) == a_prescales(b, n, K, a, lda);
   }
-  if (!alike) {  // each on its own
+  if (!alike) {  // each on its own, in order (an epilogue may read the outputs before it)
     for (int i = 0; i < count; ++i) gemm_shared(a, lda, n, K, outputs + i, 1);
     return;
   }
@@ -402,6 +414,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
       const GemmOutput& o = outputs[i];
       columns_of(o.out, o.ldo, a, lda, o.b, o.bias, n, K, 0, o.N, touch_ahead(o.b, K, o.N, n));
     }
+    for (int i = 0; i < count; ++i) finish_block(outputs[i], 0, n, 0, outputs[i].N);
     return;
   }
   // About eight chunks per thread, taken by whichever thread is free, so a thread that starts late
@@ -417,7 +430,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   const int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
   thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
   first_chunk.assign(1, 0);
-  for (int i = 0; i < count; ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);
+  for (int i = 0; i < (together ? 1 : count); ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);
   const int* firsts = first_chunk.data();
   // Rows that read strips (decoding) read `a` in place (few_rows): nothing to pack.
   // Rows over blocks (decoding, integer tiles) are quantized once here, not by every chunk.
@@ -455,13 +468,23 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
       });
       if (a_prescales(b, rows, K, a_rows, lda)) prescale(packed, int64_t{rows} * K);
     }
+    const auto block = [&](const GemmOutput& o, int c0) {
+      columns_of(o.out + i0 * o.ldo, o.ldo, a_rows, lda, o.b, o.bias, rows, K, c0, std::min(o.N, c0 + chunk),
+                 touch_ahead(o.b, K, o.N, n), packed);
+    };
+    if (together) {  // a task: the same columns of every output, then their epilogues
+      parallel_for(firsts[1], [&](int t, int) {
+        for (int i = 0; i < count; ++i) block(outputs[i], t * chunk);
+        for (int i = 0; i < count; ++i) finish_block(outputs[i], i0, rows, t * chunk, std::min(outputs[i].N, (t + 1) * chunk));
+      });
+      continue;
+    }
     parallel_for(firsts[count], [&](int t, int) {
       int i = 0;
       while (t >= firsts[i + 1]) ++i;
-      const GemmOutput& o = outputs[i];
       const int c0 = (t - firsts[i]) * chunk;
-      columns_of(o.out + i0 * o.ldo, o.ldo, a_rows, lda, o.b, o.bias, rows, K, c0, std::min(o.N, c0 + chunk),
-                 touch_ahead(o.b, K, o.N, n), packed);
+      block(outputs[i], c0);
+      finish_block(outputs[i], i0, rows, c0, std::min(outputs[i].N, c0 + chunk));
     });
   }
 }

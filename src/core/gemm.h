@@ -41,17 +41,35 @@ inline MatrixRef f32_matrix(const float* data, int64_t ld) { return {data, Weigh
 void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
           int n, int K, int N);
 
+// What a product does to each block of its output as soon as it is computed, on the thread that
+// computed it: an elementwise activation fused into the product, instead of a pass (and on several
+// threads a barrier) of its own. apply(context, out, ldo, rows, c0, c1): columns [c0, c1) of
+// `rows` rows, the first at `out` (column 0), rows ldo apart; c0 is a multiple of 8.
+struct GemmEpilogue {
+  void (*apply)(void* context, float* out, int64_t ldo, int rows, int c0, int c1) = nullptr;
+  void* context = nullptr;
+};
+
+// out (n × N) = a · b + bias as gemm, then the epilogue over every block of it.
+void gemm(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
+          int n, int K, int N, const GemmEpilogue& epilogue);
+
 // Several products of the same `a` (n × K): outputs[i].out (n × N_i) = a · b_i + bias_i, as gemm
 // computes each, with `a` packed once and the chunks of all of them handed out together (one
-// barrier instead of one each: attention's Q, K and V).
+// barrier instead of one each: attention's Q, K and V), each output's epilogue after its block.
+// together: the outputs have the same N, and a task computes the same columns of every output
+// before their epilogues run in order, so an epilogue may read the other outputs' block (a gated
+// MLP's act(gate) ⊙ up).
 struct GemmOutput {
   float* out;
   int64_t ldo;
   MatrixRef b;
   const float* bias;
   int N;
+  GemmEpilogue epilogue = {};
 };
-void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count);
+void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count,
+                 bool together = false);
 
 // The same for columns [col_begin, col_end) only, on the calling thread (col_begin a multiple of 8).
 // Those columns' size and the row count n decide whether the next blocks are touched ahead (gemm.cpp,

@@ -143,11 +143,13 @@ namespace {
 // for every job it claims from.
 struct Pool {
   std::vector<std::thread> workers;
-  std::atomic<uint64_t> ticket{0};
-  std::atomic<int> done{0};
-  std::atomic<int> sleepers{0};
-  std::atomic<int> busy{0};  // workers claiming tasks
-  std::atomic<bool> stopping{false};
+  // Each on a cache line of its own: every task claims on `ticket` and counts itself on `done`,
+  // and a claim should not wait for a line another thread holds only to count.
+  alignas(64) std::atomic<uint64_t> ticket{0};
+  alignas(64) std::atomic<int> done{0};
+  alignas(64) std::atomic<int> sleepers{0};
+  alignas(64) std::atomic<int> busy{0};  // workers claiming tasks
+  alignas(64) std::atomic<bool> stopping{false};
   ParallelTask task = nullptr;
   void* context = nullptr;
   ParallelRegion* region = nullptr;  // the job's profile, when profiling

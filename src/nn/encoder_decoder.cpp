@@ -338,17 +338,9 @@ void Seq2SeqPass::cross_attention(float* x, const float* input, int layer) {
 void Seq2SeqPass::mlp(float* x, const float* input, int layer) {
   const TransformerConfig& c = config;
   const Seq2SeqLayer& L = stack.layers[layer];
-  const int64_t count = int64_t{n} * c.d_ff;
   float *up = context_.up_.data(), *a = context_.a_.data();
-  matmul(up, input, *L.w_up, f32(L.b_up), n);
-  if (L.w_gate) {  // act(in W_gate) ⊙ in W_up
-    float* gate = context_.gate_.data();
-    matmul(gate, input, *L.w_gate, nullptr, n);
-    activate(c.activation, gate, count);
-    multiply_in_place(up, gate, count);
-  } else {
-    activate(c.activation, up, count);
-  }
+  if (L.w_gate) gated_matmul(up, context_.gate_.data(), input, *L.w_gate, nullptr, *L.w_up, f32(L.b_up), n, c.activation);
+  else matmul_activated(up, input, *L.w_up, f32(L.b_up), n, c.activation);
   matmul(a, up, *L.w_down, f32(L.b_down), n);
   capture(Seq2SeqHook::kMlpOut, layer, a, {n, c.d_model});
   add_in_place(x, a, int64_t{n} * c.d_model);

@@ -8,7 +8,9 @@
 #include "core/parallel.h"
 #include "core/simd_exp.h"
 #include "core/eigen_include.h"
+#include "nn/families/family.h"
 #include "nn/layers.h"
+#include "nn/transformer.h"
 
 namespace mh {
 
@@ -110,26 +112,40 @@ v4 gelu_erf4(v4 x) {
 }
 v4 silu4(v4 g) { return wasm_f32x4_div(g, wasm_f32x4_add(splat(1.0f), exp_clamped(wasm_f32x4_neg(g)))); }
 
+// On this thread: whole vectors of 4 from x, then the scalar form for the rest.
+template <class Vector, class Scalar>
+void map_range(float* x, int64_t count, Vector vector, Scalar scalar) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) wasm_v128_store(x + i, vector(wasm_v128_load(x + i)));
+  for (; i < count; ++i) x[i] = scalar(x[i]);
+}
+#else
+template <class Vector, class Scalar>
+void map_range(float* x, int64_t count, Vector, Scalar scalar) {
+  for (int64_t i = 0; i < count; ++i) x[i] = scalar(x[i]);
+}
+// No vector forms natively: map_range ignores these.
+constexpr std::nullptr_t gelu_tanh4 = nullptr, gelu_erf4 = nullptr, silu4 = nullptr;
+#endif
+
 // Pieces start at multiples of 4, so every element is computed by the same vector or scalar code
 // at every thread count.
 template <class Vector, class Scalar>
 void map_in_place(float* x, int64_t count, Vector vector, Scalar scalar) {
-  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
-    int64_t i = begin;
-    for (; i + 4 <= end; i += 4) wasm_v128_store(x + i, vector(wasm_v128_load(x + i)));
-    for (; i < end; ++i) x[i] = scalar(x[i]);
-  }, 4);
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) { map_range(x + begin, end - begin, vector, scalar); }, 4);
 }
-#else
-template <class Vector, class Scalar>
-void map_in_place(float* x, int64_t count, Vector, Scalar scalar) {
-  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) x[i] = scalar(x[i]);
-  });
+
+float relu_one(float v) { return std::max(v, 0.0f); }
+
+// act over count elements on this thread, by the code activate() runs over them (from a multiple of 4).
+void activate_range(Activation a, float* x, int64_t count) {
+  switch (a) {
+    case Activation::kGeluTanh: map_range(x, count, gelu_tanh4, gelu_tanh_one); break;
+    case Activation::kGeluErf: map_range(x, count, gelu_erf4, gelu_erf_one); break;
+    case Activation::kRelu: for (int64_t i = 0; i < count; ++i) x[i] = relu_one(x[i]); break;
+    case Activation::kSilu: map_range(x, count, silu4, silu_one); break;
+  }
 }
-// No vector forms natively: map_in_place ignores these.
-constexpr std::nullptr_t gelu_tanh4 = nullptr, gelu_erf4 = nullptr, silu4 = nullptr;
-#endif
 }  // namespace
 
 void gelu_tanh(float* x, int64_t count) { map_in_place(x, count, gelu_tanh4, gelu_tanh_one); }
@@ -138,8 +154,56 @@ void silu(float* x, int64_t count) { map_in_place(x, count, silu4, silu_one); }
 
 void relu(float* x, int64_t count) {
   parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) x[i] = std::max(x[i], 0.0f);
+    for (int64_t i = begin; i < end; ++i) x[i] = relu_one(x[i]);
   });
+}
+
+// A block of columns starts at a multiple of 8 and, where d_ff is a multiple of 4, every row at a
+// multiple of 4 too: the elements meet the same vector code as in activate's pass over n × d_ff.
+// Elsewhere (an odd d_ff) the steps run one after the other.
+void matmul_activated(float* out, const float* in, const Tensor& w, const float* bias, int n, Activation a) {
+  if (w.cols % 4 != 0) {
+    matmul(out, in, w, bias, n);
+    activate(a, out, int64_t{n} * w.cols);
+    return;
+  }
+  GemmEpilogue epilogue;
+  epilogue.context = &a;
+  epilogue.apply = [](void* context, float* block, int64_t ldo, int rows, int c0, int c1) {
+    for (int r = 0; r < rows; ++r) activate_range(*static_cast<Activation*>(context), block + r * ldo + c0, c1 - c0);
+  };
+  gemm(out, w.cols, in, w.rows, w.matrix(), bias, n, static_cast<int>(w.rows), static_cast<int>(w.cols), epilogue);
+}
+
+void gated_matmul(float* up, float* gate, const float* in, const Tensor& w_gate, const float* b_gate,
+                  const Tensor& w_up, const float* b_up, int n, Activation a) {
+  const int64_t count = int64_t{n} * w_up.cols;
+  if (w_up.cols % 4 != 0 || w_gate.cols != w_up.cols || w_gate.rows != w_up.rows) {
+    matmul(gate, in, w_gate, b_gate, n);
+    matmul(up, in, w_up, b_up, n);
+    if (a == Activation::kSilu) {
+      silu_times(up, gate, up, count);
+    } else {
+      activate(a, gate, count);
+      multiply_in_place(up, gate, count);
+    }
+    return;
+  }
+  struct Context { Activation a; float* gate; const float* up; } context{a, gate, up};
+  GemmEpilogue finish;  // on up's block, after gate's: act in place in gate, then up = act(gate) ⊙ up
+  finish.context = &context;
+  finish.apply = [](void* c, float* block, int64_t ldo, int rows, int c0, int c1) {
+    const Context& ctx = *static_cast<const Context*>(c);
+    float* gate_block = ctx.gate + (block - ctx.up);  // the same rows of gate (same ldo)
+    for (int r = 0; r < rows; ++r) {
+      float *g = gate_block + r * ldo + c0, *u = block + r * ldo + c0;
+      activate_range(ctx.a, g, c1 - c0);
+      for (int j = 0; j < c1 - c0; ++j) u[j] = g[j] * u[j];
+    }
+  };
+  const GemmOutput outputs[2] = {{gate, w_gate.cols, w_gate.matrix(), b_gate, static_cast<int>(w_gate.cols)},
+                                 {up, w_up.cols, w_up.matrix(), b_up, static_cast<int>(w_up.cols), finish}};
+  gemm_shared(in, w_up.rows, n, static_cast<int>(w_up.rows), outputs, 2, /*together=*/true);
 }
 
 void silu_times(float* out, const float* gate, const float* up, int64_t count) {

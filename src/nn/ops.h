@@ -33,6 +33,18 @@ void apply_norm(Norm kind, float* out, const float* x, const Tensor* w, const Te
 // thread pool. The output head is the same product with w = the head (d × vocab).
 void matmul(float* out, const float* in, const Tensor& w, const float* bias, int n);
 
+enum class Activation;  // nn/transformer.h
+
+// out (n × d_out) = act(in · w + bias): matmul, then activate, with the activation applied to each
+// block of columns by the thread that computed it (gemm's epilogue) instead of in a pass of its own.
+// The same bits as the two steps.
+void matmul_activated(float* out, const float* in, const Tensor& w, const float* bias, int n, Activation a);
+// up (n × d_ff) = act(in · w_gate + b_gate) ⊙ (in · w_up + b_up), a gated MLP's hidden layer: both
+// products handed out together, each block of columns finished by the thread that computed it;
+// gate (n × d_ff) is scratch. The same bits as the two products, activate(gate) and the product.
+void gated_matmul(float* up, float* gate, const float* in, const Tensor& w_gate, const float* b_gate,
+                  const Tensor& w_up, const float* b_up, int n, Activation a);
+
 // In place, count elements: GELU with tanh (GPT-2's gelu_new), GELU with erf (BERT's gelu),
 // ReLU, SiLU; out = silu(gate) ⊙ up (SwiGLU's gate, may alias gate or up).
 void gelu_tanh(float* x, int64_t count);

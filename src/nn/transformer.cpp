@@ -639,11 +639,13 @@ int ForwardPass::attention_block(float* x, const float* input, int n, int layer,
 void ForwardPass::mlp(float* x, const float* input, const TransformerWeights::Layer& L, int n) {
   const int layer = static_cast<int>(&L - weights.layers.data());
   ProfilePhase phase("mlp: products");
-  matmul(up_, input, *L.w_up, f32(L.b_up), n);
-  hook(Hook::kMlpPre, layer, up_, n, config.d_ff);
-  {
+  if (wants(Hook::kMlpPre, layer)) {  // the hook sees the product before the activation
+    matmul(up_, input, *L.w_up, f32(L.b_up), n);
+    hook(Hook::kMlpPre, layer, up_, n, config.d_ff);
     ProfilePhase activation("mlp: activation");
     activate(config.activation, up_, int64_t{n} * config.d_ff);
+  } else {
+    matmul_activated(up_, input, *L.w_up, f32(L.b_up), n, config.activation);
   }
   hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);
@@ -658,12 +660,12 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
   context_.gate_.resize(int64_t{this->n} * config.d_ff);  // only the gated families need it
   float* gate = context_.gate_.data();
   ProfilePhase phase("mlp: products");
-  matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
-  matmul(up_, input, *L.w_up, f32(L.b_up), n);
-  hook(Hook::kMlpPre, layer, gate, n, config.d_ff);
-  hook(Hook::kMlpPreLinear, layer, up_, n, config.d_ff);
-  const int64_t count = int64_t{n} * config.d_ff;
-  {
+  if (wants(Hook::kMlpPre, layer) || wants(Hook::kMlpPreLinear, layer)) {  // hooks see both products first
+    matmul(gate, input, *L.w_gate, f32(L.b_gate), n);
+    matmul(up_, input, *L.w_up, f32(L.b_up), n);
+    hook(Hook::kMlpPre, layer, gate, n, config.d_ff);
+    hook(Hook::kMlpPreLinear, layer, up_, n, config.d_ff);
+    const int64_t count = int64_t{n} * config.d_ff;
     ProfilePhase activation("mlp: activation");
     if (config.activation == Activation::kSilu) {
       silu_times(up_, gate, up_, count);
@@ -671,6 +673,8 @@ void ForwardPass::gated_mlp(float* x, const float* input, const TransformerWeigh
       activate(config.activation, gate, count);
       multiply_in_place(up_, gate, count);
     }
+  } else {
+    gated_matmul(up_, gate, input, *L.w_gate, f32(L.b_gate), *L.w_up, f32(L.b_up), n, config.activation);
   }
   hook(Hook::kMlpPost, layer, up_, n, config.d_ff);
   matmul(a_, up_, *L.w_down, f32(L.b_down), n);

@@ -481,6 +481,61 @@ TEST(Gemm, SharedProductsGiveTheBitsOfEachAlone) {
   }
 }
 
+// An epilogue that maps each element of its block to 2·x + 1.
+void doubling(void*, float* block, int64_t ldo, int rows, int c0, int c1) {
+  for (int r = 0; r < rows; ++r)
+    for (int j = c0; j < c1; ++j) block[r * ldo + j] = 2.0f * block[r * ldo + j] + 1.0f;
+}
+
+TEST(Gemm, EpiloguesMeetEveryElementOnceAfterItsProduct) {
+  // gemm with an epilogue = gemm, then the epilogue over the whole output, bit for bit: every
+  // element met exactly once (2x + 1 twice or never would differ), at 1, 3 and 7 threads, for a
+  // row (decoding: strips), packed rows, and a last panel narrower than 8. Then `together`: the
+  // second output's epilogue reads the first's block, as a gated MLP's act(gate) ⊙ up does.
+  std::mt19937 rng(11);
+  for (const int n : {1, 37}) {
+    const int K = 300, N = 203;
+    const RandomProduct p = random_product(WeightType::kF32, n, K, N, rng);
+    const MatrixRef& b = p.in_panels.ref;
+    std::vector<float> expected(static_cast<size_t>(n) * N), got(expected.size());
+    set_thread_count(1);
+    gemm(expected.data(), N, p.a.data(), K, b, p.bias.data(), n, K, N);
+    for (float& x : expected) x = 2.0f * x + 1.0f;
+    for (const int threads : {1, 3, 7}) {
+      set_thread_count(threads);
+      std::fill(got.begin(), got.end(), -1.0f);
+      gemm(got.data(), N, p.a.data(), K, b, p.bias.data(), n, K, N, GemmEpilogue{&doubling, nullptr});
+      EXPECT_EQ(0, std::memcmp(expected.data(), got.data(), got.size() * 4)) << "n " << n << ", threads " << threads;
+    }
+    // together: gate and up (the same a, N and type); up's epilogue makes up = gate − up.
+    const RandomProduct q = random_product(WeightType::kF32, n, K, N, rng);
+    std::vector<float> gate_alone(expected.size()), up_alone(expected.size());
+    set_thread_count(1);
+    gemm(gate_alone.data(), N, p.a.data(), K, b, p.bias.data(), n, K, N);
+    gemm(up_alone.data(), N, p.a.data(), K, q.in_panels.ref, q.bias.data(), n, K, N);
+    for (size_t i = 0; i < up_alone.size(); ++i) up_alone[i] = gate_alone[i] - up_alone[i];
+    std::vector<float> gate(expected.size()), up(expected.size());
+    struct Pair { const float* gate; const float* up; } pair{gate.data(), up.data()};
+    const GemmEpilogue difference{[](void* c, float* block, int64_t ldo, int rows, int c0, int c1) {
+                                    const Pair& pr = *static_cast<const Pair*>(c);
+                                    const float* g = pr.gate + (block - pr.up);
+                                    for (int r = 0; r < rows; ++r)
+                                      for (int j = c0; j < c1; ++j) block[r * ldo + j] = g[r * ldo + j] - block[r * ldo + j];
+                                  },
+                                  &pair};
+    const GemmOutput outputs[2] = {{gate.data(), N, b, p.bias.data(), N}, {up.data(), N, q.in_panels.ref, q.bias.data(), N, difference}};
+    for (const int threads : {1, 3, 7}) {
+      set_thread_count(threads);
+      std::fill(gate.begin(), gate.end(), -1.0f);
+      std::fill(up.begin(), up.end(), -1.0f);
+      gemm_shared(p.a.data(), K, n, K, outputs, 2, /*together=*/true);
+      EXPECT_EQ(0, std::memcmp(gate_alone.data(), gate.data(), gate.size() * 4)) << "gate, n " << n << ", threads " << threads;
+      EXPECT_EQ(0, std::memcmp(up_alone.data(), up.data(), up.size() * 4)) << "up, n " << n << ", threads " << threads;
+    }
+    set_thread_count(1);
+  }
+}
+
 TEST(Gemm, Float32PanelsReadInPlaceGiveTheSameBitsInBothLoopOrders) {
   // A checkpoint's float32 weights are stored as panels and read in place, the next block touched
   // ahead (B over 512 KB, as here: 290 × 912 floats, 1 MB); a row-major matrix is copied a panel

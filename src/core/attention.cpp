@@ -279,6 +279,8 @@ void attention_values_backward(float* d_a, float* d_v, int ldv, const float* d_o
 void KvCache::reset(int capacity_tokens, int d_kv) {
   k.assign(static_cast<size_t>(capacity_tokens) * d_kv, 0.0f);
   v.assign(static_cast<size_t>(capacity_tokens) * d_kv, 0.0f);
+  std::vector<float>().swap(kt);  // sized by the first call that packs (it knows the heads)
+  packed = 0;
   length = 0;
   capacity = capacity_tokens;
 }
@@ -405,7 +407,10 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
     block = std::max(kMinQueryBlock, block / 2);
   const int blocks = (n_q + block - 1) / block;
   const size_t scores_per_slot = static_cast<size_t>(block) * n_k;
-  const size_t kt_per_head = static_cast<size_t>(dm.d_k) * ((n_k + 7) / 8) * 8;
+  // A cache keeps its keys' scale · Kᵀ panels for its whole capacity (KvCache::kt): only the keys
+  // added since they were packed are packed now.
+  const int kt_columns = cache ? cache->capacity : n_k;
+  const size_t kt_per_head = static_cast<size_t>(dm.d_k) * ((kt_columns + 7) / 8) * 8;
 #if defined(__wasm_simd128__)
   // A head's values as panels (gemm's layout, read in place) when it has several blocks of queries:
   // row-major, every block would copy them into panels again (8 times a head at 512 tokens). One
@@ -418,10 +423,19 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   ws.scores.resize(scores_per_slot * slots);
   ws.v_panels.resize(v_panels_per_head * dm.h_kv);
 #if defined(__wasm_simd128__)
-  ws.kt.resize(kt_per_head * dm.h_kv);
+  std::vector<float>& kt_panels = cache ? cache->kt : ws.kt;
+  int pack_from = 0;  // the first key not packed yet
+  if (cache) {
+    if (cache->kt.size() != kt_per_head * dm.h_kv) cache->kt.assign(kt_per_head * dm.h_kv, 0.0f), cache->packed = 0;
+    pack_from = std::min(cache->packed, cached);  // keys from `cached` on are new rows
+  } else {
+    ws.kt.resize(kt_per_head * dm.h_kv);
+  }
   auto pack_head = [&](int kv_head, int) {
-    pack_panels_transposed(ws.kt.data() + kt_per_head * kv_head, keys + kv_head * dm.d_k, dm.d_kv, n_k, dm.d_k,
-                           dm.scale);
+    float* kt = kt_panels.data() + kt_per_head * kv_head;
+    const float* head_keys = keys + kv_head * dm.d_k;
+    if (pack_from == 0) pack_panels_transposed(kt, head_keys, dm.d_kv, n_k, dm.d_k, dm.scale);
+    else pack_columns_transposed(kt, head_keys, dm.d_kv, pack_from, n_k, dm.d_k, dm.scale);
     if (values_as_panels)
       pack_panels(ws.v_panels.data() + v_panels_per_head * kv_head, values + kv_head * dm.d_k, dm.d_kv, n_k, dm.d_k);
   };
@@ -446,7 +460,7 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
 #if defined(__wasm_simd128__)
     // In wasm the scores go through gemm (core/gemm.h), with the packed scale · Kᵀ (d_k × n_k):
     // the same scores as attention_scores_forward.
-    const float* kt = ws.kt.data() + kt_per_head * (head / group);
+    const float* kt = kt_panels.data() + kt_per_head * (head / group);
     (void)k_head;
     gemm_columns(scores, cols, q_head + static_cast<int64_t>(q0) * dm.d_q, dm.d_q,
                  MatrixRef{kt, WeightType::kF32, dm.d_k, /*panels=*/true}, nullptr, rows, dm.d_k, 0, cols);
@@ -491,6 +505,9 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
       for (int task = 0; task < dm.h * blocks; ++task) run_task(task, 0);
     }
   }
+#if defined(__wasm_simd128__)
+  if (cache) cache->packed = n_k;
+#endif
   ProfilePhase output("attention: W_O");
   gemm(y, dm.d, ws.concat.data(), dm.d_q, w.matrix(WeightsView::kO, w.wo, dm.d_q, dm.d), w.bo, n_q, dm.d_q, dm.d);
   return finite.load() && all_finite_parallel(y, int64_t{n_q} * dm.d);

@@ -107,6 +107,11 @@ struct MaskSpec {
 // [0, length) of k and v (capacity × d_kv each, rotary positions already applied to k).
 struct KvCache {
   std::vector<float> k, v;
+  // wasm: each key/value head's scale · Kᵀ in gemm's panel layout (core/gemm.h), room for the whole
+  // capacity, of which the first `packed` keys are current: a decoding step packs its new key only
+  // (packing every cached key again each step had cost more than the heads' arithmetic).
+  std::vector<float> kt;
+  int packed = 0;
   int length = 0, capacity = 0;
   void reset(int capacity_tokens, int d_kv);  // allocates once: views into it never move
 };

@@ -522,6 +522,13 @@ void pack_panels_transposed(float* packed, const float* src, int64_t ld, int col
   }
 }
 
+void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0, int c1, int K, float scale) {
+  for (int j = c0; j < (c1 + 7) / 8 * 8; ++j) {
+    float* dst = packed + panel_index(0, j, K);
+    for (int k = 0; k < K; ++k) dst[k * 8] = j < c1 ? scale * src[j * ld + k] : 0.0f;
+  }
+}
+
 const char* gemm_kernel_name() { return kKernelName; }
 
 void set_integer_block_tiles(bool on) { g_integer_block_tiles.store(on, std::memory_order_relaxed); }

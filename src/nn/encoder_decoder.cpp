@@ -166,7 +166,7 @@ double EncoderDecoderContext::run_bytes(bool decoder, int n, int n_k, const Seq2
   double bytes = f * n * (4 * d + 3 * c.d_ff + 4 * d_q);                  // activations, the attention's q, k, v, heads
   bytes += f * std::min(n, kQueryBlock) * double(n_k + source) * 2;      // a block of scores, packed keys
   if (c.relative_buckets > 0) bytes += f * heads * n * n_k;              // the position bias
-  if (decoder) bytes += f * layers * 2 * d_q * (double(n_k) + source);   // the caches
+  if (decoder) bytes += f * layers * 3 * d_q * (double(n_k) + source);   // the caches: K, V, packed K
   if (r.attentions) bytes += f * layers * heads * n * (double(n_k) + source);
   if (r.hidden_states) bytes += f * (layers + 1) * n * d;
   if (decoder && r.logits) bytes += f * (r.last_row_only ? 1 : n) * double(c.vocab);

@@ -248,7 +248,8 @@ int reuse_capacity(const TransformerConfig& c, int n) { return std::min(std::min
 
 double RunContext::reusing_bytes(int n, const RunRequest& r) const {
   const TransformerConfig& c = config();
-  return run_bytes(n, n, r) + 8.0 * c.layers * reuse_capacity(c, n) * c.kv_heads * c.head_dim;
+  // Keys, values and (wasm) the keys' packed panels (core/attention.h: KvCache).
+  return run_bytes(n, n, r) + 12.0 * c.layers * reuse_capacity(c, n) * c.kv_heads * c.head_dim;
 }
 
 std::string RunContext::run_reusing_prefix(RunResult& out, const int32_t* ids, int n, const RunRequest& r,

@@ -615,6 +615,31 @@ TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {
   }
 }
 
+TEST(Gemm, PackColumnsTransposedAddsColumnsAsTheWholePackingHasThem) {
+  // A key/value cache packs its keys as they come (core/attention.h, KvCache::kt): the first keys
+  // whole, then a few at a time, over panels left from a longer run (truncated, then refilled).
+  // Every step's panels up to its last key's panel are those of packing every key at once, bit
+  // for bit, the rest of the last panel zero.
+  std::mt19937 rng(15);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int K = 64, ld = 67, capacity = 40;
+  std::vector<float> src(static_cast<size_t>(capacity) * ld);
+  for (float& x : src) x = normal(rng);
+  const float scale = 0.125f;
+  std::vector<float> cache(static_cast<size_t>(K) * capacity, 7.0f), whole(cache.size());
+  pack_panels_transposed(cache.data(), src.data(), ld, capacity, K, scale);  // a longer earlier run
+  int packed = 5;  // truncated to 5 keys, then steps of 1, 3 and 1 key
+  pack_panels_transposed(cache.data(), src.data(), ld, packed, K, scale);
+  for (const int step : {1, 3, 1, 1, 8, 2}) {
+    pack_columns_transposed(cache.data(), src.data(), ld, packed, packed + step, K, scale);
+    packed += step;
+    std::fill(whole.begin(), whole.end(), std::nanf(""));
+    pack_panels_transposed(whole.data(), src.data(), ld, packed, K, scale);
+    const size_t used = static_cast<size_t>(K) * ((packed + 7) / 8 * 8);
+    ASSERT_EQ(0, std::memcmp(whole.data(), cache.data(), used * 4)) << packed << " keys";
+  }
+}
+
 TEST(Gemm, TheTopRowsOfDeeperPanelsGiveTheSameBits) {
   // A causal block of queries multiplies its weights by the top rows of a head's values, stored as
   // panels of all n_k rows (core/attention.cpp). Here B is over 512 KB, so the next block is touched

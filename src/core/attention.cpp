@@ -428,6 +428,11 @@ bool multihead_attention_forward(float* y, float* attention, const AttentionSele
   if (cache) {
     if (cache->kt.size() != kt_per_head * dm.h_kv) cache->kt.assign(kt_per_head * dm.h_kv, 0.0f), cache->packed = 0;
     pack_from = std::min(cache->packed, cached);  // keys from `cached` on are new rows
+    // A shorter line of tokens than packed (a cache started over): the columns past it held the
+    // other line's keys; the panels past the last key are zero, as a whole packing leaves them.
+    for (int head = 0; cache->packed > pack_from && head < dm.h_kv; ++head)
+      for (int j = pack_from; j < (cache->packed + 7) / 8 * 8; ++j)
+        for (int k = 0; k < dm.d_k; ++k) cache->kt[kt_per_head * head + panel_index(k, j, dm.d_k)] = 0.0f;
   } else {
     ws.kt.resize(kt_per_head * dm.h_kv);
   }

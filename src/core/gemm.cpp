@@ -523,9 +523,10 @@ void pack_panels_transposed(float* packed, const float* src, int64_t ld, int col
 }
 
 void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0, int c1, int K, float scale) {
-  for (int j = c0; j < (c1 + 7) / 8 * 8; ++j) {
+  for (int j = c0; j < c1; ++j) {
     float* dst = packed + panel_index(0, j, K);
-    for (int k = 0; k < K; ++k) dst[k * 8] = j < c1 ? scale * src[j * ld + k] : 0.0f;
+    const float* column = src + j * ld;
+    for (int k = 0; k < K; ++k) dst[k * 8] = scale * column[k];
   }
 }
 

@@ -85,8 +85,9 @@ void pack_panels(float* packed, const float* src, int64_t ld, int K, int N);
 // matrix whose element (k, j) is src[j · ld + k], i.e. scale · srcᵀ for src cols × K, such as a
 // head's keys; gemm reads it as MatrixRef{packed, kF32, K, true}.
 void pack_panels_transposed(float* packed, const float* src, int64_t ld, int cols, int K, float scale);
-// The same for columns [c0, c1) only (the same values: each scale · src element), and zeros for the
-// rest of c1's panel: a matrix whose columns come a few at a time, such as a key/value cache's keys.
+// The same for columns [c0, c1) only (the same values: each scale · src element), the other
+// columns left as they are: a matrix whose columns come a few at a time, such as a key/value
+// cache's keys (whose panels past its last key the cache keeps zero).
 void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0, int c1, int K, float scale);
 
 // Products over blocks of 8-, 6- and 4-bit values (core/blocks.h) with 2 rows or more: by integer tiles,

@@ -21,6 +21,17 @@ namespace mh {
 // Private to gemm.cpp, the one file that includes it: internal linkage, as if written there.
 namespace {
 
+// width floats: by vectors when the columns are whole (8 · G): std::copy of a length known only at
+// run time is a call to memcpy, two a panel, which had been 2 % of a decoding step.
+template <int G>
+inline void copy_columns(float* to, const float* from, int width) {
+  if (width == 8 * G) {
+    for (int v = 0; v < 2 * G; ++v) store(to + 4 * v, load(from + 4 * v));
+  } else {
+    std::copy(from, from + width, to);
+  }
+}
+
 // Rows read as strips (reads_strips(): decoding): out (R rows × `width` columns from j,
 // width ≤ 8G) = bias + a · b, B read in place, G groups of 8 columns side by side. Eight columns
 // from a multiple of 8 are contiguous in either layout (a row's run, or a panel's row), so each
@@ -34,7 +45,7 @@ template <WeightType T, int R, int G, Fp16Widening W = Fp16Widening::kWatched>
 bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K, int j,
            int width) {
   alignas(16) float tile[8 * G] = {}, lanes[8 * G];
-  if (bias) std::copy(bias + j, bias + j + width, tile);
+  if (bias) copy_columns<G>(tile, bias + j, width);
   for (int l = 0; l < 8 * G; ++l) lanes[l] = tile[lane_column<T>(l)];
   v4 acc[R][2 * G];
   for (int r = 0; r < R; ++r)
@@ -55,7 +66,7 @@ bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < 2 * G; ++v) store(lanes + 4 * v, acc[r][v]);
     for (int l = 0; l < 8 * G; ++l) tile[lane_column<T>(l)] = lanes[l];
-    std::copy(tile, tile + width, out + r * ldo + j);
+    copy_columns<G>(out + r * ldo + j, tile, width);
   }
   return seen.any();
 }
@@ -69,7 +80,7 @@ bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
 template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int j, int width) {
   alignas(16) float tile[8] = {}, lanes[8];
-  if (bias) std::copy(bias + j, bias + j + width, tile);
+  if (bias) copy_columns<1>(tile, bias + j, width);
   for (int l = 0; l < 8; ++l) lanes[l] = tile[lane_column<T>(l)];
   v4 even[2] = {load(lanes), load(lanes + 4)}, odd[2] = {zero(), zero()};
   const Stored<T>* p = static_cast<const Stored<T>*>(b.data) + panel_index(0, j, b.ld);
@@ -96,7 +107,7 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   store(lanes, add(even[0], odd[0]));
   store(lanes + 4, add(even[1], odd[1]));
   for (int l = 0; l < 8; ++l) tile[lane_column<T>(l)] = lanes[l];
-  std::copy(tile, tile + width, out + j);
+  copy_columns<1>(out + j, tile, width);
   return seen.any();
 }
 

@@ -617,17 +617,18 @@ TEST(Gemm, PackPanelsTransposedScalesEveryElementIntoPlace) {
 
 TEST(Gemm, PackColumnsTransposedAddsColumnsAsTheWholePackingHasThem) {
   // A key/value cache packs its keys as they come (core/attention.h, KvCache::kt): the first keys
-  // whole, then a few at a time, over panels left from a longer run (truncated, then refilled).
-  // Every step's panels up to its last key's panel are those of packing every key at once, bit
-  // for bit, the rest of the last panel zero.
+  // whole, then a few at a time. Every step's columns are those of packing every key at once,
+  // bit for bit, and the columns past them are left as they were (here a longer run's).
   std::mt19937 rng(15);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int K = 64, ld = 67, capacity = 40;
-  std::vector<float> src(static_cast<size_t>(capacity) * ld);
+  std::vector<float> src(static_cast<size_t>(capacity) * ld), other(src.size());
   for (float& x : src) x = normal(rng);
+  for (float& x : other) x = normal(rng);
   const float scale = 0.125f;
-  std::vector<float> cache(static_cast<size_t>(K) * capacity, 7.0f), whole(cache.size());
-  pack_panels_transposed(cache.data(), src.data(), ld, capacity, K, scale);  // a longer earlier run
+  std::vector<float> cache(static_cast<size_t>(K) * capacity, 7.0f), whole(cache.size()), earlier(cache.size());
+  pack_panels_transposed(cache.data(), other.data(), ld, capacity, K, scale);  // a longer earlier line of keys
+  pack_panels_transposed(earlier.data(), other.data(), ld, capacity, K, scale);
   int packed = 5;  // truncated to 5 keys, then steps of 1, 3 and 1 key
   pack_panels_transposed(cache.data(), src.data(), ld, packed, K, scale);
   for (const int step : {1, 3, 1, 1, 8, 2}) {
@@ -635,8 +636,12 @@ TEST(Gemm, PackColumnsTransposedAddsColumnsAsTheWholePackingHasThem) {
     packed += step;
     std::fill(whole.begin(), whole.end(), std::nanf(""));
     pack_panels_transposed(whole.data(), src.data(), ld, packed, K, scale);
-    const size_t used = static_cast<size_t>(K) * ((packed + 7) / 8 * 8);
-    ASSERT_EQ(0, std::memcmp(whole.data(), cache.data(), used * 4)) << packed << " keys";
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < capacity; ++j) {
+        const size_t at = static_cast<size_t>(panel_index(k, j, K));
+        if (j < packed) ASSERT_EQ(std::memcmp(&cache[at], &whole[at], 4), 0) << k << ", " << j;
+        else if (j >= 8) ASSERT_EQ(std::memcmp(&cache[at], &earlier[at], 4), 0) << "column " << j << " was touched";
+      }
   }
 }
 

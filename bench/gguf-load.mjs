@@ -9,14 +9,14 @@
 // After each load, 8 tokens run and the logits' hash is recorded: equal hashes, the same weights.
 //
 // Usage: node bench/gguf-load.mjs [--rounds 3] [--only TEXT] [--before DIR] [--browser] [--no-node]
-//          [--threads auto|1] [--file] [--out bench/gguf-load-results.json]
+//          [--threads auto|1] [--file] [--out bench/gguf-load-results.json] | --summarize FILE
 //   --before DIR  a copy of the repository (bindings/, dist/, scripts/serve.mjs, bench/) to time
 //                 against this one, interleaved: each round loads each file with both, the order
 //                 alternating between rounds.
 //   --browser     Chromium too (a page per load, by URL from scripts/serve.mjs: fetch streaming);
 //   --file        and in Chromium also as a File (an <input type=file>, as a dropped file is read).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -151,35 +151,53 @@ async function main() {
     await browser?.close();
     for (const s of servers) s.kill();
   }
-  // Medians per (environment, variant, file), with the first-touch share: the heap's growth at
-  // this run's median first-touch cost (Node's for Node, Chromium's shared wasm memory for pages).
-  const faultNs = { node: median(touches.map((t) => t.node.wasmMemory.faultNsPerByte)),
-    chromium: browser ? median(touches.map((t) => t.chromium.sharedWasmMemory.faultNsPerByte)) : null };
-  const summary = [];
-  for (const environment of environments)
-    for (const file of FILES)
-      for (const v of variants) {
-        const mine = rows.filter((r) => r.environment === environment && r.file === file && r.variant === v.name);
-        if (!mine.length) continue;
-        const ms = median(mine.map((r) => r.loadMs));
-        const grown = median(mine.map((r) => r.heapAfter.allocatedBytes - r.heapBefore.allocatedBytes));
-        const faultMs = grown * (faultNs[environment === 'node' ? 'node' : 'chromium'] ?? 0) / 1e6;
-        const stageMedians = Object.fromEntries(['planMs', 'feedMs', 'finishMs', 'otherMs'].map((k) => [k, median(mine.map((r) => r[k]))]));
-        summary.push({ environment, file, variant: v.name, loads: mine.length, medianMs: ms, MBps: mbps(mine[0].fileBytes, ms), ...stageMedians,
-          heapGrowthBytes: grown, estimatedFaultMs: faultMs, faultShare: faultMs / ms,
-          logitsHashes: [...new Set(mine.map((r) => r.logitsHash))] });
-      }
-  console.log('\nmedians:');
-  for (const s of summary) {
-    console.log(`  ${s.environment.padEnd(13)} ${s.variant.padEnd(6)} ${s.file.split('/').pop().padEnd(26)} ` +
-      `${(s.medianMs / 1000).toFixed(2)} s  ${s.MBps.toFixed(0).padStart(4)} MB/s  first touch ~${(s.estimatedFaultMs / 1000).toFixed(2)} s ` +
-      `(${(100 * s.faultShare).toFixed(0)}%)  plan ${(s.planMs / 1000).toFixed(2)} feed ${(s.feedMs / 1000).toFixed(2)} ` +
-      `finish ${(s.finishMs / 1000).toFixed(2)} other ${(s.otherMs / 1000).toFixed(2)}  logits ${s.logitsHashes.join(' ')}`);
-  }
-  writeFileSync(outFile, `${JSON.stringify({ machine: machine(), threads, rounds, firstTouch: touches,
-    faultNsPerByte: faultNs, summary, rows }, null, 2)}\n`);
-  console.log(`wrote ${outFile}`);
+  writeFileSync(outFile, `${JSON.stringify({ machine: machine(), threads, rounds, firstTouch: touches, rows }, null, 2)}\n`);
+  summarize(outFile);
 }
 
-if (flag('--child')) await child();
+// Medians per (environment, variant, file) over a results file's rows, added to it as `summary`:
+// - the first touch on one thread here: the heap's growth at the run's median first-touch cost
+//   (Node's wasm memory for Node, Chromium's shared wasm memory for pages). plan() does that touch,
+//   with every thread since 1fafbe3, so `planMs` is what it took within the load;
+// - MB/s without plan: what a machine whose fresh pages cost little would approach;
+// - `speedup`: the median over rounds of before ÷ this within a round (the two loads of a round
+//   run back to back, so a slow stretch of the shared machine weighs on both).
+function summarize(file) {
+  const results = JSON.parse(readFileSync(file, 'utf8'));
+  const { rows, firstTouch: touches } = results;
+  const faultNs = { node: median(touches.map((t) => t.node.wasmMemory.faultNsPerByte)),
+    chromium: touches[0].chromium ? median(touches.map((t) => t.chromium.sharedWasmMemory.faultNsPerByte)) : null };
+  const summary = [];
+  const keys = [...new Set(rows.map((r) => `${r.environment}\t${r.file}`))];
+  for (const key of keys) {
+    const [environment, path] = key.split('\t');
+    for (const variant of [...new Set(rows.map((r) => r.variant))]) {
+      const mine = rows.filter((r) => r.environment === environment && r.file === path && r.variant === variant);
+      if (!mine.length) continue;
+      const ms = median(mine.map((r) => r.loadMs));
+      const grown = median(mine.map((r) => r.heapAfter.allocatedBytes - r.heapBefore.allocatedBytes));
+      const faultMs = (grown * (faultNs[environment === 'node' ? 'node' : 'chromium'] ?? 0)) / 1e6;
+      const stageMedians = Object.fromEntries(['planMs', 'feedMs', 'finishMs', 'otherMs'].map((k) => [k, median(mine.map((r) => r[k]))]));
+      const before = rows.filter((r) => r.environment === environment && r.file === path && r.variant === 'before');
+      const ratios = variant === 'this' ? mine.map((r) => before.find((b) => b.round === r.round)).map((b, i) => b && b.loadMs / mine[i].loadMs).filter(Boolean) : [];
+      summary.push({ environment, file: path, variant, loads: mine.length, medianMs: ms, MBps: mbps(mine[0].fileBytes, ms),
+        MBpsWithoutPlan: mbps(mine[0].fileBytes, median(mine.map((r) => r.loadMs - r.planMs))), ...stageMedians,
+        speedup: ratios.length ? median(ratios) : null, heapGrowthBytes: grown, oneThreadFirstTouchMs: faultMs,
+        loadAverages: mine.map((r) => r.loadAverage[0]), logitsHashes: [...new Set(mine.map((r) => r.logitsHash))] });
+    }
+  }
+  console.log('\nmedians:');
+  for (const x of summary) {
+    console.log(`  ${x.environment.padEnd(13)} ${x.variant.padEnd(6)} ${x.file.split('/').pop().padEnd(26)} ` +
+      `${(x.medianMs / 1000).toFixed(2)} s ${x.MBps.toFixed(0).padStart(4)} MB/s (${x.MBpsWithoutPlan.toFixed(0)} without plan)` +
+      `${x.speedup ? ` ${x.speedup.toFixed(2)}×` : ''}  plan ${(x.planMs / 1000).toFixed(2)} feed ${(x.feedMs / 1000).toFixed(2)} ` +
+      `finish ${(x.finishMs / 1000).toFixed(2)} other ${(x.otherMs / 1000).toFixed(2)}; first touch on one thread ~${(x.oneThreadFirstTouchMs / 1000).toFixed(2)} s;` +
+      ` logits ${x.logitsHashes.join(' ')}`);
+  }
+  writeFileSync(file, `${JSON.stringify({ ...results, faultNsPerByte: faultNs, summary }, null, 2)}\n`);
+  console.log(`wrote ${file}`);
+}
+
+if (flag('--summarize')) summarize(value('--summarize'));
+else if (flag('--child')) await child();
 else await main();

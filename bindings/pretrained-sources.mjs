@@ -23,6 +23,53 @@ function throwIfAborted(signal) {
 }
 export { throwIfAborted };
 
+/**
+ * Every byte of `stream` to onChunk, in chunks of CHUNK bytes (the last one shorter); resolves to
+ * the byte count. A byte stream (a fetch body, Blob.stream() in Chromium) is read into one reused
+ * buffer: parts of ~200 KB in a new ArrayBuffer each were fresh memory every time (first touch)
+ * and a feed() each, and Chromium's Blob.slice().arrayBuffer() read files at a seventh of a
+ * stream's rate. Other streams hand over their parts as they come. broke(bytes, error) throws
+ * when reading fails.
+ */
+async function readStream(stream, onChunk, signal, broke) {
+  let reader, buffer = null;
+  try {
+    reader = stream.getReader({ mode: 'byob' });
+    buffer = new ArrayBuffer(CHUNK);
+  } catch {
+    reader = stream.getReader();
+  }
+  let total = 0, filled = 0;
+  for (;;) {
+    throwIfAborted(signal);
+    let part;
+    try {
+      part = await (buffer ? reader.read(new Uint8Array(buffer, filled, CHUNK - filled)) : reader.read());
+    } catch (error) {
+      throwIfAborted(signal);
+      broke(total + filled, error);
+    }
+    if (!buffer) {
+      if (part.done) break;
+      for (let at = 0; at < part.value.length; at += CHUNK) {
+        const chunk = part.value.subarray(at, Math.min(part.value.length, at + CHUNK));
+        total += chunk.length;
+        await onChunk(chunk);
+      }
+      continue;
+    }
+    if (part.value) buffer = part.value.buffer;  // the read took the buffer over and gives it back
+    if (!part.done) filled += part.value.length;
+    if (filled > 0 && (filled === CHUNK || part.done)) {
+      total += filled;
+      await onChunk(new Uint8Array(buffer, 0, filled));
+      filled = 0;
+    }
+    if (part.done) break;
+  }
+  return total;
+}
+
 // In Node, whether a path names a folder (a local folder called like a hub id wins, as in transformers).
 async function isFolder(path) {
   const fsName = 'node:fs/promises';
@@ -102,6 +149,11 @@ function memorySource(files, signal) {
     async read(name, onChunk) {
       const data = get(name);
       const size = sizeOf(data);
+      if (!(data instanceof Uint8Array) && typeof data.stream === 'function') {
+        return readStream(data.stream(), onChunk, signal, (bytes, error) => {
+          fail(`reading ${name} failed after ${bytes} bytes (${error.message}): was the file changed or removed?`);
+        });
+      }
       for (let at = 0; at < size; at += CHUNK) {
         throwIfAborted(signal);
         await onChunk(await slice(data, at, Math.min(size, at + CHUNK)));
@@ -216,25 +268,9 @@ function urlSource(base, signal) {
     async read(name, onChunk) {
       const response = await request(name);
       if (!response) fail(`${url(name)} is missing`);
-      const reader = response.body.getReader();
-      let total = 0;
-      for (;;) {
-        throwIfAborted(signal);
-        let part;
-        try {
-          part = await reader.read();
-        } catch (error) {
-          throwIfAborted(signal);
-          fail(`the download of ${name} broke off after ${total} bytes (${error.message}): try again`);
-        }
-        if (part.done) break;
-        for (let at = 0; at < part.value.length; at += CHUNK) {
-          const chunk = part.value.subarray(at, Math.min(part.value.length, at + CHUNK));
-          total += chunk.length;
-          await onChunk(chunk);
-        }
-      }
-      return total;
+      return readStream(response.body, onChunk, signal, (bytes, error) => {
+        fail(`the download of ${name} broke off after ${bytes} bytes (${error.message}): try again`);
+      });
     },
   };
 }

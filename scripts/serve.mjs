@@ -54,11 +54,11 @@ createServer(async (req, res) => {
         return;
       }
       res.writeHead(206, { ...headers, 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${size}` });
-      await pipeline(createReadStream(file, { start, end }), res);
+      await pipeline(createReadStream(file, { start, end, highWaterMark: 1 << 20 }), res);
       return;
     }
     res.writeHead(200, { ...headers, 'Content-Length': size });
-    await pipeline(createReadStream(file), res);
+    await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), res);
   } catch {
     if (res.headersSent) { res.destroy(); return; }  // the client went away mid-file
     res.writeHead(404, { 'Content-Type': 'text/plain' });

@@ -154,4 +154,36 @@ inline void write_q6_block_column(uint8_t* block, int c, const float* scales, co
     block[block_q6_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -32 ? -32 : q[r] > 31 ? 31 : q[r]));
 }
 
+// What a block type keeps of a file's values, applied to n of them before write_block_panel:
+// kQ8's −128 becomes −127 and kQ6's are clamped to −32…31, as write_block_column and
+// write_q6_block_column do (see there why); kQ4's are within 0…15 already.
+inline void clamp_block_values(WeightType t, int8_t* q, int64_t n) {
+  if (t == WeightType::kQ4) return;
+  const int8_t lo = t == WeightType::kQ8 ? -127 : -32, hi = t == WeightType::kQ8 ? 127 : 31;
+  for (int64_t i = 0; i < n; ++i) q[i] = q[i] < lo ? lo : q[i] > hi ? hi : q[i];
+}
+
+// Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, clamped as
+// clamp_block_values does) are q[c · stride …], and `floats` are the block's leading floats as it
+// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 scale[8], min[8]; kQ6 scale[2][8]).
+// The same bytes as write_block_column / write_q6_block_column for each column, written in order
+// a 4-byte group at a time instead of a byte at a time, scattered.
+inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {
+  std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
+  uint8_t* out = block + block_float_bytes(t);
+  for (int g = 0; g < kBlockRows / 4; ++g) {
+    if (t == WeightType::kQ4) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
+      for (int c = 0; c < 4; ++c) {
+        uint32_t low, high;
+        std::memcpy(&low, q + c * stride + 4 * g, 4);
+        std::memcpy(&high, q + (c + 4) * stride + 4 * g, 4);
+        const uint32_t both = low | high << 4;
+        std::memcpy(out + 16 * g + 4 * c, &both, 4);
+      }
+    } else {
+      for (int c = 0; c < 8; ++c) std::memcpy(out + 32 * g + 4 * c, q + c * stride + 4 * g, 4);
+    }
+  }
+}
+
 }  // namespace mh

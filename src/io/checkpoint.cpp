@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/gemm_tuning.h"
+#include "core/parallel.h"
 #include "io/ggml_types.h"
 #include "io/hf_config.h"
 #include "io/model_file.h"
@@ -86,6 +87,20 @@ ParamSpec transposed_source(ParamSpec p) {
 int64_t unpermuted_feature(int64_t feature, int head_dim) {
   const int64_t head = feature / head_dim, within = feature % head_dim;
   return head * head_dim + (within % 2) * (head_dim / 2) + within / 2;
+}
+
+// Zeroes every tensor's bytes, 1 MB pieces spread over the threads. This is the first touch of all the
+// memory the weights take, and a fresh page's first touch is a page fault: the threads take theirs side
+// by side (Node on this Firecracker VM: ~3.5 ns a byte first time, ~0.1 after; docs/performance.md).
+void zero_in_parallel(std::map<std::string, Tensor>& tensors) {
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  std::vector<std::pair<uint8_t*, int64_t>> pieces;
+  for (auto& [name, t] : tensors)
+    for (int64_t at = 0; at < static_cast<int64_t>(t.bytes.size()); at += kPiece)
+      pieces.emplace_back(t.bytes.data() + at, std::min<int64_t>(kPiece, static_cast<int64_t>(t.bytes.size()) - at));
+  parallel_for(static_cast<int>(pieces.size()), [&](int i, int) {
+    std::memset(pieces[static_cast<size_t>(i)].first, 0, static_cast<size_t>(pieces[static_cast<size_t>(i)].second));
+  });
 }
 
 void source_rows_cols(const safetensors::TensorInfo& t, int64_t& rows, int64_t& cols) {
@@ -289,10 +304,11 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     t.rows = p.spec.rows;
     t.cols = p.spec.cols;
     t.panels = p.spec.matrix && p.spec.panels;
-    t.bytes.assign(static_cast<size_t>(t.stored_bytes()), 0);
-    shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}, {}});
+    t.bytes.resize(static_cast<size_t>(t.stored_bytes()));  // zeroed below
+    shards_[p.source.shard].scatters.push_back({p.source.info, source_type, p.spec, &t, {}, {}, {}});
     if (p.spec.offset != 0.0f) offsets_.emplace_back(p.spec.name, p.spec.offset);
   }
+  zero_in_parallel(tensors_);
   planned_ = true;
   return "";
 }
@@ -347,17 +363,48 @@ void CheckpointLoader::quantize_column(Scatter& s, int64_t column) {
       x = 0.0f;
     }
   thread_local std::vector<uint8_t> quantized;
-  thread_local std::vector<float> scales;
-  thread_local std::vector<int> q;
   quantized.resize(static_cast<size_t>(n / kBlockRows * ggml::type_info(type)->bytes));
-  scales.resize(static_cast<size_t>(2 * (n / kBlockRows)));
-  q.resize(static_cast<size_t>(n));
   ggml::quantize_row(type, s.row.data(), quantized.data(), n);
-  float* mins = scales.data() + n / kBlockRows;
-  ggml::regroup_row(type, quantized.data(), n, scales.data(), mins, q.data());
-  for (int64_t b = 0; b < n / kBlockRows; ++b)
-    write_block_column(s.dest->type, s.dest->bytes.data() + block_offset(s.dest->type, b * kBlockRows, column, s.dest->rows),
-                       static_cast<int>(column % 8), scales[b], mins[b], q.data() + b * kBlockRows);
+  stage_column(s, type, quantized.data(), column);
+}
+
+void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* row, int64_t column) {
+  const Tensor& dest = *s.dest;
+  const int64_t K = dest.rows, blocks = K / kBlockRows, panel = column / 8;
+  const int64_t columns = std::min<int64_t>(8, dest.cols - 8 * panel);  // the last panel may have fewer
+  const int per_block = block_float_bytes(dest.type) / 4;
+  // The panel's stage, or a free one (rotary-permuted Q/K rows keep a head's panels open at once).
+  PanelStage* stage = nullptr;
+  for (PanelStage& p : s.panels)
+    if (p.panel == panel || (!stage && p.panel < 0)) stage = &p;
+  if (!stage || stage->panel != panel) {
+    if (!stage) stage = &s.panels.emplace_back();
+    stage->panel = panel;
+    stage->filled = 0;
+    stage->q.resize(static_cast<size_t>(8 * K));
+    stage->floats.resize(static_cast<size_t>(blocks * per_block));
+    if (columns < 8) {  // the columns past the matrix are zeros, as a zeroed block holds
+      std::fill(stage->q.begin(), stage->q.end(), int8_t{0});
+      std::fill(stage->floats.begin(), stage->floats.end(), 0.0f);
+    }
+  }
+  thread_local std::vector<float> scales;  // [K/32] (kQ6: [K/16]) and mins [K/32]
+  scales.resize(static_cast<size_t>(2 * blocks));
+  float* mins = scales.data() + blocks;
+  const int c = static_cast<int>(column % 8);
+  int8_t* q = stage->q.data() + c * K;
+  ggml::regroup_row(type, row, K, scales.data(), mins, q);
+  clamp_block_values(dest.type, q, K);
+  float* floats = stage->floats.data();
+  for (int64_t b = 0; b < blocks; ++b) {
+    floats[b * per_block + c] = dest.type == WeightType::kQ6 ? scales[2 * b] : scales[b];
+    if (per_block == 16) floats[b * per_block + 8 + c] = dest.type == WeightType::kQ6 ? scales[2 * b + 1] : mins[b];
+  }
+  if (++stage->filled < columns) return;
+  uint8_t* out = s.dest->bytes.data() + block_offset(dest.type, 0, 8 * panel, K);  // a panel's blocks are consecutive
+  for (int64_t b = 0; b < blocks; ++b)
+    write_block_panel(dest.type, out + b * block_bytes(dest.type), stage->q.data() + b * kBlockRows, K, floats + b * per_block);
+  stage->panel = -1;
 }
 
 void CheckpointLoader::scatter_bytes(Scatter& s, uint64_t lo, uint64_t hi, const uint8_t* bytes, uint64_t offset) {
@@ -477,16 +524,7 @@ std::string CheckpointLoader::gguf_row(Shard& sh, const GgufTensor& t, int heade
       widened_too = true;
       continue;
     }
-    const int64_t column = t.rotary_heads > 0 ? unpermuted_feature(r, t.head_dim) : r;
-    sh.values.resize(static_cast<size_t>(2 * (n / kBlockRows)));  // kQ6: a scale per 16 elements, no mins
-    sh.regrouped.resize(static_cast<size_t>(n));
-    float *scales = sh.values.data(), *mins = scales + n / kBlockRows;
-    ggml::regroup_row(t.info->type, raw, n, scales, mins, sh.regrouped.data());
-    for (int64_t b = 0; b < n / kBlockRows; ++b) {
-      uint8_t* block = dest.bytes.data() + block_offset(dest.type, b * kBlockRows, column, dest.rows);
-      if (dest.type == WeightType::kQ6) write_q6_block_column(block, static_cast<int>(column % 8), scales + 2 * b, sh.regrouped.data() + b * kBlockRows);
-      else write_block_column(dest.type, block, static_cast<int>(column % 8), scales[b], mins[b], sh.regrouped.data() + b * kBlockRows);
-    }
+    stage_column(sh.scatters[i], t.info->type, raw, t.rotary_heads > 0 ? unpermuted_feature(r, t.head_dim) : r);
   }
   if (!widened_too) return "";
   const bool as_stored = t.info->type == ggml::kF16 || t.info->type == ggml::kBF16 || t.info->type == ggml::kF32;

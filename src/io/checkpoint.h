@@ -72,6 +72,15 @@ class CheckpointLoader {
     int shard;
     const safetensors::TensorInfo* info;
   };
+  // A panel of a block destination being gathered: its columns (rows of the source) arrive one at a
+  // time, in order or, for llama's rotary-permuted Q/K, spread over a head, and the panel's blocks
+  // are written once all are in (core/blocks.h, write_block_panel).
+  struct PanelStage {
+    int64_t panel = -1;          // which panel; -1: free
+    int filled = 0;              // columns in so far
+    std::vector<int8_t> q;       // [8][K]: each column's values
+    std::vector<float> floats;   // [K/32][8 or 16]: each block's scales (and mins, or kQ6's second scales)
+  };
   struct Scatter {  // one destination cut from one source tensor
     const safetensors::TensorInfo* source;
     WeightType source_type;
@@ -79,6 +88,7 @@ class CheckpointLoader {
     Tensor* dest;
     uint8_t split[4];  // the first bytes of an element that a chunk boundary cut
     std::vector<float> row;  // a block destination's source row so far (it is quantized whole)
+    std::vector<PanelStage> panels;  // a block destination's panels not yet written
   };
   struct Shard {
     std::string name;
@@ -94,7 +104,6 @@ class CheckpointLoader {
     std::vector<std::vector<int>> scatters_of;
     std::vector<uint8_t> row;
     std::vector<float> values;
-    std::vector<int> regrouped;
   };
   std::string feed_gguf(Shard& sh, const uint8_t* bytes, size_t size);
   // One whole row `r` of GGUF tensor t (its file bytes), into every destination that reads it.
@@ -104,6 +113,9 @@ class CheckpointLoader {
   void put(const Scatter& s, int64_t dest, const uint8_t* in);
   // s.row, source row `column` of a matrix quantized while loading, into s.dest's blocks.
   void quantize_column(Scatter& s, int64_t column);
+  // Column `column` of block destination s.dest from one row of ggml blocks of `type` (a regrouping
+  // type): staged until its panel is whole, then the panel written.
+  void stage_column(Scatter& s, uint32_t type, const uint8_t* row, int64_t column);
 
   bool has_config_ = false, planned_ = false;
   TransformerConfig config_;

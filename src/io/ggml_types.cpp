@@ -204,57 +204,76 @@ Regrouping regrouping(uint32_t type) {
 
 // Each layout as its dequantization above reads it; Q4_0's (q − 8)·d is d·q − 8d exactly (both
 // products are exact, and so is their difference), Q4_1's q·d + m is q·d − (−m), Q6_K's
-// d·sc·(q − 32) is (d·sc)·(q − 32), the same float32 operations in the same order.
-void regroup_row(uint32_t type, const void* source, int64_t count, float* scales, float* mins, int* q) {
+// d·sc·(q − 32) is (d·sc)·(q − 32), the same float32 operations in the same order. One loop per
+// type, each block's values written as bytes: the loader calls this for every row of a file.
+void regroup_row(uint32_t type, const void* source, int64_t count, float* scales, float* mins, int8_t* q) {
   const uint8_t* b = static_cast<const uint8_t*>(source);
   const TypeInfo& t = *type_info(type);
-  for (int64_t i = 0; i < count / t.block; ++i, b += t.bytes) {
-    switch (type) {
-      case kQ8_0:
+  const int64_t n = count / t.block;
+  switch (type) {
+    case kQ8_0:
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
         scales[i] = f16_at(b), mins[i] = 0;
-        for (int j = 0; j < 32; ++j) q[32 * i + j] = static_cast<int8_t>(b[2 + j]);
-        break;
-      case kQ5_0: {
+        std::memcpy(q, b + 2, 32);
+      }
+      break;
+    case kQ5_0:
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
         scales[i] = f16_at(b), mins[i] = 0;
         const uint32_t high = le32(b + 2);
         for (int j = 0; j < 16; ++j) {
-          q[32 * i + j] = ((b[6 + j] & 0xF) | ((high >> j) & 1) << 4) - 16;
-          q[32 * i + j + 16] = ((b[6 + j] >> 4) | ((high >> (j + 16)) & 1) << 4) - 16;
+          q[j] = static_cast<int8_t>(((b[6 + j] & 0xF) | ((high >> j) & 1) << 4) - 16);
+          q[j + 16] = static_cast<int8_t>(((b[6 + j] >> 4) | ((high >> (j + 16)) & 1) << 4) - 16);
         }
-        break;
       }
-      case kQ4_0: case kQ4_1: {
-        const int at = type == kQ4_0 ? 2 : 4;
+      break;
+    case kQ4_0: case kQ4_1: {
+      const int at = type == kQ4_0 ? 2 : 4;
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
         scales[i] = f16_at(b);
         mins[i] = type == kQ4_0 ? 8.0f * scales[i] : -f16_at(b + 2);
         for (int j = 0; j < 16; ++j) {
-          q[32 * i + j] = b[at + j] & 0xF;
-          q[32 * i + j + 16] = b[at + j] >> 4;
+          q[j] = static_cast<int8_t>(b[at + j] & 0xF);
+          q[j + 16] = static_cast<int8_t>(b[at + j] >> 4);
         }
-        break;
       }
-      case kQ4_K: {
+      break;
+    }
+    case kQ4_K:
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
         const float d = f16_at(b), dmin = f16_at(b + 2);
         for (int sub = 0; sub < 8; ++sub) {
           int scale, min;
           scale_min(b + 4, sub, scale, min);
-          scales[8 * i + sub] = d * static_cast<float>(scale);
-          mins[8 * i + sub] = dmin * static_cast<float>(min);
-          const uint8_t* row = b + 16 + 32 * (sub / 2);
-          for (int l = 0; l < 32; ++l) q[256 * i + 32 * sub + l] = (row[l] >> (4 * (sub % 2))) & 0xF;
+          scales[sub] = d * static_cast<float>(scale);
+          mins[sub] = dmin * static_cast<float>(min);
         }
-        break;
+        for (int pair = 0; pair < 4; ++pair) {  // sub-blocks 2·pair and 2·pair + 1: one run of 32 bytes
+          const uint8_t* row = b + 16 + 32 * pair;
+          for (int l = 0; l < 32; ++l) {
+            q[64 * pair + l] = static_cast<int8_t>(row[l] & 0xF);
+            q[64 * pair + 32 + l] = static_cast<int8_t>(row[l] >> 4);
+          }
+        }
       }
-      case kQ6_K: {  // element e's scale is byte 192 + e / 16 (q6_k above)
+      break;
+    case kQ6_K:  // element e's scale is byte 192 + e / 16 (q6_k above)
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 16) {
         const float d = f16_at(b + 208);
-        for (int s = 0; s < 16; ++s) scales[16 * i + s] = d * static_cast<float>(static_cast<int8_t>(b[192 + s]));
-        for (int h = 0; h < 2; ++h)
-          for (int k = 0; k < 4; ++k)
-            for (int l = 0; l < 32; ++l) q[256 * i + 128 * h + 32 * k + l] = q6_k_quant(b, h, k, l) - 32;
-        break;
+        for (int s = 0; s < 16; ++s) scales[s] = d * static_cast<float>(static_cast<int8_t>(b[192 + s]));
+        for (int h = 0; h < 2; ++h) {
+          const uint8_t *low = b + 64 * h, *high = b + 128 + 32 * h;
+          int8_t* out = q + 128 * h;
+          for (int l = 0; l < 32; ++l) {  // q6_k_quant for k = 0…3
+            out[l] = static_cast<int8_t>(((low[l] & 0xF) | (high[l] & 3) << 4) - 32);
+            out[32 + l] = static_cast<int8_t>(((low[32 + l] & 0xF) | ((high[l] >> 2) & 3) << 4) - 32);
+            out[64 + l] = static_cast<int8_t>(((low[l] >> 4) | ((high[l] >> 4) & 3) << 4) - 32);
+            out[96 + l] = static_cast<int8_t>(((low[32 + l] >> 4) | ((high[l] >> 6) & 3) << 4) - 32);
+          }
+        }
       }
-      default: break;
-    }
+      break;
+    default: break;
   }
 }
 

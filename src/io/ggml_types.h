@@ -45,7 +45,7 @@ enum class Regrouping { kNone, kEight, kFour, kSix };
 Regrouping regrouping(uint32_t type);
 // count elements (whole blocks of `type`, a kEight, kFour or kSix type) → count/32 scales and mins
 // (kSix: count/16 scales, no mins), count q.
-void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, float* mins, int* q);
+void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, float* mins, int8_t* q);
 
 // count float32 values (a multiple of 32) → Q8_0 or Q4_0 blocks at dst, as ggml's reference
 // quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) make them, so that a checkpoint

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/blocks.h"
@@ -11,6 +13,29 @@
 
 namespace mh {
 
+// std::allocator, except that resize() leaves new elements uninitialized, for buffers filled over
+// the threads: a run's attentions (nn/transformer.h, FloatBuffer) and a checkpoint's tensors, which
+// the loader zeroes with every thread at once (io/checkpoint.cpp: that is the first touch of fresh
+// memory, which can cost more than the rest of a load).
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using TensorBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
 struct Tensor {
   WeightType type = WeightType::kF32;
@@ -23,7 +48,7 @@ struct Tensor {
   // No inf or NaN among the values (find_finite() sets it once the bytes are in; the products
   // over an fp16 matrix that has it skip watching for them).
   bool known_finite = false;
-  std::vector<uint8_t> bytes;  // stored_bytes()
+  TensorBytes bytes;  // stored_bytes()
 
   int64_t elements() const { return rows * cols; }
   int64_t stored_elements() const { return panels ? rows * ((cols + 7) / 8 * 8) : rows * cols; }

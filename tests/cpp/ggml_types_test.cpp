@@ -10,6 +10,7 @@
 #include <random>
 
 #include "gguf_support.h"
+#include "core/blocks.h"
 #include "core/half.h"
 #include "io/ggml_types.h"
 
@@ -229,7 +230,7 @@ TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
       }
     const int64_t count = blocks * t.block;
     std::vector<float> scales(count / 16), mins(count / 32), widened(count);
-    std::vector<int> q(count);
+    std::vector<int8_t> q(count);
     ASSERT_EQ(regrouping(type), type == kQ6_K ? Regrouping::kSix : type == kQ8_0 || type == kQ5_0 ? Regrouping::kEight : Regrouping::kFour);
     regroup_row(type, b.data(), count, scales.data(), mins.data(), q.data());
     ASSERT_EQ(dequantize_row(type, b.data(), widened.data(), count), "");
@@ -240,6 +241,42 @@ TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
       ASSERT_EQ(value == 0 ? 0 : bits_of(value), widened[e] == 0 ? 0 : bits_of(widened[e])) << t.name << " element " << e;
       ASSERT_EQ(value, static_cast<float>(defined)) << t.name << " element " << e;
       if (type == kQ6_K) ASSERT_TRUE(q[e] >= -32 && q[e] <= 31) << e;
+    }
+  }
+}
+
+// The loader writes a panel's blocks whole (write_block_panel, from values clamped by
+// clamp_block_values): the same bytes as writing each column into a zeroed block, which is how the
+// blocks' layout is defined (write_block_column, write_q6_block_column), for values at and past
+// each type's limits (kQ8's −128, kQ6's −40…40).
+TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
+  using mh::WeightType;
+  std::mt19937 rng(907);
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6}) {
+    for (int trial = 0; trial < 50; ++trial) {
+      const int lo = type == WeightType::kQ8 ? -128 : type == WeightType::kQ4 ? 0 : -40;
+      const int hi = type == WeightType::kQ8 ? 127 : type == WeightType::kQ4 ? 15 : 40;
+      int q[8][mh::kBlockRows];
+      float floats[16];
+      for (auto& column : q)
+        for (int& v : column) v = lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
+      for (float& f : floats) f = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000), -7);
+      std::vector<uint8_t> by_column(static_cast<size_t>(mh::block_bytes(type)), 0), whole(by_column.size(), 0xA5);
+      for (int c = 0; c < 8; ++c) {
+        if (type == WeightType::kQ6) {
+          const float scales[2] = {floats[c], floats[8 + c]};
+          mh::write_q6_block_column(by_column.data(), c, scales, q[c]);
+        } else {
+          mh::write_block_column(type, by_column.data(), c, floats[c], floats[8 + c], q[c]);
+        }
+      }
+      const int64_t stride = 40;  // columns apart in memory, as in the loader's [8][K] stage
+      std::vector<int8_t> staged(8 * stride);
+      for (int c = 0; c < 8; ++c)
+        for (int r = 0; r < mh::kBlockRows; ++r) staged[c * stride + r] = static_cast<int8_t>(q[c][r]);
+      mh::clamp_block_values(type, staged.data(), static_cast<int64_t>(staged.size()));
+      mh::write_block_panel(type, whole.data(), staged.data(), stride, floats);
+      ASSERT_EQ(whole, by_column) << "type " << static_cast<int>(type) << " trial " << trial;
     }
   }
 }

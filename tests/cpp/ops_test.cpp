@@ -175,7 +175,7 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
     EXPECT_TRUE(t.known_finite) << int(c.type);
     for (int64_t at : {int64_t{0}, int64_t{3}, t.stored_elements() - 1})
       for (uint32_t special : {c.inf, c.nan}) {
-        const std::vector<uint8_t> kept = t.bytes;
+        const mh::TensorBytes kept = t.bytes;
         put(at, special);
         t.find_finite();
         EXPECT_FALSE(t.known_finite) << int(c.type) << " at " << at << " " << std::hex << special;
@@ -221,10 +221,10 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     std::vector<float> widened(static_cast<size_t>(40 * cols));
     t.widen_rows(widened.data(), 37, 40);
     EXPECT_EQ(0, std::memcmp(widened.data(), values.data() + 37 * cols, widened.size() * 4));
-    std::vector<uint8_t> copy = t.bytes;
+    std::vector<uint8_t> copy(t.bytes.begin(), t.bytes.end());
     t.zero_rows(copy, 32, 32);
     mh::Tensor zeroed = t;
-    zeroed.bytes = copy;
+    zeroed.bytes.assign(copy.begin(), copy.end());
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_EQ(zeroed.at(r, c), r >= 32 && r < 64 ? 0.0f : values[static_cast<size_t>(r * cols + c)]);

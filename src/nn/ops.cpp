@@ -35,8 +35,18 @@ void embedding_rows(float* x, const int32_t* ids, const Tensor& table, int n, in
 }
 
 void embedding_columns(float* x, const int32_t* ids, const Tensor& table, int n, int d) {
-  for (int t = 0; t < n; ++t)
-    for (int k = 0; k < d; ++k) x[static_cast<int64_t>(t) * d + k] = table.at(k, ids[t]);
+  // Tokens over the threads: an element at a time (a column of panels is 8 floats apart), 1.1 ms
+  // of serial work at 256 tokens of GPT-2 small otherwise.
+  parallel_ranges(n, row_grain(d), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      for (int k = 0; k < d; ++k) x[t * d + k] = table.at(k, ids[t]);
+  });
+}
+
+void scale_in_place(float* x, float factor, int64_t count) {
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) x[i] *= factor;
+  });
 }
 
 void add_table_rows(float* x, const Tensor& table, int first_row, int n, int d) {

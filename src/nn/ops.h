@@ -53,6 +53,8 @@ void relu(float* x, int64_t count);
 void silu(float* x, int64_t count);
 void silu_times(float* out, const float* gate, const float* up, int64_t count);
 
+// x ·= factor (count elements): an embedding's scale (Gemma's √d).
+void scale_in_place(float* x, float factor, int64_t count);
 // x += y (count elements): a residual connection.
 void add_in_place(float* x, const float* y, int64_t count);
 // x ⊙= y.

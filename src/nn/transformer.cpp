@@ -567,8 +567,7 @@ void ForwardPass::embed_tokens(float* x, float scale) {
   ProfilePhase phase("embedding");
   if (weights.embedding_transposed) embedding_columns(x, ids, *weights.token_embedding, n, config.d_model);
   else embedding_rows(x, ids, *weights.token_embedding, n, config.d_model, false);
-  if (scale != 1.0f)
-    for (int64_t i = 0; i < int64_t{n} * config.d_model; ++i) x[i] *= scale;
+  if (scale != 1.0f) scale_in_place(x, scale, int64_t{n} * config.d_model);
   hook(Hook::kEmbed, -1, x, n, config.d_model);
 }
 

@@ -451,7 +451,7 @@ export { GPT2_PATTERN };
  * far (`prompt`, then each id given), so that the pieces joined are the decoded text. Each token
  * decodes a window of the last tokens, not every token so far (which grew with the text); the
  * window moves on once it holds 2 × `context` tokens, to a start whose text is the end of what was
- * given already: not inside a character (whose cut bytes, or a byte-fallback run around them,
+ * given already and not empty: not inside a character (whose cut bytes, or a byte-fallback run around them,
  * would read as U+FFFD), and with decoders that treat the first token apart (SentencePiece's
  * leading space, a Strip) taken into account. A character whose bytes come in several tokens is
  * held back until the token that completes it.
@@ -469,7 +469,9 @@ export function streamingDecoder(decode, prompt, context = 8) {
     shown += piece;
     if (ids.length - from >= 2 * context) {
       const start = ids.length - context, window = decode(ids.slice(start));
-      if (!window.includes('\uFFFD') && shown.endsWith(window)) from = start, counted = window.length;
+      // Not to an empty text either: the next token would be the first to decode, and lose its
+      // leading space (T5: a window of <unk> alone, then "▁").
+      if (window !== '' && !window.includes('\uFFFD') && shown.endsWith(window)) from = start, counted = window.length;
     }
     return piece;
   };

@@ -110,9 +110,29 @@ class ContextCore {
       return context_.run_reusing_prefix(result_, ids_.data(), n, r,
                                          room >= context_.reusing_bytes(n, r) ? room : heap_available());
     }
-    std::string error = context_.run(result_, ids_.data(), n, r, heap_room_above_top());
-    if (error.rfind(mh::kMemoryRefusal, 0) == 0) error = context_.run(result_, ids_.data(), n, r, heap_available());
-    return error;
+    return run_within_memory(n, r);
+  }
+  // One token of generate() after the prompt: `id` after the cached tokens, every head's attention
+  // row (view("attentions"): layers × heads × n_k) and its row's logits, then the next token sampled
+  // from them (sample()). Returns that token, or −1 with the message in error(). What run() and
+  // sample() do for such a step, in one call: a step's JS is serial time at every thread count.
+  int generateStep(int id, float temperature, int top_k) {
+    const mh::TransformerConfig& c = model_->config();
+    ids_.assign(1, id);
+    layers_.assign(static_cast<size_t>(c.layers), 1);
+    logit_rows_.assign(1, 0);
+    mh::RunRequest r;
+    r.logits = true;
+    r.logit_rows = logit_rows_.data();
+    r.logit_row_count = 1;
+    r.use_cache = true;
+    r.attention_layers = layers_.data();
+    r.first_head = 0;
+    r.heads = c.heads;
+    mh::ProfilePhase phase("run: request and free memory");
+    error_ = run_within_memory(1, r);
+    if (!error_.empty()) return -1;
+    return sample(temperature, top_k);
   }
   // A hook's values from the last run, and their shape.
   val captured(int id) const {
@@ -231,6 +251,13 @@ class ContextCore {
   std::vector<float> rollout_, contributions_, pixels_;
   std::string error_;
   uint64_t rng_ = 0;
+
+  // The room above the heap's top first: the exact free memory only if that is not enough.
+  std::string run_within_memory(int n, const mh::RunRequest& r) {
+    std::string error = context_.run(result_, ids_.data(), n, r, heap_room_above_top());
+    if (error.rfind(mh::kMemoryRefusal, 0) == 0) error = context_.run(result_, ids_.data(), n, r, heap_available());
+    return error;
+  }
 };
 
 }  // namespace
@@ -263,5 +290,6 @@ EMSCRIPTEN_BINDINGS(multihead_context) {
       .function("cachedTokens", &ContextCore::cachedTokens)
       .function("seed", &ContextCore::seed)
       .function("sample", &ContextCore::sample)
+      .function("generateStep", &ContextCore::generateStep)
       .function("view", &ContextCore::view);
 }

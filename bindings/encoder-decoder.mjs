@@ -3,7 +3,7 @@
 // of attention, and greedy generation that yields each token's cross-attention
 // (bindings/embind_encoder_decoder.cpp; the forward pass is src/nn/encoder_decoder.h).
 import { abortError, checkTokenIds, describe, fail, optionsOf } from './checks.mjs';
-import { nextTurn } from './environment.mjs';
+import { turnClock } from './environment.mjs';
 import { resolveHookNames } from './hooks.mjs';
 import { lensArrays } from './model-context.mjs';
 import { release, track } from './registry.mjs';
@@ -324,6 +324,7 @@ export class EncoderDecoderModel {
     const { decoderLayers, heads } = this.config;
     const target = this.tokenizer ? this.tokenizer.target ?? this.tokenizer : null;
     const textOf = target ? streamingDecoder((list) => target.decode(list), [start]) : null;
+    const clock = turnClock();
     let input = start;
     for (let generated = 0; generated < steps; generated += 1) {
       if (signal?.aborted) throw abortError('generation');
@@ -335,7 +336,7 @@ export class EncoderDecoderModel {
       yield { id, text, crossAttention, crossAttentionShape: [decoderLayers, heads, sourceIds.length] };
       if (eosTokenIds.includes(id)) return;
       input = id;
-      await nextTurn();  // a page draws (and a worker hears "stop") between tokens
+      if (clock.due()) await clock.turn();  // a page draws (and a worker hears "stop") every few ms
     }
   }
 

@@ -3,7 +3,7 @@
 // model's default context; model.createContext() gives another over the same weights, so that one
 // line of runs (a page's typing) goes on while another (a patching sweep) is under way.
 import { abortError, checkTokenIds, describe, fail, optionsOf, switchOffHeads } from './checks.mjs';
-import { nextTurn } from './environment.mjs';
+import { nextTurn, turnClock } from './environment.mjs';
 import { prepareHooks } from './hooks.mjs';
 import { release, track } from './registry.mjs';
 import { streamingDecoder } from './tokenizers/tokenizer.mjs';
@@ -493,26 +493,30 @@ export class ModelContext {
     const selection = this.#selection(true);
     const all = Array.from(ids);
     const textOf = this.tokenizer ? streamingDecoder((list) => this.tokenizer.decode(list), ids) : null;
-    let input = Array.from(ids);
+    const { layers: L, heads: H } = this.config;
+    const clock = turnClock();
+    let id = -1;
     for (let step = 0; step < steps; step += 1) {
       if (signal?.aborted) throw abortError('generation');
       const live = this.#live();  // dispose() may have come between two tokens
-      const result = this.#run(live, Int32Array.from(input), { logits: [input.length - 1], selection, cache: true, copyLogits: false });
-      const [L, H, n, nk] = result.attentionShape;
-      // The last query's row of every head (a step after the prompt has one query: all of them).
-      let rows = result.attentions;
-      if (n > 1) {
+      let rows;
+      if (step === 0) {  // the prompt: every query's row computed, the last one's kept
+        const result = this.#run(live, Int32Array.from(ids), { logits: [ids.length - 1], selection, cache: true, copyLogits: false });
+        const n = ids.length, nk = result.attentionShape[3];
         rows = new Float32Array(L * H * nk);
         for (let i = 0; i < L * H; i += 1) rows.set(result.attentions.subarray((i * n + n - 1) * nk, (i * n + n) * nk), i * nk);
+        id = live.sample(temperature, topK);
+      } else {  // one query after the cached ones: its rows are the whole result
+        id = live.generateStep(id, temperature, topK);
+        if (id < 0) fail(live.error());
+        rows = live.view('attentions').slice();
       }
-      const id = live.sample(temperature, topK);
       all.push(id);
       const text = textOf ? textOf(id) : null;
-      yield { id, text, position: all.length - 1, attentions: rows, attentionShape: [L, H, nk] };
+      yield { id, text, position: all.length - 1, attentions: rows, attentionShape: [L, H, rows.length / (L * H)] };
       if (stopAtEos && this.#eos.has(id)) return;
-      input = [id];
-      // Let a page draw (and a worker hear "stop") between tokens, without a timer's wait.
-      await nextTurn();
+      // Let a page draw (and a worker hear "stop") every few milliseconds, without a timer's wait.
+      if (clock.due()) await clock.turn();
     }
   }
 

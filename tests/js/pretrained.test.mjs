@@ -334,25 +334,36 @@ describe('generation with the key/value cache', () => {
     });
   }
 
-  it('generate() lets the event loop turn between tokens, without a timer\'s wait', async () => {
+  it('generate() lets the event loop turn every few milliseconds, not after every token, without a timer\'s wait', async () => {
     // Counted, not timed: a setImmediate that re-arms itself counts the loop's turns. Yielding by
-    // setTimeout(0) would wait ≥ 1 ms a token, hundreds of turns; by a turn of the loop, about one
-    // a token. And a timer set during generation must run before it ends.
+    // setTimeout(0) would wait ≥ 1 ms a token, hundreds of turns. A turn costs ~0.1 ms, twice this
+    // fixture's decoding step, so fast tokens come several a turn; a consumer that takes 1 ms a
+    // token (a page drawing each) gets a turn at least every 5 ms of it. A timer set during a
+    // generation that long runs before it ends.
     const model = await loadPretrained(join(FIXTURES, 'gpt2'));
     const prompt = model.tokenize('The cat sat on the mat.').ids, tokens = 60;
-    let turns = 0, ticking = true, timerRan = false, timerRanBeforeTheEnd = false, count = 0;
-    const tick = () => { if (ticking) { turns += 1; setImmediate(tick); } };
-    setImmediate(tick);
-    for await (const step of model.generate(prompt, { maxNewTokens: tokens, stopAtEos: false })) {
-      if (count === 0) setTimeout(() => { timerRan = true; }, 0);
-      count += step.id >= 0 ? 1 : 0;
-    }
-    timerRanBeforeTheEnd = timerRan;
-    ticking = false;
-    expect(count).toBe(tokens);
-    expect(timerRanBeforeTheEnd).toBe(true);
-    expect(turns).toBeGreaterThanOrEqual(tokens - 1);
-    expect(turns).toBeLessThan(3 * tokens);
+    const busy = (ms) => { const t = performance.now(); while (performance.now() - t < ms) { /* a consumer's work */ } };
+    const generation = async (consumerMs) => {
+      let turns = 0, ticking = true, timerRan = false, count = 0;
+      const tick = () => { if (ticking) { turns += 1; setImmediate(tick); } };
+      setImmediate(tick);
+      for await (const step of model.generate(prompt, { maxNewTokens: tokens, stopAtEos: false })) {
+        if (count === 0) setTimeout(() => { timerRan = true; }, 0);
+        count += step.id >= 0 ? 1 : 0;
+        busy(consumerMs);
+      }
+      const timerRanBeforeTheEnd = timerRan;
+      ticking = false;
+      return { turns, count, timerRanBeforeTheEnd };
+    };
+    const slow = await generation(1);
+    expect(slow.count).toBe(tokens);
+    expect(slow.timerRanBeforeTheEnd).toBe(true);
+    expect(slow.turns).toBeGreaterThanOrEqual(Math.floor(tokens / 5) - 1);
+    expect(slow.turns).toBeLessThanOrEqual(tokens);
+    const fast = await generation(0);
+    expect(fast.count).toBe(tokens);
+    expect(fast.turns).toBeLessThan(tokens / 2);
     model.dispose();
   });
 

@@ -186,20 +186,20 @@ async function main() {
       continue;
     }
     // Profiles of 5 calls each, task by task the median (typicalOf): at 1 thread, the work split as
-    // at each T; at 2.
-    const profileAt = async (T, splitAs = 0) => {
-      await setThreads(T);
-      const profiles = [];
-      for (let i = 0; i < 5; i += 1) {
+    // at each T; at 2. Taken round by round (one call of each kind a round), so that a slow minute
+    // of this shared machine falls on every kind alike rather than on one thread count's profiles.
+    const kinds = [[1, 0], [2, 0], ...[2, ...predictAt].map((T) => [1, T])];
+    const profiles = kinds.map(() => []);
+    for (let i = 0; i < 5; i += 1) {
+      for (const [k, [T, splitAs]] of kinds.entries()) {
+        await setThreads(T);
         core.threadProfileBegin(splitAs);
         await call();
-        profiles.push(core.threadProfileEnd());
+        profiles[k].push(core.threadProfileEnd());
       }
-      return typicalOf(profiles);
-    };
-    const one = await profileAt(1), two = await profileAt(2);
-    const splitAs = {};
-    for (const T of [2, ...predictAt]) splitAs[T] = await profileAt(1, T);
+    }
+    const [one, two, ...split] = profiles.map(typicalOf);
+    const splitAs = Object.fromEntries([2, ...predictAt].map((T, i) => [T, split[i]]));
     const prediction = predict(summarise(one), splitAs, two);
     results.cases.push({ name: c.name, ms, speedup,
       profile1: summarise(one), profile2: summarise(two), prediction });

@@ -16,21 +16,32 @@
 #define MH_HAVE_THREADS 0
 #endif
 
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+// The profile's clock, in ms on the calling thread's own origin (only differences on one thread are
+// taken). steady_clock in Emscripten 3.1.6 is clock_gettime over process.hrtime() in Node: an array
+// allocated a call, ~0.5 µs, which the profile's thousands of reads a step (two a task) had added to
+// the tasks and the serial phases it measures. performance.now() is a plain number.
+EM_JS(double, profile_clock_ms, (), { return performance.now(); });
+#endif
+
 namespace mh {
 
 namespace {
 thread_local bool running_task = false;
 
 using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
+#if defined(__EMSCRIPTEN__)
+double now_ms() { return profile_clock_ms(); }
+#else
+double now_ms() { return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count(); }
+#endif
 
 // The profile (parallel.h). Written by the calling thread only, except a region's task_ms and
 // slot_ms, which tasks write at their own index and slot.
 std::atomic<bool> profiling{false};
 ThreadProfile profile;
-Clock::time_point phase_since;
+double phase_since = 0;  // now_ms()
 const char* current_phase = "";
 
 int phase_index(const char* name) {
@@ -42,8 +53,8 @@ int phase_index(const char* name) {
 }
 
 void switch_phase(const char* name) {
-  const Clock::time_point now = Clock::now();
-  profile.phase_ms[phase_index(current_phase)] += ms_between(phase_since, now);
+  const double now = now_ms();
+  profile.phase_ms[phase_index(current_phase)] += now - phase_since;
   phase_since = now;
   current_phase = name;
 }
@@ -65,9 +76,9 @@ inline void run_one(ParallelTask task, void* context, int i, int slot, ParallelR
   const bool outer = running_task;
   running_task = true;
   if (region) {
-    const Clock::time_point start = Clock::now();
+    const double start = now_ms();
     task(context, i, slot);
-    const float ms = static_cast<float>(ms_between(start, Clock::now()));
+    const float ms = static_cast<float>(now_ms() - start);
     region->task_ms[static_cast<size_t>(index)] = ms;
     region->slot_ms[static_cast<size_t>(slot)] += ms;
   } else {
@@ -79,9 +90,9 @@ inline void run_one(ParallelTask task, void* context, int i, int slot, ParallelR
 // The serial loop, for one thread or one task.
 void run_serially(int count, ParallelTask task, void* context) {
   ParallelRegion* region = begin_region(count, 1);
-  const Clock::time_point start = region ? Clock::now() : Clock::time_point{};
+  const double start = region ? now_ms() : 0;
   for (int i = 0; i < count; ++i) run_one(task, context, i, 0, region, i);
-  if (region) region->wall_ms = ms_between(start, Clock::now());
+  if (region) region->wall_ms = now_ms() - start;
 }
 }  // namespace
 
@@ -98,7 +109,7 @@ void profile_begin(int split_as) {
   profile = ThreadProfile{};
   current_phase = "";
   phase_index("");
-  phase_since = Clock::now();
+  phase_since = now_ms();
   profiling.store(true);
 }
 
@@ -239,7 +250,7 @@ void parallel_for(int count, ParallelTask task, void* context) {
     return;
   }
   ParallelRegion* const region = begin_region(count, thread_count());
-  const Clock::time_point start = region ? Clock::now() : Clock::time_point{};
+  const double start = region ? now_ms() : 0;
   for (int first = 0; first < count; first += kMaxTasksPerJob) {  // jobs of at most 65,535 tasks
     const int tasks = std::min(kMaxTasksPerJob, count - first);
     struct Offset {
@@ -271,7 +282,7 @@ void parallel_for(int count, ParallelTask task, void* context) {
     while (pool.done.load(std::memory_order_acquire) < tasks) {
     }
   }
-  if (region) region->wall_ms = ms_between(start, Clock::now());
+  if (region) region->wall_ms = now_ms() - start;
 }
 
 #else  // a build without threads

@@ -168,6 +168,11 @@ void relu(float* x, int64_t count) {
   });
 }
 
+// family.h. Pieces from multiples of 4, as the functions above and the products' epilogues take them.
+void activate(Activation a, float* x, int64_t count) {
+  parallel_ranges(count, kElementGrain, [&](int64_t begin, int64_t end) { activate_range(a, x + begin, end - begin); }, 4);
+}
+
 // A block of columns starts at a multiple of 8 and, where d_ff is a multiple of 4, every row at a
 // multiple of 4 too: the elements meet the same vector code as in activate's pass over n × d_ff.
 // Elsewhere (an odd d_ff) the steps run one after the other.

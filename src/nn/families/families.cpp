@@ -140,13 +140,4 @@ bool activation_from(const std::string& name, Activation& out) {
   return true;
 }
 
-void activate(Activation a, float* x, int64_t count) {
-  switch (a) {
-    case Activation::kGeluTanh: gelu_tanh(x, count); break;
-    case Activation::kGeluErf: gelu_erf(x, count); break;
-    case Activation::kRelu: relu(x, count); break;
-    case Activation::kSilu: silu(x, count); break;
-  }
-}
-
 }  // namespace mh

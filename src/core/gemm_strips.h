@@ -119,7 +119,7 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
 }
 
 // Panels a one-row product over long panels reads side by side (row_stream).
-constexpr int kRowStreamGroups = 2;
+constexpr int kRowStreamGroups = 4;
 
 // Columns [c0, end) of few_rows (below), fp16 widened as W says.
 template <WeightType T, int R, Fp16Widening W>

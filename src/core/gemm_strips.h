@@ -127,9 +127,9 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
             int c0, int end) {
   // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except one row
   // over panels (a decoding step): row_stream, one panel at a time over short panels (K ≤ 1024,
-  // which memory reads faster than four panels 24 KB apart) and pairs over longer ones, each column
-  // summed in the same order either way, so that a chunk of one panel (16 threads) costs what its
-  // share of the whole does (docs/performance.md, "Kernel decisions").
+  // which memory reads faster than four panels 24 KB apart) and four side by side over longer
+  // ones, each column summed in the same order either way, so that a chunk of one panel (16
+  // threads) costs about what its share of the whole does (docs/performance.md, "Kernel decisions").
   constexpr Fp16Widening kExact = Fp16Widening::kExact;
   if (R == 1 && b.panels) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);

@@ -194,15 +194,20 @@ void run_tasks(int slot) {
 
 // A worker spins for a short while after each job (a forward call runs several parallel_for in a
 // row, and a benchmark or a typing user calls again soon), then sleeps until the next one.
+// The clock is read only once a spin has gone on for a while (its first reading sets the end), and
+// it is now_ms(): a job that comes within ~256 turns of the loop, as the next region of a forward
+// call does, finds the worker in its loads, not in a clock (steady_clock was ~0.5 µs in wasm).
 void worker_main(int slot) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kSpin = std::chrono::microseconds(300);
+  constexpr double kSpinMs = 0.3;
   uint32_t seen = generation_of(pool.ticket.load());
   while (!pool.stopping.load()) {
-    const auto spin_until = Clock::now() + kSpin;
+    double spin_until = -1;
     uint32_t current = generation_of(pool.ticket.load(std::memory_order_acquire));
     for (int i = 0; current == seen && !pool.stopping.load(std::memory_order_relaxed); ++i) {
-      if ((i & 255) == 255 && Clock::now() > spin_until) {
+      if ((i & 255) != 255) {
+      } else if (spin_until < 0) {
+        spin_until = now_ms() + kSpinMs;
+      } else if (now_ms() > spin_until) {
         std::unique_lock<std::mutex> lock(pool.mutex);
         pool.sleepers.fetch_add(1);
         pool.wake.wait(lock, [&] {

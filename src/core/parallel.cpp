@@ -70,30 +70,34 @@ ParallelRegion* begin_region(int count, int threads) {
 }
 
 // Runs one task with running_task set (restored after: the caller of a serial loop may itself be
-// running a task), timed into `region` (task number `index`) when profiling.
-inline void run_one(ParallelTask task, void* context, int i, int slot, ParallelRegion* region = nullptr,
-                    int index = 0) {
+// running a task), timed into `region` (task number `index`) when profiling; returns that time
+// (ms), which the caller adds to its slot's busy time once for all the tasks it claimed together.
+inline float run_one(ParallelTask task, void* context, int i, ParallelRegion* region = nullptr, int index = 0,
+                     int slot = 0) {
   // Written only when it changes: in wasm the threads' thread_local blocks are small allocations
   // that can share a cache line, and a write a task made the tasks of two threads contend for it.
   const bool outer = running_task;
   if (!outer) running_task = true;
+  float ms = 0;
   if (region) {
     const double start = now_ms();
     task(context, i, slot);
-    const float ms = static_cast<float>(now_ms() - start);
+    ms = static_cast<float>(now_ms() - start);
     region->task_ms[static_cast<size_t>(index)] = ms;
-    region->slot_ms[static_cast<size_t>(slot)] += ms;
   } else {
     task(context, i, slot);
   }
   if (!outer) running_task = false;
+  return ms;
 }
 
 // The serial loop, for one thread or one task.
 void run_serially(int count, ParallelTask task, void* context) {
   ParallelRegion* region = begin_region(count, 1);
   const double start = region ? now_ms() : 0;
-  for (int i = 0; i < count; ++i) run_one(task, context, i, 0, region, i);
+  float busy = 0;
+  for (int i = 0; i < count; ++i) busy += run_one(task, context, i, region, i);
+  if (region) region->slot_ms[0] += busy;
   if (region) region->wall_ms = now_ms() - start;
 }
 }  // namespace
@@ -206,7 +210,9 @@ void run_tasks(int slot) {
     const uint64_t ticket = pool.ticket.fetch_add(static_cast<uint64_t>(take), std::memory_order_acq_rel);
     const int index = index_of(ticket), end = std::min(count_of(ticket), index + take);
     if (index >= end) return;
-    for (int i = index; i < end; ++i) run_one(pool.task, pool.context, i, slot, pool.region, pool.first + i);
+    float busy = 0;
+    for (int i = index; i < end; ++i) busy += run_one(pool.task, pool.context, i, pool.region, pool.first + i, slot);
+    if (pool.region) pool.region->slot_ms[static_cast<size_t>(slot)] += busy;  // before done: the job is alive
     pool.done.fetch_add(end - index, std::memory_order_release);
   }
 }

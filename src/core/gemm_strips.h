@@ -118,16 +118,8 @@ bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bia
   return seen.any();
 }
 
-// Panels a one-row float32 product over long panels reads side by side (row_stream).
+// Panels a one-row product over long panels reads side by side (row_stream).
 constexpr int kRowStreamGroups = 4;
-
-// Whether one row over panels reads them by row_stream (even and odd k apart): float32 always, and
-// 2-byte weights over short panels. 2-byte weights over long panels keep strip()'s four panels, k
-// in order: their widening takes registers, and row_stream's 16 sums beside it took a GPT-2 step
-// ~5 % longer (two panels, 10–20 %); gemm() cuts them into chunks of four panels instead
-// (one_row_in_four_panels), so that no thread count meets a lone panel's 2 chains there.
-template <WeightType T>
-constexpr bool row_streams(int K) { return T == WeightType::kF32 || K <= 1024; }
 
 // Columns [c0, end) of few_rows (below), fp16 widened as W says.
 template <WeightType T, int R, Fp16Widening W>
@@ -139,7 +131,7 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
   // ones, each column summed in the same order either way, so that a chunk of one panel (16
   // threads) costs about what its share of the whole does (docs/performance.md, "Kernel decisions").
   constexpr Fp16Widening kExact = Fp16Widening::kExact;
-  if (R == 1 && b.panels && row_streams<T>(K)) {
+  if (R == 1 && b.panels) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
     static Stream volatile stream_pointer = row_stream<T, 1, W>;  // not inlined: see below
     static Stream volatile pair_pointer = row_stream<T, kRowStreamGroups, W>;

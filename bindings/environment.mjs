@@ -8,21 +8,6 @@ export function inNode() {
 // browsers, a third of a small model's decoding step. Node: setImmediate (after pending I/O and
 // timers). Browsers and workers: a message to ourselves over one MessageChannel, a task queued
 // behind the ones already waiting.
-// A generator's clock for those turns: due() is true after its first token and then whenever the
-// last turn is at least `everyMs` ago. A turn costs ~0.1 ms (a small model's decoding step is half
-// that), so a generator turns every few milliseconds rather than after every token: a page still
-// draws every frame, and a worker hears "stop" within `everyMs` and a step.
-export function turnClock(everyMs = 5) {
-  let last = -Infinity;
-  return {
-    due: () => performance.now() - last >= everyMs,
-    async turn() {
-      await nextTurn();
-      last = performance.now();
-    },
-  };
-}
-
 let channel = null;
 const waiting = [];
 export function nextTurn() {
@@ -36,4 +21,19 @@ export function nextTurn() {
     waiting.push(resolve);
     channel.port2.postMessage(null);
   });
+}
+
+// A generator's clock for those turns: due() is true after its first token and then whenever the
+// last turn is at least `everyMs` ago. A turn costs ~0.1 ms (a small model's decoding step is half
+// that), so a generator turns every few milliseconds rather than after every token: a page still
+// draws every frame, and a worker hears "stop" within `everyMs` and a step.
+export function turnClock(everyMs = 5) {
+  let last = -Infinity;
+  return {
+    due: () => performance.now() - last >= everyMs,
+    async turn() {
+      await nextTurn();
+      last = performance.now();
+    },
+  };
 }

@@ -134,12 +134,12 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
   if (R == 1 && b.panels) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
     static Stream volatile stream_pointer = row_stream<T, 1, W>;  // not inlined: see below
-    static Stream volatile pair_pointer = row_stream<T, kRowStreamGroups, W>;
-    const Stream stream = stream_pointer, pair = pair_pointer;
+    static Stream volatile group_pointer = row_stream<T, kRowStreamGroups, W>;
+    const Stream stream = stream_pointer, group = group_pointer;
     int j = c0;
     for (; K > 1024 && end - j > 8 * (kRowStreamGroups - 1); j += 8 * kRowStreamGroups) {
       const int width = std::min(8 * kRowStreamGroups, end - j);
-      if (pair(out, a, b, bias, K, j, width)) row_stream<T, kRowStreamGroups, kExact>(out, a, b, bias, K, j, width);
+      if (group(out, a, b, bias, K, j, width)) row_stream<T, kRowStreamGroups, kExact>(out, a, b, bias, K, j, width);
     }
     for (; j < end; j += 8) {
       const int width = std::min(8, end - j);

@@ -30,11 +30,12 @@ namespace mh {
 namespace {
 thread_local bool running_task = false;
 
-using Clock = std::chrono::steady_clock;
 #if defined(__EMSCRIPTEN__)
 double now_ms() { return profile_clock_ms(); }
 #else
-double now_ms() { return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count(); }
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 #endif
 
 // The profile (parallel.h). Written by the calling thread only, except a region's task_ms and
@@ -69,15 +70,20 @@ ParallelRegion* begin_region(int count, int threads) {
   return &region;
 }
 
-// Runs one task with running_task set (restored after: the caller of a serial loop may itself be
-// running a task), timed into `region` (task number `index`) when profiling; returns that time
-// (ms), which the caller adds to its slot's busy time once for all the tasks it claimed together.
+// running_task for a loop of tasks, restored after (the caller of a serial loop may itself be
+// running a task). Set once a loop, not a task: in wasm the threads' thread_local blocks are small
+// allocations that can share a cache line, and a write a task made two threads' tasks contend for it.
+struct TaskScope {
+  bool outer = running_task;
+  TaskScope() { running_task = true; }
+  ~TaskScope() { running_task = outer; }
+};
+
+// Runs one task (inside a TaskScope), timed into `region` (task number `index`) when profiling;
+// returns that time (ms), which the caller adds to its slot's busy time once for all the tasks it
+// ran together.
 inline float run_one(ParallelTask task, void* context, int i, ParallelRegion* region = nullptr, int index = 0,
                      int slot = 0) {
-  // Written only when it changes: in wasm the threads' thread_local blocks are small allocations
-  // that can share a cache line, and a write a task made the tasks of two threads contend for it.
-  const bool outer = running_task;
-  if (!outer) running_task = true;
   float ms = 0;
   if (region) {
     const double start = now_ms();
@@ -87,7 +93,6 @@ inline float run_one(ParallelTask task, void* context, int i, ParallelRegion* re
   } else {
     task(context, i, slot);
   }
-  if (!outer) running_task = false;
   return ms;
 }
 
@@ -95,10 +100,13 @@ inline float run_one(ParallelTask task, void* context, int i, ParallelRegion* re
 void run_serially(int count, ParallelTask task, void* context) {
   ParallelRegion* region = begin_region(count, 1);
   const double start = region ? now_ms() : 0;
+  const TaskScope scope;
   float busy = 0;
   for (int i = 0; i < count; ++i) busy += run_one(task, context, i, region, i);
-  if (region) region->slot_ms[0] += busy;
-  if (region) region->wall_ms = now_ms() - start;
+  if (region) {
+    region->slot_ms[0] += busy;
+    region->wall_ms = now_ms() - start;
+  }
 }
 }  // namespace
 
@@ -199,11 +207,7 @@ int index_of(uint64_t ticket) { return static_cast<int>(ticket & 0xffff); }
 // it claims is what the ticket it gets back says, [index, index + take) within that job's count.
 void run_tasks(int slot) {
   const int threads = pool.threads_in_use.load(std::memory_order_relaxed);
-  struct Restore {  // running_task for the claims' whole loop: run_one then writes nothing
-    bool outer = running_task;
-    ~Restore() { running_task = outer; }
-  } restore;
-  running_task = true;
+  const TaskScope scope;
   for (;;) {
     const uint64_t seen = pool.ticket.load(std::memory_order_relaxed);
     const int take = std::clamp((count_of(seen) - index_of(seen)) / (2 * threads), 1, kMaxClaim);
@@ -229,16 +233,18 @@ void worker_main(int slot) {
     double spin_until = -1;
     uint32_t current = generation_of(pool.ticket.load(std::memory_order_acquire));
     for (int i = 0; current == seen && !pool.stopping.load(std::memory_order_relaxed); ++i) {
-      if ((i & 255) != 255) {
-      } else if (spin_until < 0) {
-        spin_until = now_ms() + kSpinMs;
-      } else if (now_ms() > spin_until) {
-        std::unique_lock<std::mutex> lock(pool.mutex);
-        pool.sleepers.fetch_add(1);
-        pool.wake.wait(lock, [&] {
-          return pool.stopping.load() || generation_of(pool.ticket.load()) != seen;
-        });
-        pool.sleepers.fetch_sub(1);
+      if ((i & 255) == 255) {
+        const double now = now_ms();
+        if (spin_until < 0) {
+          spin_until = now + kSpinMs;
+        } else if (now > spin_until) {
+          std::unique_lock<std::mutex> lock(pool.mutex);
+          pool.sleepers.fetch_add(1);
+          pool.wake.wait(lock, [&] {
+            return pool.stopping.load() || generation_of(pool.ticket.load()) != seen;
+          });
+          pool.sleepers.fetch_sub(1);
+        }
       }
       current = generation_of(pool.ticket.load(std::memory_order_acquire));
     }

@@ -162,6 +162,13 @@ inline int tallest_tile(const MatrixRef& b, int n, int K) {
 // tiles (block_tiles), or widened into the float32 tiles' panels (integer_block_tiles()).
 inline bool reads_strips(const MatrixRef& b, int n) { return is_block_type(b.type) ? n == 1 : n < (b.panels ? 2 : 4); }
 
+// One row over long panels (K > 1024): strip()'s four panels side by side, k in order
+// (gemm_strips.h), so a split gives it whole groups of four panels. A lone panel is 2 chains of
+// multiply-adds waiting on each other: a third of the speed (docs/performance.md).
+inline bool one_row_in_four_panels(const MatrixRef& b, int n, int K) {
+  return n == 1 && b.panels && !is_block_type(b.type) && K > 1024;
+}
+
 // Whether n rows over blocks go through integer tiles (quantized as decoding's row is), or their
 // blocks are widened into float32 panels for the float32 tiles (the bits of float32 weights).
 // Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks (6-bit ones
@@ -427,7 +434,8 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
   // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
-  const int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
+  int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
+  if (one_row_in_four_panels(b, n, K)) chunk = (chunk + 31) / 32 * 32;
   thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
   first_chunk.assign(1, 0);
   for (int i = 0; i < (together ? 1 : count); ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);

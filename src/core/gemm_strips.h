@@ -71,79 +71,63 @@ bool strip(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef
   return seen.any();
 }
 
-// One row (a decoding step) × G panels of 8 columns side by side: out[j, j + width) = bias + a · b,
-// each panel read as one sequential stream. A panel's 8 columns give only 2 accumulator chains,
-// and a chain waits for its last multiply-add (3–4 cycles) at every step of k: that capped 2-byte
-// weights near 18 GB/s, and a lone panel of 3072 at 13 GB/s (plain: 9). So even and odd steps of
-// k go to 2 sums each, added at the end: every column is summed in that order whatever G is, so
-// however a product's columns are split over threads, each gets the same bits (the same numbers
-// as the tiles, summed in another order: within float32 rounding, not the same bits).
+// One row (a decoding step) × one panel of 8 columns: out[j, j + width) = bias + a · b, the panel
+// read as one sequential stream. Its 8 columns give only 2 accumulator chains, and a chain
+// waits for its last multiply-add (3–4 cycles) at every step of k: that capped 2-byte weights
+// near 18 GB/s. So even and odd steps of k go to 2 sums each, added at the end (the same
+// numbers as the tiles, summed in another order: within float32 rounding, not the same bits).
 // Returns what strip() does.
-template <WeightType T, int G, Fp16Widening W = Fp16Widening::kWatched>
+template <WeightType T, Fp16Widening W = Fp16Widening::kWatched>
 bool row_stream(float* out, const float* a, const MatrixRef& b, const float* bias, int K, int j, int width) {
-  alignas(16) float tile[8 * G] = {}, lanes[8 * G];
-  if (bias) copy_columns<G>(tile, bias + j, width);
-  for (int l = 0; l < 8 * G; ++l) lanes[l] = tile[lane_column<T>(l)];
-  v4 even[2 * G], odd[2 * G];
-  for (int v = 0; v < 2 * G; ++v) even[v] = load(lanes + 4 * v), odd[v] = zero();
+  alignas(16) float tile[8] = {}, lanes[8];
+  if (bias) copy_columns<1>(tile, bias + j, width);
+  for (int l = 0; l < 8; ++l) lanes[l] = tile[lane_column<T>(l)];
+  v4 even[2] = {load(lanes), load(lanes + 4)}, odd[2] = {zero(), zero()};
   const Stored<T>* p = static_cast<const Stored<T>*>(b.data) + panel_index(0, j, b.ld);
-  const std::ptrdiff_t group_step = 8 * b.ld;
   const float* a_k = a;
   Fp16Specials seen;
   int k = 0;
   for (; k + 2 <= K; k += 2, p += 16, a_k += 2) {
+    v4 lo, hi, lo1, hi1;
+    load8_lanes<T, W>(p, lo, hi, seen);
+    load8_lanes<T, W>(p + 8, lo1, hi1, seen);
     const v4 s = splat(a_k), s1 = splat(a_k + 1);
-    for (int g = 0; g < G; ++g) {
-      v4 lo, hi, lo1, hi1;
-      load8_lanes<T, W>(p + g * group_step, lo, hi, seen);
-      load8_lanes<T, W>(p + g * group_step + 8, lo1, hi1, seen);
-      even[2 * g] = madd(even[2 * g], s, lo);
-      even[2 * g + 1] = madd(even[2 * g + 1], s, hi);
-      odd[2 * g] = madd(odd[2 * g], s1, lo1);
-      odd[2 * g + 1] = madd(odd[2 * g + 1], s1, hi1);
-    }
+    even[0] = madd(even[0], s, lo);
+    even[1] = madd(even[1], s, hi);
+    odd[0] = madd(odd[0], s1, lo1);
+    odd[1] = madd(odd[1], s1, hi1);
   }
   if (k < K) {
+    v4 lo, hi;
+    load8_lanes<T, W>(p, lo, hi, seen);
     const v4 s = splat(a_k);
-    for (int g = 0; g < G; ++g) {
-      v4 lo, hi;
-      load8_lanes<T, W>(p + g * group_step, lo, hi, seen);
-      even[2 * g] = madd(even[2 * g], s, lo);
-      even[2 * g + 1] = madd(even[2 * g + 1], s, hi);
-    }
+    even[0] = madd(even[0], s, lo);
+    even[1] = madd(even[1], s, hi);
   }
-  for (int v = 0; v < 2 * G; ++v) store(lanes + 4 * v, add(even[v], odd[v]));
-  for (int l = 0; l < 8 * G; ++l) tile[lane_column<T>(l)] = lanes[l];
-  copy_columns<G>(out + j, tile, width);
+  store(lanes, add(even[0], odd[0]));
+  store(lanes + 4, add(even[1], odd[1]));
+  for (int l = 0; l < 8; ++l) tile[lane_column<T>(l)] = lanes[l];
+  copy_columns<1>(out + j, tile, width);
   return seen.any();
 }
-
-// Panels a one-row product over long panels reads side by side (row_stream).
-constexpr int kRowStreamGroups = 4;
 
 // Columns [c0, end) of few_rows (below), fp16 widened as W says.
 template <WeightType T, int R, Fp16Widening W>
 void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias, int K,
             int c0, int end) {
   // Groups of 8 columns read side by side: up to 8 accumulators (6 for 3 rows). Except one row
-  // over panels (a decoding step): row_stream, one panel at a time over short panels (K ≤ 1024,
-  // which memory reads faster than four panels 24 KB apart) and four side by side over longer
-  // ones, each column summed in the same order either way, so that a chunk of one panel (16
-  // threads) costs about what its share of the whole does (docs/performance.md, "Kernel decisions").
+  // over short panels (K ≤ 1024: GPT-2's 768, the output head included): there one panel at a
+  // time, one sequential stream, which memory reads faster than four panels 24 KB apart; panels
+  // of 1536 and more still read faster four at a time (docs/performance.md, "Kernel decisions"),
+  // and gemm() splits them over threads in whole groups of four (one_row_in_four_panels).
   constexpr Fp16Widening kExact = Fp16Widening::kExact;
-  if (R == 1 && b.panels) {
+  if (R == 1 && b.panels && K <= 1024) {
     using Stream = bool (*)(float*, const float*, const MatrixRef&, const float*, int, int, int);
-    static Stream volatile stream_pointer = row_stream<T, 1, W>;  // not inlined: see below
-    static Stream volatile group_pointer = row_stream<T, kRowStreamGroups, W>;
-    const Stream stream = stream_pointer, group = group_pointer;
-    int j = c0;
-    for (; K > 1024 && end - j > 8 * (kRowStreamGroups - 1); j += 8 * kRowStreamGroups) {
-      const int width = std::min(8 * kRowStreamGroups, end - j);
-      if (group(out, a, b, bias, K, j, width)) row_stream<T, kRowStreamGroups, kExact>(out, a, b, bias, K, j, width);
-    }
-    for (; j < end; j += 8) {
+    static Stream volatile stream_pointer = row_stream<T, W>;  // not inlined: see below
+    const Stream stream = stream_pointer;
+    for (int j = c0; j < end; j += 8) {
       const int width = std::min(8, end - j);
-      if (stream(out, a, b, bias, K, j, width)) row_stream<T, 1, kExact>(out, a, b, bias, K, j, width);
+      if (stream(out, a, b, bias, K, j, width)) row_stream<T, kExact>(out, a, b, bias, K, j, width);
     }
     return;
   }

@@ -115,8 +115,8 @@ describe('hub variants of each family give transformers\' numbers too', () => {
     // finite with its inputs prescaled by 2^112 (gemm.cpp, prescale_rows), or the watched way where
     // an input reaches 2^16 (which × 2^112 would overflow): ln_1's gain of 10^6 puts layer 0's
     // attention inputs there. Either way each product's sums are float32's, bit for bit. An MLP
-    // 1044 wide (random weights) reads its down-projection (K > 1024) four panels side by side, the
-    // fixture's (K = 256) one panel at a time (even and odd k apart, as over float32).
+    // 1044 wide (random weights) reads its down-projection (K > 1024) in strips of 4 panels, the
+    // fixture's (K = 256) one panel at a time.
     const ids = Array.from(expectedOutputs('gpt2').at(-1).ids);
     const f32 = (x) => new Float32Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length));
     const tensor = (shape, values) => ({ dtype: 'F32', shape, bytes: new Uint8Array(Float32Array.from(values).buffer) });

@@ -541,6 +541,7 @@ void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0
 const char* gemm_kernel_name() { return kKernelName; }
 
 void set_integer_block_tiles(bool on) { g_integer_block_tiles.store(on, std::memory_order_relaxed); }
+bool runs_float_tiles(const MatrixRef& b, int n) { return !reads_strips(b, n) && !integer_block_tiles(b, n); }
 
 void set_touch_from_rows(int rows) { g_touch_from_rows.store(rows, std::memory_order_relaxed); }
 int touch_from_rows() { return g_touch_from_rows.load(std::memory_order_relaxed); }

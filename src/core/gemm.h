@@ -95,6 +95,9 @@ void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0
 // widened into float32 panels (false: the bits of the same values stored as float32).
 // Process-wide; for the benchmark and tests.
 void set_integer_block_tiles(bool on);
+// Whether a product of n rows over b runs the float32 tiles (b float, or blocks widened), the only
+// ones that touch ahead: not strips, nor blocks' integer tiles. What the touch tuning can time.
+bool runs_float_tiles(const MatrixRef& b, int n);
 
 // Which kernel this build runs, for the benchmark's report: "wasm SIMD (fused multiply-add)",
 // "wasm SIMD" or "portable (native)".

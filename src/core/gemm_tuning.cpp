@@ -26,7 +26,13 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-TouchTuning tune_touching(const std::vector<GemmProduct>& products) {
+bool touching_matters(const MatrixRef& b) { return runs_float_tiles(b, kTuningRows); }
+
+TouchTuning tune_touching(const std::vector<GemmProduct>& all) {
+  std::vector<GemmProduct> products;
+  for (const GemmProduct& p : all)
+    if (touching_matters(p.b)) products.push_back(p);
+  if (products.empty()) return TouchTuning{};  // touch_tuning() keeps what it had
   int max_k = 1, max_n = 1;
   for (const GemmProduct& p : products) max_k = std::max(max_k, p.K), max_n = std::max(max_n, p.N);
   // Any finite rows do: the time does not depend on the values.

@@ -35,8 +35,13 @@ int touch_from_rows();
 // the time or less without them, and keep them otherwise. The ratio within a pair, not of whole
 // medians: a slow stretch of the machine moves both passes of a pair (docs/performance.md: timed call by
 // call, or in runs while a model ran, the same choice had read noise). Needs products that come from memory: a caller
-// passes more than any L3 holds (tune_touching_for_weights()).
+// passes more than any L3 holds (io/checkpoint.cpp: tune_touching_once).
+// Products the touches cannot change (blocks through integer tiles: touching_matters()) are left
+// out; with none left, nothing is timed and the result says not tuned.
 TouchTuning tune_touching(const std::vector<GemmProduct>& products);
+// Whether touching ahead can change a product over b at the rows the tuning times: a GGUF model's
+// blocks go through integer tiles, which never touch, and timing them would only read noise.
+bool touching_matters(const MatrixRef& b);
 // The last tuning's result (tuned false if none).
 TouchTuning touch_tuning();
 

@@ -570,6 +570,8 @@ namespace {
 // ahead for this CPU (core/gemm_tuning.h): at least 64 MB of its product matrices, each at most
 // 32 MB (a layer's, not the output head), more than the L3 of the CPUs these pages meet. GPT-2
 // small: 14 passes over 64 MB of its matrices at 16 rows, ~0.2 s of a ~2 s load (bf16: ~0.35 s).
+// Blocks (GGUF, weightType q8_0/q4_0) run integer tiles, which never touch: a model of them alone
+// leaves the tuning to the next float checkpoint rather than spend ~0.5 s timing noise.
 void tune_touching_once(const std::map<std::string, Tensor>& tensors) {
   constexpr double kFromMemory = 64e6, kLargestMatrix = 32e6;
   if (touch_tuning().tuned) return;
@@ -577,7 +579,7 @@ void tune_touching_once(const std::map<std::string, Tensor>& tensors) {
   double bytes = 0;
   for (const auto& [name, t] : tensors) {
     const double size = double(t.stored_bytes());
-    if (!t.panels || size > kLargestMatrix || bytes >= kFromMemory) continue;
+    if (!t.panels || size > kLargestMatrix || bytes >= kFromMemory || !touching_matters(t.matrix())) continue;
     products.push_back({t.matrix(), static_cast<int>(t.rows), static_cast<int>(t.cols)});
     bytes += size;
   }

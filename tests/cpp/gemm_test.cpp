@@ -729,7 +729,22 @@ TEST(Gemm, TouchingAheadOrNotGivesTheSameBitsAndTheTuningPicksOne) {
   }
   set_touch_from_rows(0);
   EXPECT_FALSE(touch_tuning().tuned);
-  const TouchTuning t = tune_touching({{panels, K, N}, {panels, K, N}});
+  // Blocks run integer tiles, which never touch: nothing of them is timed, and nothing is decided.
+  // Widened into float32 tiles they would be.
+  const RandomBlocks q8 = random_blocks(WeightType::kQ8, 256, 64, rng);
+  const MatrixRef blocks{q8.blocks.data(), WeightType::kQ8, 256, true};
+  EXPECT_FALSE(touching_matters(blocks));
+  EXPECT_TRUE(touching_matters(panels));
+  set_integer_block_tiles(false);
+  EXPECT_TRUE(touching_matters(blocks));
+  set_integer_block_tiles(true);
+  set_touch_from_rows(7);
+  const TouchTuning none = tune_touching({{blocks, 256, 64}, {blocks, 256, 64}});
+  EXPECT_FALSE(none.tuned);
+  EXPECT_FALSE(touch_tuning().tuned);
+  EXPECT_EQ(touch_from_rows(), 7);
+  set_touch_from_rows(0);
+  const TouchTuning t = tune_touching({{panels, K, N}, {blocks, 256, 64}, {panels, K, N}});
   EXPECT_TRUE(t.tuned);
   EXPECT_GT(t.ms_with, 0.0);
   EXPECT_GT(t.ms_without, 0.0);

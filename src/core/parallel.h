@@ -108,7 +108,8 @@ class ProfilePhase {
   ProfilePhase& operator=(const ProfilePhase&) = delete;
 
  private:
-  const char* outer_ = nullptr;
+  int outer_ = 0;          // the phase it interrupts
+  unsigned recording_ = 0;  // which profile it began in: a phase outlives none
   bool active_ = false;
 };
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -191,6 +192,28 @@ TEST(Parallel, AProfileSplitAsManyThreadsRecordsEveryTaskAndChangesNoBit) {
     for (float ms : r.slot_ms) slots += ms;
     EXPECT_NEAR(slots, tasks, 1e-3);
   }
+}
+
+TEST(Parallel, APhaseThatOutlivesItsProfileLeavesTheNextOneAlone) {
+  // Phases are recorded by index: one begun in a profile and ended in the next must not switch
+  // the new profile to a phase it does not have (the sanitizer build would see the write).
+  std::optional<mh::ProfilePhase> old;
+  mh::profile_begin();
+  {
+    mh::ProfilePhase a("norms"), b("attention: heads");
+    old.emplace("mlp: products");  // inside the third phase: restoring it would switch to index 2
+  }
+  mh::profile_end();
+  mh::profile_begin();
+  old.reset();
+  { mh::ProfilePhase a("norms"); }
+  const mh::ThreadProfile p = mh::profile_end();
+  ASSERT_EQ(p.phases.size(), 2u);  // "" and "norms": nothing of the first profile
+  EXPECT_EQ(p.phases[1], "norms");
+  EXPECT_EQ(p.phase_ms.size(), 2u);
+  double phases = 0;
+  for (double ms : p.phase_ms) phases += ms;
+  EXPECT_NEAR(phases, p.total_ms, 1e-6);
 }
 
 TEST(Parallel, OverflowIsStillReportedFromAnyHead) {

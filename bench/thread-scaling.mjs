@@ -112,7 +112,10 @@ export function typicalOf(profiles) {
 // The time at T threads predicted from a profile on one thread of the work split for T (splitAs[T]:
 // each task's time), with the 2-thread profile's median hand-off per region (assumed not to grow
 // with the count: the workers spin between regions), against the 1-thread profile `one` (summarised).
-export function predict(one, splitAs, two) {
+// `turn` (decoding): generate() turns the event loop once every `every` ms, which a one-thread step
+// (~20 ms) does every step and its JS carries; at a predicted step of x ms it turns every
+// ⌈every / x⌉ steps, so its JS is charged turnMs · min(1, x / every) a step instead of turnMs.
+export function predict(one, splitAs, two, turn = null) {
   const oneMs = one.totalMs;
   // The median region's hand-off: the mean was a few regions whose second thread was descheduled.
   const handoffs = two.regions.map((r) => Math.max(0, r.wallMs - Math.max(...r.slotMs)));
@@ -134,13 +137,24 @@ export function predict(one, splitAs, two) {
       Object.assign(phases[r.phase], { regions: phases[r.phase].regions + 1, tasks: phases[r.phase].tasks + r.taskMs.length,
         splitMs: phases[r.phase].splitMs + span, evenMs: phases[r.phase].evenMs + r.taskMs.reduce((a, b) => a + b, 0) / Number(T) });
     }
-    at[T] = { ms, speedup: oneMs / ms, serialMs: s.serialMs, serialShare: s.serialMs / ms, phases };
+    let turnSavedMs = 0;
+    if (turn) {  // the fixed point of x = ms − turnMs · (1 − min(1, x / every)): a few rounds settle it
+      let x = ms;
+      for (let i = 0; i < 8; i += 1) x = ms - turn.turnMs * (1 - Math.min(1, x / turn.every));
+      turnSavedMs = ms - x;
+      phases[phases.findIndex((p) => p.name.startsWith('(outside'))].serialMs -= turnSavedMs;
+      s.serialMs -= turnSavedMs;
+    }
+    const total = ms - turnSavedMs;
+    at[T] = { ms: total, speedup: oneMs / total, serialMs: s.serialMs, serialShare: s.serialMs / total, phases,
+      ...(turn ? { msTurningEveryStep: ms, speedupTurningEveryStep: oneMs / ms, turnSavedMs } : {}) };
   }
-  return { handoffPerRegion, at };
+  return { handoffPerRegion, ...(turn ? { turnMs: turn.turnMs, turnEveryMs: turn.every } : {}), at };
 }
 
 async function main() {
   const { loadMultihead, loadPretrained, runtimeInfo, setThreads } = await import(library.href);
+  const { nextTurn, TURN_EVERY_MS } = await import(new URL('environment.mjs', library).href);
   ensureCheckpoints();
   const core = await loadMultihead({ threads: 'auto' });
   const info = await runtimeInfo();
@@ -188,19 +202,27 @@ async function main() {
     // Profiles of 5 calls each, task by task the median (typicalOf): at 1 thread, the work split as
     // at each T; at 2. Taken round by round (one call of each kind a round), so that a slow minute
     // of this shared machine falls on every kind alike rather than on one thread count's profiles.
+    // Decoding: a turn of the event loop timed after each 1-thread profile (as the step's own
+    // turn comes after its token), for predict()'s turn charge.
     const kinds = [[1, 0], [2, 0], ...[2, ...predictAt].map((T) => [1, T])];
-    const profiles = kinds.map(() => []);
+    const profiles = kinds.map(() => []), turns = [];
     for (let i = 0; i < 5; i += 1) {
       for (const [k, [T, splitAs]] of kinds.entries()) {
         await setThreads(T);
         core.threadProfileBegin(splitAs);
         await call();
         profiles[k].push(core.threadProfileEnd());
+        if (c.decode && k === 0 && TURN_EVERY_MS) {
+          const t0 = performance.now();
+          await nextTurn();
+          turns.push(performance.now() - t0);
+        }
       }
     }
     const [one, two, ...split] = profiles.map(typicalOf);
     const splitAs = Object.fromEntries([2, ...predictAt].map((T, i) => [T, split[i]]));
-    const prediction = predict(summarise(one), splitAs, two);
+    const turn = turns.length ? { turnMs: median(turns), every: TURN_EVERY_MS } : null;
+    const prediction = predict(summarise(one), splitAs, two, turn);
     results.cases.push({ name: c.name, ms, speedup,
       profile1: summarise(one), profile2: summarise(two), prediction });
     report(c.name, ms, summarise(one), summarise(two), prediction);
@@ -254,6 +276,10 @@ function report(name, ms, s1, s2, prediction) {
   console.log('|---|---|---|---|---|---|');
   for (const p of last.phases) if (p.serialMs > 0.005 || p.regions) console.log(`| ${p.name} | ${p.serialMs.toFixed(3)} | ${p.regions} | ${p.tasks} | ${p.splitMs.toFixed(3)} | ${p.evenMs.toFixed(3)} |`);
   console.log(`predicted: ${Object.entries(prediction.at).map(([T, p]) => `${T} threads ${f(p.ms)} ms (${f(p.speedup)}×, serial ${f(100 * p.serialShare)} %)`).join(', ')}`);
+  if (prediction.turnMs !== undefined) {
+    console.log(`a turn of the event loop: ${f(1000 * prediction.turnMs)} µs, taken every ${prediction.turnEveryMs} ms; ` +
+      `charged every step instead: ${Object.entries(prediction.at).map(([T, p]) => `${T} threads ${f(p.msTurningEveryStep)} ms (${f(p.speedupTurningEveryStep)}×)`).join(', ')}`);
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

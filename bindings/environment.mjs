@@ -27,7 +27,8 @@ export function nextTurn() {
 // last turn is at least `everyMs` ago. A turn costs ~0.1 ms (a small model's decoding step is half
 // that), so a generator turns every few milliseconds rather than after every token: a page still
 // draws every frame, and a worker hears "stop" within `everyMs` and a step.
-export function turnClock(everyMs = 5) {
+export const TURN_EVERY_MS = 5;
+export function turnClock(everyMs = TURN_EVERY_MS) {
   let last = -Infinity;
   return {
     due: () => performance.now() - last >= everyMs,

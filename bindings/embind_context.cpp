@@ -134,6 +134,10 @@ class ContextCore {
     if (!error_.empty()) return -1;
     return sample(temperature, top_k);
   }
+  // view("attentions") without its name: a generate() step reads it after every token, where the
+  // name's trip into the heap (a malloc, a UTF-8 copy, the compares) ran cold after the weights
+  // had streamed through the caches.
+  val attentionRows() const { return view_of(result_.attentions); }
   // A hook's values from the last run, and their shape.
   val captured(int id) const {
     auto it = hooks_.captured.find(id);
@@ -291,5 +295,6 @@ EMSCRIPTEN_BINDINGS(multihead_context) {
       .function("seed", &ContextCore::seed)
       .function("sample", &ContextCore::sample)
       .function("generateStep", &ContextCore::generateStep)
+      .function("attentionRows", &ContextCore::attentionRows)
       .function("view", &ContextCore::view);
 }

@@ -509,7 +509,7 @@ export class ModelContext {
       } else {  // one query after the cached ones: its rows are the whole result
         id = live.generateStep(id, temperature, topK);
         if (id < 0) fail(live.error());
-        rows = live.view('attentions').slice();
+        rows = live.attentionRows().slice();
       }
       all.push(id);
       const text = textOf ? textOf(id) : null;

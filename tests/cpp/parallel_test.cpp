@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <optional>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "core/attention.h"

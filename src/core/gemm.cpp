@@ -169,6 +169,23 @@ inline bool one_row_in_four_panels(const MatrixRef& b, int n, int K) {
   return n == 1 && b.panels && !is_block_type(b.type) && K > 1024;
 }
 
+// The chunk (columns) of one row over long panels: whole groups of four panels, or 4m + 2 panels
+// (strips(): a group of six, then fours) where that takes fewer rounds of the threads: GPT-2's FFN
+// down projection, 96 panels, is 16 chunks of six on 16 threads, not 24 of four with 8 threads
+// taking two. A round of chunks costs about their width (each group reads its panels side by
+// side at about one rate). `outputs`: the products whose chunks are handed out.
+inline int one_row_chunk(int chunk, const GemmOutput* outputs, int count, int threads) {
+  const auto cost = [&](int columns) {
+    int64_t tasks = 0;
+    for (int i = 0; i < count; ++i) tasks += (outputs[i].N + columns - 1) / columns;
+    return (tasks + threads - 1) / threads * columns;
+  };
+  int best = (chunk + 31) / 32 * 32;
+  for (int six = 48; six <= best + 16; six += 32)
+    if (cost(six) < cost(best)) best = six;
+  return best;
+}
+
 // Whether n rows over blocks go through integer tiles (quantized as decoding's row is), or their
 // blocks are widened into float32 panels for the float32 tiles (the bits of float32 weights).
 // Integer tiles by default: the faster prefill in both builds, for 8- and 4-bit blocks (6-bit ones
@@ -435,7 +452,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
   int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
-  if (one_row_in_four_panels(b, n, K)) chunk = (chunk + 31) / 32 * 32;
+  if (one_row_in_four_panels(b, n, K)) chunk = one_row_chunk(chunk, outputs, together ? 1 : count, threads);
   thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
   first_chunk.assign(1, 0);
   for (int i = 0; i < (together ? 1 : count); ++i) first_chunk.push_back(first_chunk.back() + (outputs[i].N + chunk - 1) / chunk);

@@ -142,6 +142,18 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
   static Strip volatile wide_strip = strip<T, R, kGroups, W>;
   const Strip wide = wide_strip;
   int j = c0;
+  // A range of 4m + 2 panels (gemm() cuts one row over long panels into chunks of 6 where that
+  // evens out the threads: 96 panels on 16) reads its first 6 side by side: k in order in every
+  // group, so the same bits as groups of 4.
+  if constexpr (R == 1 && kGroups == 4) {
+    if (b.panels && (end - c0 + 7) / 8 % 4 == 2 && end - c0 > 40) {
+      static Strip volatile six_strip = strip<T, 1, 6, W>;
+      const Strip six = six_strip;
+      const int width = std::min(48, end - j);
+      if (six(out, ldo, a, lda, b, bias, K, j, width)) strip<T, 1, 6, kExact>(out, ldo, a, lda, b, bias, K, j, width);
+      j += 48;
+    }
+  }
   for (; end - j > 8 * (kGroups - 1); j += 8 * kGroups) {
     const int width = std::min(8 * kGroups, end - j);
     if (wide(out, ldo, a, lda, b, bias, K, j, width)) strip<T, R, kGroups, kExact>(out, ldo, a, lda, b, bias, K, j, width);

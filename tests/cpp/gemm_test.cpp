@@ -238,7 +238,7 @@ TEST(Gemm, OneRowOverPanelsSameBitsAtEveryThreadCount) {
   std::mt19937 rng(12);
   for (const WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kF16}) {
     // N above the split's threshold of multiply-adds at every K here; 768 × 3072 is GPT-2's FFN
-    // down projection, 24 chunks of four panels at 16 threads.
+    // down projection, 16 chunks of six panels at 16 threads (24 of four at 13).
     for (const auto [K, N] : {std::pair{300, 611}, {1100, 611}, {2048, 611}, {3072, 768}}) {
       const RandomProduct p = random_product(type, 1, K, N, rng);
       std::vector<float> one(N), many(N);
@@ -254,7 +254,10 @@ TEST(Gemm, OneRowOverPanelsSameBitsAtEveryThreadCount) {
       // Columns cut where a group of four panels would not end (three panels, a third one cut
       // short, two), as gemm_columns gives them: the bits of the whole row, in every build (the
       // wasm tests have one thread, so the threaded loop above is native only).
-      for (const auto [c0, width] : {std::pair{16, 24}, {40, 20}, {N / 8 * 8 - 16, N % 8 + 16}}) {
+      // Six panels and ten (a group of six, then four: the chunks of 16 threads over 96 panels),
+      // six with the last cut short.
+      for (const auto [c0, width] : {std::pair{16, 24}, {40, 20}, {N / 8 * 8 - 16, N % 8 + 16}, {8, 48}, {64, 80},
+                                     {N / 8 * 8 - 40, N % 8 + 40}}) {
         std::fill(many.begin(), many.end(), 0.0f);
         gemm_columns(many.data(), N, p.a.data(), K, p.in_panels.ref, p.bias.data(), 1, K, c0, c0 + width);
         EXPECT_EQ(0, std::memcmp(one.data() + c0, many.data() + c0, width * 4)) << "K " << K << ", columns " << c0 << " +" << width;

@@ -180,8 +180,9 @@ inline int one_row_chunk(int chunk, const GemmOutput* outputs, int count, int th
     for (int i = 0; i < count; ++i) tasks += (outputs[i].N + columns - 1) / columns;
     return (tasks + threads - 1) / threads * columns;
   };
-  int best = (chunk + 31) / 32 * 32;
-  for (int six = 48; six <= best + 16; six += 32)
+  const int fours = (chunk + 31) / 32 * 32;
+  int best = fours;
+  for (int six = 48; six <= fours + 16; six += 32)
     if (cost(six) < cost(best)) best = six;
   return best;
 }

@@ -146,7 +146,8 @@ void strips(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRe
   // evens out the threads: 96 panels on 16) reads its first 6 side by side: k in order in every
   // group, so the same bits as groups of 4.
   if constexpr (R == 1 && kGroups == 4) {
-    if (b.panels && (end - c0 + 7) / 8 % 4 == 2 && end - c0 > 40) {
+    const int panels = (end - c0 + 7) / 8;
+    if (b.panels && panels % 4 == 2 && panels > 2) {
       static Strip volatile six_strip = strip<T, 1, 6, W>;
       const Strip six = six_strip;
       const int width = std::min(48, end - j);

@@ -126,6 +126,23 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, 
   }
 }
 
+#if defined(__wasm_simd128__)
+// Keeps a block's groups in order in V8's machine code: V8 schedules pure SIMD operations freely
+// (a graph, not the wasm's order) and so had ordered all of one column half's groups before the
+// other's, keeping the block's 16 splats of the row and its loaded weights on the stack. A store is
+// an effect, which V8 keeps in order: storing each group's sums makes it finish them before the next
+// group's loads, and the 8-bit decoding loop ran without a spill (docs/performance.md, "GGUF weights
+// in blocks"). The stores go to the calling thread's own stack (a static line would be written by
+// every thread), which no one reads.
+template <typename... Sums>
+inline void keep_in_order(Sums... sums) {
+  volatile v128_t sink[sizeof...(Sums)];
+  int i = 0;
+  ((sink[i++] = sums), ...);
+}
+
+#endif
+
 #if defined(__wasm_relaxed_simd__)
 // The int16 sums of adjacent pairs of products x_i·y_i, y within 0…127 (then every CPU gives the
 // same sums): i16x8.relaxed_dot_i8x16_i7x16_s. clang 14 has no builtin for it, so this emits f64x2's
@@ -205,6 +222,7 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
         const v128_t left = wasm_v128_load(block + 32 + 32 * g), right = wasm_v128_load(block + 48 + 32 * g);
         sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(signed_dot(left, m, y), ones));
         sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(signed_dot(right, m, y), ones));
+        keep_in_order(sum_lo, sum_hi);
       }
     }
   } else {
@@ -220,6 +238,7 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
         const v128_t bytes = wasm_v128_load(block + 64 + 16 * g), a = splat_lane(q_a, i);
         pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
         pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
+        keep_in_order(pairs_lo, pairs_hi);
       }
     }
     sum_lo = wasm_i32x4_extadd_pairwise_i16x8(pairs_lo);
@@ -244,6 +263,7 @@ inline void q6_half_sums(const uint8_t* block, const float* row_block, v128_t& s
     const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
     pairs_lo = wasm_i16x8_add(pairs_lo, signed_dot(left, m, y));
     pairs_hi = wasm_i16x8_add(pairs_hi, signed_dot(right, m, y));
+    keep_in_order(pairs_lo, pairs_hi);
   }
   const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
   sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);

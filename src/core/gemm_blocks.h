@@ -131,16 +131,15 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, 
 // (a graph, not the wasm's order) and so had ordered all of one column half's groups before the
 // other's, keeping the block's 16 splats of the row and its loaded weights on the stack. A store is
 // an effect, which V8 keeps in order: storing each group's sums makes it finish them before the next
-// group's loads, and the 8-bit decoding loop ran without a spill (docs/performance.md, "GGUF weights
-// in blocks"). The stores go to the calling thread's own stack (a static line would be written by
-// every thread), which no one reads.
+// group's loads, and the 8-bit decoding loop ran without a spill (docs/performance.md, "The groups
+// kept in order"). The stores go to the calling thread's own stack (a static line would be written
+// by every thread), which no one reads.
 template <typename... Sums>
 inline void keep_in_order(Sums... sums) {
   volatile v128_t sink[sizeof...(Sums)];
   int i = 0;
   ((sink[i++] = sums), ...);
 }
-
 #endif
 
 #if defined(__wasm_relaxed_simd__)

@@ -251,11 +251,10 @@ TEST(Gemm, OneRowOverPanelsSameBitsAtEveryThreadCount) {
         EXPECT_EQ(0, std::memcmp(one.data(), many.data(), one.size() * 4)) << "K " << K << ", " << threads << " threads";
       }
       set_thread_count(1);
-      // Columns cut where a group of four panels would not end (three panels, a third one cut
-      // short, two), as gemm_columns gives them: the bits of the whole row, in every build (the
-      // wasm tests have one thread, so the threaded loop above is native only).
-      // Six panels and ten (a group of six, then four: the chunks of 16 threads over 96 panels),
-      // six with the last cut short.
+      // Columns cut as gemm_columns gives them give the bits of the whole row, in every build (the
+      // wasm tests have one thread, so the threaded loop above is native only): where a group of
+      // four panels would not end (three panels, a third one cut short, two), and ranges of six
+      // and ten (a group of six, then four: 16 threads' chunks over 96 panels), six cut short.
       for (const auto [c0, width] : {std::pair{16, 24}, {40, 20}, {N / 8 * 8 - 16, N % 8 + 16}, {8, 48}, {64, 80},
                                      {N / 8 * 8 - 40, N % 8 + 40}}) {
         std::fill(many.begin(), many.end(), 0.0f);

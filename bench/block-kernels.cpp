@@ -1,9 +1,9 @@
-// Products over 8-, 6- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
+// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q6, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
-//   q8 w, q6 w, q4 w  the blocks widened into float32 panels for the float32 tile
+//   q8, q6, q5, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
+//   q8 w, q6 w, q5 w, q4 w  the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
@@ -48,6 +48,7 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
       for (int& v : q)
         v = t == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
             : t == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+            : t == mh::WeightType::kQ5 ? static_cast<int>(rng() % 32)
                                        : static_cast<int>(rng() % 16);
       uint8_t* block = bytes.data() + mh::block_offset(t, k, j, K);
       const float scales[2] = {normal(rng), normal(rng)};
@@ -75,11 +76,14 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 4;
-  const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ4};
-  const char* names[kTypes] = {"f32", "q8", "q6", "q4"};
-  // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 beside q8 and q4.
-  const auto skipped = [&](int t) { return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6); };
+  constexpr int kTypes = 5;
+  const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
+                                        mh::WeightType::kQ4};
+  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4"};
+  // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 and q5 beside q8 and q4.
+  const auto skipped = [&](int t) {
+    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5);
+  };
   std::vector<std::vector<mh::MatrixRef>> mats(kTypes);
   std::vector<std::vector<float>> f32s;
   std::vector<std::vector<uint8_t>> blocks;
@@ -131,14 +135,14 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
+  const mh::WeightType block_types[] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5, mh::WeightType::kQ4};
+  const char* block_names[] = {"q8", "q6", "q5", "q4"};
   std::vector<std::vector<float>> f32;
-  std::vector<std::vector<uint8_t>> q8, q6, q4;
+  std::vector<std::vector<uint8_t>> blocks[4];  // [type][shape]
   for (const auto& s : shapes) {
     f32.emplace_back(static_cast<size_t>(s[0]) * s[1]);
     for (float& x : f32.back()) x = 0.02f * normal(rng);
-    q8.push_back(random_blocks(mh::WeightType::kQ8, s[0], s[1], rng));
-    q6.push_back(random_blocks(mh::WeightType::kQ6, s[0], s[1], rng));
-    q4.push_back(random_blocks(mh::WeightType::kQ4, s[0], s[1], rng));
+    for (int t = 0; t < 4; ++t) blocks[t].push_back(random_blocks(block_types[t], s[0], s[1], rng));
   }
   std::vector<Row> rows;
   for (const int n : {64, 256})
@@ -146,12 +150,10 @@ int main(int argc, char** argv) {
       const int K = shapes[s][0], N = shapes[s][1];
       const std::string shape = std::to_string(n) + " × " + std::to_string(K) + " × " + std::to_string(N);
       rows.push_back({"f32 " + shape, n, K, N, {f32[s].data(), mh::WeightType::kF32, K, true}, true, {}, {}});
-      rows.push_back({"q8 " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, true, {}, {}});
-      rows.push_back({"q8 w " + shape, n, K, N, {q8[s].data(), mh::WeightType::kQ8, K, true}, false, {}, {}});
-      rows.push_back({"q6 " + shape, n, K, N, {q6[s].data(), mh::WeightType::kQ6, K, true}, true, {}, {}});
-      rows.push_back({"q6 w " + shape, n, K, N, {q6[s].data(), mh::WeightType::kQ6, K, true}, false, {}, {}});
-      rows.push_back({"q4 " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, true, {}, {}});
-      rows.push_back({"q4 w " + shape, n, K, N, {q4[s].data(), mh::WeightType::kQ4, K, true}, false, {}, {}});
+      for (int t = 0; t < 4; ++t)
+        for (const bool integer_tiles : {true, false})
+          rows.push_back({std::string(block_names[t]) + (integer_tiles ? " " : " w ") + shape, n, K, N,
+                          {blocks[t][s].data(), block_types[t], K, true}, integer_tiles, {}, {}});
     }
   std::vector<float> a(256 * 3072), out(256 * 3072);
   for (float& x : a) x = normal(rng);

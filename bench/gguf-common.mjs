@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { GGML, T, ggufHeader, quantizeQ4_0, quantizeQ8_0, randomQ4_K, randomQ6_K } from '../tests/js/gguf-writer.mjs';
+import { GGML, T, ggufHeader, quantizeQ4_0, quantizeQ8_0, randomQ4_K, randomQ5_K, randomQ6_K } from '../tests/js/gguf-writer.mjs';
 
 export const SHAPES = {
   // GPT-2 small's sizes as a `llama` model (the shape of bench/gguf.mjs), GPT-2's vocabulary size.
@@ -23,8 +23,8 @@ export const SHAPES = {
     ropeBase: 1e6, eps: 1e-6, context: 40960, tokenizer: 'qwen3', qkNorm: true },
 };
 
-const BYTES_PER_BLOCK = { q8_0: [32, 34], q4_0: [32, 18], q4_k: [256, 144], q6_k: [256, 210] };
-const TYPE_ID = { f32: GGML.F32, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0, q4_k: GGML.Q4_K, q6_k: GGML.Q6_K };
+const BYTES_PER_BLOCK = { q8_0: [32, 34], q4_0: [32, 18], q4_k: [256, 144], q5_k: [256, 176], q6_k: [256, 210] };
+const TYPE_ID = { f32: GGML.F32, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0, q4_k: GGML.Q4_K, q5_k: GGML.Q5_K, q6_k: GGML.Q6_K };
 const byteLength = (type, count) => (type === 'f32' ? 4 * count : (count / BYTES_PER_BLOCK[type][0]) * BYTES_PER_BLOCK[type][1]);
 
 // Normal values (Box–Muller over a 32-bit LCG): quick, and the same every time.
@@ -43,9 +43,11 @@ export function randomNormal(count, seed, std) {
 }
 
 // A matrix's bytes in `type`: Q8_0 / Q4_0 quantized from normal values by ggml's reference
-// quantizers; Q4_K / Q6_K random blocks (no K-quant quantizer here, and the values are random anyway).
+// quantizers; Q4_K / Q5_K / Q6_K random blocks (no K-quant quantizer here, and the values are random
+// anyway).
 function matrixBytes(type, count, seed) {
   if (type === 'q4_k') return randomQ4_K(count, randomFillSync);
+  if (type === 'q5_k') return randomQ5_K(count, randomFillSync);
   if (type === 'q6_k') return randomQ6_K(count, randomFillSync);
   const values = randomNormal(count, seed, 0.02);
   if (type === 'q8_0') return quantizeQ8_0(values);
@@ -76,7 +78,7 @@ function vocabulary(fixture, size) {
 
 /**
  * Writes `path`: a GGUF of shape `shape` (one of SHAPES) whose matrices are in `typeOf(name, layer)`
- * ('q8_0', 'q4_0', 'q4_k', 'q6_k' or 'f32'; layer -1 for token_embd), norms F32 ones. Tied head.
+ * ('q8_0', 'q4_0', 'q4_k', 'q5_k', 'q6_k' or 'f32'; layer -1 for token_embd), norms F32 ones. Tied head.
  */
 export function writeModelFile(path, shape, typeOf) {
   const { arch, d, layers, heads, kvHeads, headDim, ff, vocab } = shape;
@@ -128,13 +130,14 @@ export function writeModelFile(path, shape, typeOf) {
   renameSync(tmp, path);
 }
 
-// The tensor types llama-quantize gives a Q4_K_M file of an `n`-layer model with a tied head:
-// token_embd (also the head) Q6_K, attn_v and ffn_down Q6_K on a third of the layers
-// (llama.cpp's use_more_bits: the first and last eighth and every third between), the rest Q4_K.
-export function q4kmTypes(n) {
+// The tensor types llama-quantize gives a Q4_K_M (Q5_K_M) file of an `n`-layer model with a tied
+// head: token_embd (also the head) Q6_K, attn_v and ffn_down Q6_K on a third of the layers
+// (llama.cpp's use_more_bits: the first and last eighth and every third between), the rest Q4_K (Q5_K).
+export function q4kmTypes(n, rest = 'q4_k') {
   const moreBits = (l) => l < Math.floor(n / 8) || l >= Math.floor((7 * n) / 8) || (l - Math.floor(n / 8)) % 3 === 2;
-  return (name, layer) => (layer < 0 || (/attn_v|ffn_down/.test(name) && moreBits(layer)) ? 'q6_k' : 'q4_k');
+  return (name, layer) => (layer < 0 || (/attn_v|ffn_down/.test(name) && moreBits(layer)) ? 'q6_k' : rest);
 }
+export const q5kmTypes = (n) => q4kmTypes(n, 'q5_k');
 
 // Opens a bench page on the local server, which may still be starting.
 // The repository served cross-origin isolated on `port` (scripts/serve.mjs) and Debian's Chromium,

@@ -26,7 +26,7 @@ async function stageHeader(core, files, name, size, register) {
 
 /**
  * Loads GGUF file `name` of `files` into `core` (a PretrainedCore): its header, then every byte.
- * storage: 0 as stored (8-, 6- and 4-bit blocks kept, other types widened to float32), 1 f16, 2 bf16;
+ * storage: 0 as stored (8-, 6-, 5- and 4-bit blocks kept, other types widened to float32), 1 f16, 2 bf16;
  * null: as stored where that fits in memory, else bf16. Returns the metadata and the config.json
  * it implies.
  */

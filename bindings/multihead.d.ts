@@ -411,10 +411,11 @@ export interface PretrainedConfig {
   readonly weightBytes: number;
   /**
    * What the weight matrices are kept in: the checkpoint's type, or loadPretrained's weightType; a
-   * GGUF file's 8-bit (Q8_0, Q5_0), 6-bit (Q6_K) or 4-bit (Q4_0, Q4_1, Q4_K) blocks stay 'q8', 'q6'
-   * or 'q4' (the first layer's query projection's; a layer's other matrices may differ).
+   * GGUF file's 8-bit (Q8_0, Q5_0), 6-bit (Q6_K), 5-bit (Q5_1, Q5_K) or 4-bit (Q4_0, Q4_1, Q4_K)
+   * blocks stay 'q8', 'q6', 'q5' or 'q4' (the first layer's query projection's; a layer's other
+   * matrices may differ).
    */
-  readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q6' | 'q4';
+  readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q6' | 'q5' | 'q4';
   /** Image models (vit, deit, dinov2): the side of the image the position table was made for; 0 for text models. */
   readonly imageSize: number;
   /** Image models: the side of a square patch in pixels (0 for text models). */
@@ -881,7 +882,7 @@ export declare function loadPretrained<Model extends PretrainedModel | EncoderDe
      * Keep the weight matrices at 2 bytes, rounded to nearest: half the memory (and bandwidth) of a
      * float32 checkpoint, for a small change in the outputs (README "Weights at 2 bytes"). 'f16'
      * keeps more precision and refuses a weight beyond ±65504; 'bf16' has float32's range.
-     * 'f32' widens every matrix to float32 (a GGUF file's 8-, 6- and 4-bit blocks too: the same
+     * 'f32' widens every matrix to float32 (a GGUF file's 8-, 6-, 5- and 4-bit blocks too: the same
      * results, 3–5× the memory). 'q8_0' and 'q4_0' quantize a safetensors checkpoint while it
      * loads, as llama.cpp's Q8_0 / Q4_0 would: its nn.Linear matrices (inputs a multiple of 32) in
      * 8- or 4-bit blocks, about 1.1 or 0.75 bytes a weight, the rest as stored. Left out: the

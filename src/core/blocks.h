@@ -5,10 +5,12 @@
 //        (the byte of column c < 4 holds c in its low nibble and c + 4 in its high one)
 //   kQ6: float scale[2 halves][8]; int8 q[8 groups][8 columns][4 rows]   value = scale[r / 16][c] · q   320 bytes
 //        (q within −32…31: a scale for each 16 rows, as Q6_K has)
-// — 1.125, 0.75 and 1.25 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+//   kQ5: float scale[8]; float min[8]; uint8 q[8 groups][8 columns][4 rows]   value = scale[c] · q − min[c]   320 bytes
+//        (q within 0…31)
+// — 1.125, 0.75, 1.25 and 1.25 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
-// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, Q6_K becomes kQ6, without a
-// change of value: the product and then the difference in float32 are what ggml's dequantization
+// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, Q6_K becomes kQ6, Q5_1 and Q5_K
+// become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
 // computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
 
@@ -25,9 +27,13 @@ namespace mh {
 
 constexpr int kBlockRows = 32;
 
-constexpr bool is_block_type(WeightType t) { return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6; }
-constexpr int64_t block_bytes(WeightType t) { return t == WeightType::kQ8 ? 288 : t == WeightType::kQ6 ? 320 : 192; }
-// The bytes of a block's floats (scales, and kQ4's mins) before its values.
+constexpr bool is_block_type(WeightType t) {
+  return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6 || t == WeightType::kQ5;
+}
+constexpr int64_t block_bytes(WeightType t) { return t == WeightType::kQ8 ? 288 : t == WeightType::kQ4 ? 192 : 320; }
+// The types whose value is scale · q − min (q unsigned), with the 8 mins after the 8 scales.
+constexpr bool has_mins(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ5; }
+// The bytes of a block's floats (scales, and kQ4's and kQ5's mins) before its values.
 constexpr int block_float_bytes(WeightType t) { return t == WeightType::kQ8 ? 32 : 64; }
 
 // Bytes of a K × N matrix of a block type: ⌈N/8⌉ panels of K/32 blocks.
@@ -40,16 +46,18 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
   return ((j / 8) * (ld / kBlockRows) + k / kBlockRows) * block_bytes(t);
 }
 
-// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6's, or kQ4's byte
+// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6's, kQ5's, or kQ4's byte
 // (low nibble for c < 4, high for c ≥ 4).
 inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 4; }
 inline int block_q6_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }
+inline int block_q5_byte(int r, int c) { return block_q6_byte(r, c); }  // after the scales and mins
 inline int block_q4_byte(int r, int c) { return 64 + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 
 // The integer q of row r, column c of one block.
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
   if (t == WeightType::kQ6) return static_cast<int8_t>(block[block_q6_byte(r, c)]);
+  if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
   const uint8_t byte = block[block_q4_byte(r, c)];
   return c < 4 ? byte & 15 : byte >> 4;
 }
@@ -65,7 +73,7 @@ inline float block_scale(WeightType t, const uint8_t* block, int r, int c) {
 inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
   const float scale = block_scale(t, block, r, c);
   const float q = static_cast<float>(block_integer(t, block, r, c));
-  if (t != WeightType::kQ4) return scale * q;
+  if (!has_mins(t)) return scale * q;
   float min;
   std::memcpy(&min, block + 32 + 4 * c, 4);
   return scale * q - min;
@@ -73,7 +81,7 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
 
 #if defined(__wasm_simd128__)
 // Group g (rows 4g … 4g + 3) of a block: the values of columns 0–3 in `left` and of 4–7 in `right`,
-// each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…15 for kQ4).
+// each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…31 for kQ5, 0…15 for kQ4).
 inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
   if (t != WeightType::kQ4) {
     const int at = t == WeightType::kQ8 ? 32 : 64;
@@ -93,8 +101,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
 #if defined(__wasm_simd128__)
   if (first % 4 == 0 && rows % 4 == 0) {
     v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
-    const v128_t min_lo = t == WeightType::kQ4 ? wasm_v128_load(block + 32) : wasm_f32x4_splat(0.0f);
-    const v128_t min_hi = t == WeightType::kQ4 ? wasm_v128_load(block + 48) : wasm_f32x4_splat(0.0f);
+    const v128_t min_lo = has_mins(t) ? wasm_v128_load(block + 32) : wasm_f32x4_splat(0.0f);
+    const v128_t min_hi = has_mins(t) ? wasm_v128_load(block + 48) : wasm_f32x4_splat(0.0f);
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {
@@ -103,8 +111,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
         const v128_t lo = wasm_f32x4_mul(scale_lo, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(q)));
         const v128_t hi = wasm_f32x4_mul(scale_hi, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(q)));
         // kQ8 and kQ6 subtract nothing: x − 0 is x, the same bits as the product alone.
-        wasm_v128_store(out, t == WeightType::kQ4 ? wasm_f32x4_sub(lo, min_lo) : lo);
-        wasm_v128_store(out + 4, t == WeightType::kQ4 ? wasm_f32x4_sub(hi, min_hi) : hi);
+        wasm_v128_store(out, has_mins(t) ? wasm_f32x4_sub(lo, min_lo) : lo);
+        wasm_v128_store(out + 4, has_mins(t) ? wasm_f32x4_sub(hi, min_hi) : hi);
         out += 8;
       }
     };
@@ -115,7 +123,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       }
       v128_t left, right;
       block_group(t, block, g, left, right);
-      const bool is_signed = t != WeightType::kQ4;
+      const bool is_signed = t != WeightType::kQ4;  // kQ5's 0…31 are the same signed
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);
     }
@@ -126,7 +134,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
     for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c);
 }
 
-// Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4).
+// Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5).
 // kQ8 stores −128 as −127: relaxed SIMD's int8 dot moves a sign onto these values (gemm.cpp,
 // block_row), which −128 would overflow; ggml's quantizers never write it (round(x / (max |x| / 127))),
 // so only a hand-made file meets the difference.
@@ -138,6 +146,10 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
     return;
   }
   std::memcpy(block + 32 + 4 * c, &min, 4);
+  if (t == WeightType::kQ5) {  // 0…31, as clamp_block_values keeps them
+    for (int r = 0; r < kBlockRows; ++r) block[block_q5_byte(r, c)] = static_cast<uint8_t>(q[r] < 0 ? 0 : q[r] > 31 ? 31 : q[r]);
+    return;
+  }
   for (int r = 0; r < kBlockRows; ++r) {
     uint8_t& byte = block[block_q4_byte(r, c)];
     byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[r] << 4) : (byte & 0xf0) | (q[r] & 15));
@@ -155,17 +167,18 @@ inline void write_q6_block_column(uint8_t* block, int c, const float* scales, co
 }
 
 // What a block type keeps of a file's values, applied to n of them before write_block_panel:
-// kQ8's −128 becomes −127 and kQ6's are clamped to −32…31, as write_block_column and
-// write_q6_block_column do (see there why); kQ4's are within 0…15 already.
+// kQ8's −128 becomes −127, kQ6's are clamped to −32…31 and kQ5's to 0…31, as write_block_column
+// and write_q6_block_column do (see there why; kQ5's sums count on 0…31 too); kQ4's are within 0…15
+// already.
 inline void clamp_block_values(WeightType t, int8_t* q, int64_t n) {
   if (t == WeightType::kQ4) return;
-  const int8_t lo = t == WeightType::kQ8 ? -127 : -32, hi = t == WeightType::kQ8 ? 127 : 31;
+  const int8_t lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
   for (int64_t i = 0; i < n; ++i) q[i] = q[i] < lo ? lo : q[i] > hi ? hi : q[i];
 }
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, clamped as
 // clamp_block_values does) are q[c · stride …], and `floats` are the block's leading floats as it
-// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 scale[8], min[8]; kQ6 scale[2][8]).
+// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8]).
 // The same bytes as write_block_column / write_q6_block_column for each column, written in order
 // a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {

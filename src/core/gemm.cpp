@@ -201,6 +201,7 @@ inline bool integer_block_tiles(const MatrixRef& b, int n) {
 inline int block_tile_rows_of(WeightType t) {
   return t == WeightType::kQ8   ? block_tile_rows<WeightType::kQ8>()
          : t == WeightType::kQ6 ? block_tile_rows<WeightType::kQ6>()
+         : t == WeightType::kQ5 ? block_tile_rows<WeightType::kQ5>()
                                 : block_tile_rows<WeightType::kQ4>();
 }
 
@@ -386,6 +387,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kQ8: columns<WeightType::kQ8>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ4: columns<WeightType::kQ4>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ6: columns<WeightType::kQ6>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ5: columns<WeightType::kQ5>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 

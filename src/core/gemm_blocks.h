@@ -1,4 +1,4 @@
-// The GEMM's products over blocks of 8-, 6- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
+// The GEMM's products over blocks of 8-, 6-, 5- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
 // has the storage): rows of `a` quantized to 8 bits per block of 32, as llama.cpp does, and each
 // block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
@@ -88,11 +88,11 @@ void quantize_row(float* packed, const float* a, int K) {
 }
 #endif
 
-// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4-bit
-// blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2 where it
-// takes 16-bit dots (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut
-// into tiles as even as those allow (5 rows at most 4: 3 + 2). (MH_BLOCK_TILE_ROWS overrides both,
-// for measuring.)
+// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot over
+// 4-bit blocks (8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2
+// over 5-bit ones (int16 sums and int32 ones: 3 rows measured slower) and where it takes 16-bit dots
+// (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut into tiles as
+// even as those allow (5 rows at most 4: 3 + 2). (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
 template <WeightType T>
 constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
@@ -105,7 +105,7 @@ constexpr int block_tile_rows() {
 }
 constexpr int kTallestBlockTile = 6;
 static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile &&
-                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile,
+                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile,
               "block_tile_of_height() has tiles of 1 to 6 rows");
 inline int block_tile_height(int i, int rows, int tallest) {
   const int left = rows - i, tiles = (left + tallest - 1) / tallest;
@@ -162,12 +162,13 @@ inline v128_t signed_dot(v128_t q, v128_t m, v128_t magnitude) {
 #endif
 
 // out (columns [c0, c1)) = bias + the row's products over blocks, each block's integers summed,
-// then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 — the same float
+// then acc_c += (scale_c · d) · Σ q_a q_c, and acc_c −= min_c · Σ a for kQ4 and kQ5 — the same float
 // operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
 // by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
 // the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
-// second operand must fit 7 bits for every CPU to give the same sums: 4-bit values (0…15) as they
-// are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
+// second operand must fit 7 bits for every CPU to give the same sums: 4- and 5-bit values (0…15,
+// 0…31) as they are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128:
+// core/blocks.h).
 // `quantized` is the row's quantize_row, its blocks `step` floats apart (a row of a tile:
 // quantize_rows).
 #if defined(__wasm_simd128__)
@@ -223,6 +224,25 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
         sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(signed_dot(right, m, y), ones));
         keep_in_order(sum_lo, sum_hi);
       }
+    }
+  } else if constexpr (T == WeightType::kQ5) {
+    // 0…31 fit the 7-bit operand as they are; a pair reaches 2 · 127 · 31, so the int16 pairs add
+    // up over half a block (4 · 7874 = 31496) and are widened once a half, as kQ8's (a 16-bit dot
+    // with ones).
+    const v128_t ones = wasm_i16x8_splat(1);
+    sum_lo = sum_hi = wasm_i32x4_splat(0);
+    for (int half = 0; half < 2; ++half) {
+      const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * half);
+      v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * half + i;
+        const v128_t a = splat_lane(q_a, i);
+        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 64 + 32 * g)));
+        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 80 + 32 * g)));
+        keep_in_order(pairs_lo, pairs_hi);
+      }
+      sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(pairs_lo, ones));
+      sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(pairs_hi, ones));
     }
   } else {
     // 0…15 fit the 7-bit operand as they are, and the int16 pairs add up over the block without
@@ -282,13 +302,13 @@ inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, co
   acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
 }
 
-// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4): add_scaled, then − min · d Σ q_a for kQ4
-// (the quantized row's sum, quantize_row).
+// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4, kQ5): add_scaled, then − min · d Σ q_a for
+// kQ4 and kQ5 (the quantized row's sum, quantize_row).
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {
   add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-  if constexpr (T == WeightType::kQ4) {
+  if constexpr (has_mins(T)) {
     const v128_t sum_a = splat_lane(wasm_v128_load(row_block), 1);
     acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
     acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
@@ -346,7 +366,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
       float scale[16], min[8];  // kQ6: the scales of rows 0–15, then of rows 16–31
       std::memcpy(scale, block, T == WeightType::kQ6 ? 64 : 32);
-      if (T == WeightType::kQ4) std::memcpy(min, block + 32, 32);
+      if (has_mins(T)) std::memcpy(min, block + 32, 32);
       // The block's groups in their stored order (block_q8_byte, block_q6_byte, block_q4_byte), in
       // plain loops a compiler vectorizes: the element-by-element block_integer() had made the native
       // suite's GGUF fixtures 15× slower. kQ6 sums each half block (groups 0–3, 4–7) on its own.
@@ -367,7 +387,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       for (int c = 0; c < 8; ++c) {
         acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[c]);
         if (T == WeightType::kQ6) acc[c] += (scale[8 + c] * row_block[0]) * static_cast<float>(sum[8 + c]);
-        if (T == WeightType::kQ4) acc[c] -= min[c] * row_block[1];
+        if (has_mins(T)) acc[c] -= min[c] * row_block[1];
       }
     }
     for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
@@ -380,8 +400,9 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // block_row computes it. Per block, the integer sums of all R rows first (each group of the block
 // read once for the R rows), then add_block's float operations, with c as the accumulator in
 // memory (the sums take the registers). The sums:
-// - relaxed build, 4-bit blocks: the int8 dot, its int16 pairs added as int16 over the block's 8
-//   groups (|a pair| ≤ 2 · 127 · 15, 8 of them ≤ 30480: no overflow), widened once a block;
+// - relaxed build, 4- and 5-bit blocks: the int8 dot, its int16 pairs added as int16 over the
+//   block's 8 groups (|a pair| ≤ 2 · 127 · 15, 8 of them ≤ 30480: no overflow), widened once a
+//   block; 5-bit ones over 4 groups (4 · 2 · 127 · 31 = 31496), widened twice;
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
 //   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot);
 //   kQ6's per half block, each half added to c with its scales before the next.
@@ -436,9 +457,14 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
        block += block_bytes(T), a_block += R * kQuantizedBlockFloats) {
     v128_t sum[R][2];
 #if defined(__wasm_relaxed_simd__)
-    if constexpr (T == WeightType::kQ4) {
+    if constexpr (T == WeightType::kQ4 || T == WeightType::kQ5) {
+      // kQ5's pairs reach 2 · 127 · 31: widened every 4 groups (as block_sums does), kQ4's once.
+      constexpr int kWidenEvery = T == WeightType::kQ4 ? kBlockRows / 4 : 4;
       v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
-      for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+      for (int r = 0; r < R; ++r) {
+        pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+        sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
+      }
       for (int g = 0; g < kBlockRows / 4; ++g) {
         v128_t left, right;
         block_group(T, block, g, left, right);
@@ -447,10 +473,12 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
           pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
           pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
         }
-      }
-      for (int r = 0; r < R; ++r) {
-        sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
-        sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
+        if (g % kWidenEvery != kWidenEvery - 1) continue;
+        for (int r = 0; r < R; ++r) {
+          sum[r][0] = wasm_i32x4_add(sum[r][0], wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]));
+          sum[r][1] = wasm_i32x4_add(sum[r][1], wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]));
+          pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+        }
       }
     } else
 #endif

@@ -241,6 +241,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
       case ggml::Regrouping::kEight: return WeightType::kQ8;
       case ggml::Regrouping::kFour: return WeightType::kQ4;
       case ggml::Regrouping::kSix: return WeightType::kQ6;
+      case ggml::Regrouping::kFive: return WeightType::kQ5;
       default: return WeightType::kF32;
     }
   };
@@ -254,7 +255,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     mixed |= p.source.info->dtype != first_matrix->source.info->dtype;
   }
   // A GGUF file whose other matrices do not fit as float32 keeps its blocks and narrows those to
-  // bf16 (an F16 or Q5_K head, or a tied embedding, can be most of a file's bytes once widened).
+  // bf16 (an F16 head, or a tied embedding, can be most of a file's bytes once widened).
   bool narrow_rest = false;
   auto kept_type = [&](const Planned& p) {
     if (!p.spec.matrix) return WeightType::kF32;
@@ -289,7 +290,7 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
   if (bytes > available_bytes) {
     const bool narrowing_helps = at_two_bytes <= available_bytes && at_two_bytes < bytes;
     return "this model needs " + mb(bytes) + " MB for its weights" +
-           (narrow_rest ? " (its 8-, 6- and 4-bit blocks kept, its other matrices widened to bf16)" : "") + " but only " + mb(available_bytes) +
+           (narrow_rest ? " (its 8-, 6-, 5- and 4-bit blocks kept, its other matrices widened to bf16)" : "") + " but only " + mb(available_bytes) +
            " MB of memory are available here: choose a smaller model" +
            (narrowing_helps ? ", or load this one with its weights at 2 bytes (weightType 'f16' or 'bf16': " +
                                   mb(at_two_bytes) + " MB)"

@@ -30,7 +30,7 @@ namespace mh {
 
 // What type the weight matrices are kept in: as stored, or narrowed to 2 bytes (halving the memory
 // a float32 checkpoint needs; rounded to nearest even while the bytes stream in).
-// A GGUF file's blocks as stored are kQ8 / kQ4 / kQ6 blocks (core/blocks.h), or float32 where its
+// A GGUF file's blocks as stored are kQ8 / kQ4 / kQ5 / kQ6 blocks (core/blocks.h), or float32 where its
 // matrices cannot stay in blocks; kF32 widens every matrix to float32. kQ8_0 and kQ4_0 quantize a
 // safetensors checkpoint's matrices as llama.cpp's Q8_0 / Q4_0 while loading, into kQ8 / kQ4 blocks
 // (those products read whole: nn.Linear weights of K a multiple of 32; the rest keep their type).

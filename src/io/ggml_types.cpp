@@ -198,12 +198,13 @@ Regrouping regrouping(uint32_t type) {
     case kQ8_0: case kQ5_0: return Regrouping::kEight;
     case kQ4_0: case kQ4_1: case kQ4_K: return Regrouping::kFour;
     case kQ6_K: return Regrouping::kSix;
+    case kQ5_1: case kQ5_K: return Regrouping::kFive;
     default: return Regrouping::kNone;
   }
 }
 
 // Each layout as its dequantization above reads it; Q4_0's (q − 8)·d is d·q − 8d exactly (both
-// products are exact, and so is their difference), Q4_1's q·d + m is q·d − (−m), Q6_K's
+// products are exact, and so is their difference), Q4_1's and Q5_1's q·d + m is q·d − (−m), Q6_K's
 // d·sc·(q − 32) is (d·sc)·(q − 32), the same float32 operations in the same order. One loop per
 // type, each block's values written as bytes: the loader calls this for every row of a file.
 void regroup_row(uint32_t type, const void* source, int64_t count, float* scales, float* mins, int8_t* q) {
@@ -239,6 +240,30 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
       }
       break;
     }
+    case kQ5_1:
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
+        scales[i] = f16_at(b), mins[i] = -f16_at(b + 2);
+        const uint32_t high = le32(b + 4);
+        for (int j = 0; j < 16; ++j) {
+          q[j] = static_cast<int8_t>((b[8 + j] & 0xF) | ((high >> j) & 1) << 4);
+          q[j + 16] = static_cast<int8_t>((b[8 + j] >> 4) | ((high >> (j + 16)) & 1) << 4);
+        }
+      }
+      break;
+    case kQ5_K:  // Q4_K's layout with a fifth bit per element: bit s of byte 16 + l (k_quant_4_or_5)
+      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
+        const float d = f16_at(b), dmin = f16_at(b + 2);
+        for (int sub = 0; sub < 8; ++sub) {
+          int scale, min;
+          scale_min(b + 4, sub, scale, min);
+          scales[sub] = d * static_cast<float>(scale);
+          mins[sub] = dmin * static_cast<float>(min);
+          const uint8_t* row = b + 48 + 32 * (sub / 2);
+          for (int l = 0; l < 32; ++l)
+            q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | ((b[16 + l] >> sub) & 1) << 4);
+        }
+      }
+      break;
     case kQ4_K:
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
         const float d = f16_at(b), dmin = f16_at(b + 2);

@@ -39,11 +39,11 @@ std::string dequantize_row(uint32_t type, const void* src, float* dst, int64_t c
 // The types whose blocks the model can keep as they are (core/blocks.h): per 32 elements a
 // scale, a min and 32 small integers q whose value scale·q − min (in float32, the product rounded
 // first) is exactly what dequantize_row gives. kEight: Q8_0 and Q5_0, q in −128…127, min 0; kFour:
-// Q4_0, Q4_1, Q4_K, q in 0…15; kSix: Q6_K, a scale per 16 elements (d·sc), q in −32…31, min 0.
-// Other types: kNone.
-enum class Regrouping { kNone, kEight, kFour, kSix };
+// Q4_0, Q4_1, Q4_K, q in 0…15; kFive: Q5_1, Q5_K, q in 0…31; kSix: Q6_K, a scale per 16 elements
+// (d·sc), q in −32…31, min 0. Other types: kNone.
+enum class Regrouping { kNone, kEight, kFour, kFive, kSix };
 Regrouping regrouping(uint32_t type);
-// count elements (whole blocks of `type`, a kEight, kFour or kSix type) → count/32 scales and mins
+// count elements (whole blocks of `type`, a kEight, kFour, kFive or kSix type) → count/32 scales and mins
 // (kSix: count/16 scales, no mins), count q.
 void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, float* mins, int8_t* q);
 

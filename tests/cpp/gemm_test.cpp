@@ -27,6 +27,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kQ8: return "Q8";
     case WeightType::kQ4: return "Q4";
     case WeightType::kQ6: return "Q6";
+    case WeightType::kQ5: return "Q5";
   }
   return "?";
 }
@@ -268,7 +269,7 @@ TEST(Gemm, OneRowOverPanelsSameBitsAtEveryThreadCount) {
 // A random K × N matrix of blocks (K a multiple of 32), each value checked against the format's
 // definition (the product, then the difference; kQ6: a scale for rows 0–15 and one for 16–31), and
 // the same values as float32 panels. `q_of` makes the integers (random by default: −127…127,
-// 0…15, −32…31).
+// 0…15, −32…31, 0…31).
 struct RandomBlocks {
   std::vector<uint8_t> blocks;
   std::vector<float> f32;
@@ -285,15 +286,16 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
         q[r] = q_of ? q_of(rng, r)
                : type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
                : type == WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+               : type == WeightType::kQ5 ? static_cast<int>(rng() % 32)
                                          : static_cast<int>(rng() % 16);
-      const float scale = 0.05f * normal(rng), min = type == WeightType::kQ4 ? 0.2f * normal(rng) : 0.0f;
+      const float scale = 0.05f * normal(rng), min = has_mins(type) ? 0.2f * normal(rng) : 0.0f;
       const float scales[2] = {scale, 0.05f * normal(rng)};
       uint8_t* block = m.blocks.data() + block_offset(type, k0, j, K);
       if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
       else write_block_column(type, block, j % 8, scale, min, q);
       for (int r = 0; r < kBlockRows; ++r) {
         const float value = block_element(type, block, r, j % 8);
-        const float defined = type == WeightType::kQ4   ? scale * static_cast<float>(q[r]) - min
+        const float defined = has_mins(type)            ? scale * static_cast<float>(q[r]) - min
                               : type == WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r])
                                                         : scale * static_cast<float>(q[r]);
         EXPECT_EQ(value, defined);
@@ -322,7 +324,7 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
     const float d = static_cast<float>(most) / 127.0f;
     const uint8_t* block = blocks + block_offset(type, k0, j, K);
     float min = 0;
-    if (type == WeightType::kQ4) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
+    if (has_mins(type)) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
     double q_sum = 0;
     for (int r = 0; r < kBlockRows; ++r) {
       float scale;
@@ -340,7 +342,7 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
   return out;
 }
 
-// Blocks of 8-, 6- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
+// Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
 // (prefill) alike: each row of a product gives the bits of that row alone, at 1 and 3 threads,
 // within float32's rounding of a float64 transcription of that definition, and close to the exact
@@ -350,7 +352,7 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
 TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6})
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
     for (const int K : {32, 288, 2080})
       for (const int N : {8, 13, 203}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
@@ -398,7 +400,7 @@ TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
 TEST(Gemm, IntegerTilesAtTheirEdges) {
   std::mt19937 rng(41);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6})
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
     for (const int K : {32, 64, 96, 160})
       for (const int N : {3, 8, 21}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
@@ -441,33 +443,48 @@ TEST(Gemm, EightBitBlocksStoreMinus128AsMinus127) {
   for (int r = 0; r < kBlockRows; ++r) EXPECT_EQ(block_integer(WeightType::kQ8, block.data(), r, 5), r % 2 ? -127 : 127 - r);
 }
 
-// kQ6 blocks at their extremes: every value −32 (or 31, or alternating) against rows of one value
-// (every q_a ±127), where the relaxed build's int16 sums over a half block come closest to
-// overflowing (4 groups · 2 · 127 · 32 = 32512); tiles and rows alike, and the float64 transcription.
-// Values outside −32…31, which no Q6_K block holds, are clamped when written.
-TEST(Gemm, SixBitBlocksAtTheirExtremes) {
+// kQ6 and kQ5 blocks at their extremes: every value at an end of −32…31 (0…31), or alternating,
+// against rows of one value (every q_a ±127), where the relaxed build's int16 sums over a half
+// block come closest to overflowing (4 groups · 2 · 127 · 32 = 32512; kQ5: 4 · 2 · 127 · 31 =
+// 31496); tiles and rows alike, and the float64 transcription. Values outside the range, which no
+// Q6_K (Q5_K, Q5_1) block holds, are clamped when written.
+TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
   std::mt19937 rng(67);
   const int K = 96, N = 19;
-  int (*const patterns[])(std::mt19937&, int) = {
+  int (*const six[])(std::mt19937&, int) = {
       [](std::mt19937&, int) { return -32; }, [](std::mt19937&, int) { return 31; },
       [](std::mt19937&, int r) { return r % 2 ? -32 : 31; }, [](std::mt19937&, int r) { return r < 16 ? -32 : 31; }};
-  for (auto* pattern : patterns) {
-    const RandomBlocks m = random_blocks(WeightType::kQ6, K, N, rng, pattern);
-    const MatrixRef in_blocks{m.blocks.data(), WeightType::kQ6, K, true};
-    for (const float value : {-3.5f, 2.0f}) {
-      const int n = 5;
-      std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
-      for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
-      gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
-      for (int i = 0; i < n; ++i) {
-        gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
-        EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << value << " row " << i;
-        for (int j = 0; j < N; ++j) {
-          const Quantized q = quantized_reference(WeightType::kQ6, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
-          ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << value << " row " << i << " column " << j;
+  int (*const five[])(std::mt19937&, int) = {
+      [](std::mt19937&, int) { return 31; }, [](std::mt19937&, int) { return 0; },
+      [](std::mt19937&, int r) { return r % 2 ? 0 : 31; }, [](std::mt19937&, int r) { return r < 16 ? 0 : 31; }};
+  for (const WeightType type : {WeightType::kQ6, WeightType::kQ5})
+    for (auto* pattern : type == WeightType::kQ6 ? six : five) {
+      const RandomBlocks m = random_blocks(type, K, N, rng, pattern);
+      const MatrixRef in_blocks{m.blocks.data(), type, K, true};
+      for (const float value : {-3.5f, 2.0f}) {
+        const int n = 5;
+        std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
+        for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
+        gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
+        for (int i = 0; i < n; ++i) {
+          gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
+          const std::string where = weight_type_name(type) + " " + std::to_string(value) + " row " + std::to_string(i);
+          EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << where;
+          for (int j = 0; j < N; ++j) {
+            const Quantized q = quantized_reference(type, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
+            ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << where << " column " << j;
+          }
         }
       }
     }
+  std::vector<uint8_t> five_bits(static_cast<size_t>(block_bytes(WeightType::kQ5)), 0);
+  int outside[kBlockRows];
+  for (int r = 0; r < kBlockRows; ++r) outside[r] = r % 3 == 0 ? -5 : r % 3 == 1 ? 40 : r;
+  write_block_column(WeightType::kQ5, five_bits.data(), 6, 0.5f, 0.25f, outside);
+  for (int r = 0; r < kBlockRows; ++r) {
+    const int want = r % 3 == 0 ? 0 : r % 3 == 1 ? 31 : r;
+    EXPECT_EQ(block_integer(WeightType::kQ5, five_bits.data(), r, 6), want) << r;
+    EXPECT_EQ(block_element(WeightType::kQ5, five_bits.data(), r, 6), 0.5f * static_cast<float>(want) - 0.25f) << r;
   }
   std::vector<uint8_t> block(static_cast<size_t>(block_bytes(WeightType::kQ6)), 0);
   int q[kBlockRows];

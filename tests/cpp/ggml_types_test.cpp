@@ -218,20 +218,25 @@ TEST(GgmlTypes, RandomBlocksMatchTheDefinition) {
 // scale · q, q within −32…31) is the definition's value, the float32 of dequantize_row.
 TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
   std::mt19937 rng(611);
-  for (uint32_t type : {kQ8_0, kQ5_0, kQ4_0, kQ4_1, kQ4_K, kQ6_K}) {
+  for (uint32_t type : {kQ8_0, kQ5_0, kQ4_0, kQ4_1, kQ4_K, kQ5_1, kQ5_K, kQ6_K}) {
     const TypeInfo& t = *type_info(type);
     const int blocks = 16;
     std::vector<uint8_t> b(blocks * t.bytes);
     for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
     for (int i = 0; i < blocks; ++i)  // moderate f16 fields (exponent 5..24), as above
-      for (size_t at : type == kQ6_K ? std::vector<size_t>{208} : type == kQ4_1 || type == kQ4_K ? std::vector<size_t>{0, 2} : std::vector<size_t>{0}) {
+      for (size_t at : type == kQ6_K                                                    ? std::vector<size_t>{208}
+                       : type == kQ4_1 || type == kQ4_K || type == kQ5_1 || type == kQ5_K ? std::vector<size_t>{0, 2}
+                                                                                          : std::vector<size_t>{0}) {
         uint8_t& high = b[i * t.bytes + at + 1];
         high = static_cast<uint8_t>((high & 0x83) | (5 + rng() % 20) << 2);
       }
     const int64_t count = blocks * t.block;
     std::vector<float> scales(count / 16), mins(count / 32), widened(count);
     std::vector<int8_t> q(count);
-    ASSERT_EQ(regrouping(type), type == kQ6_K ? Regrouping::kSix : type == kQ8_0 || type == kQ5_0 ? Regrouping::kEight : Regrouping::kFour);
+    ASSERT_EQ(regrouping(type), type == kQ6_K                   ? Regrouping::kSix
+                                : type == kQ8_0 || type == kQ5_0 ? Regrouping::kEight
+                                : type == kQ5_1 || type == kQ5_K ? Regrouping::kFive
+                                                                 : Regrouping::kFour);
     regroup_row(type, b.data(), count, scales.data(), mins.data(), q.data());
     ASSERT_EQ(dequantize_row(type, b.data(), widened.data(), count), "");
     for (int64_t e = 0; e < count; ++e) {
@@ -241,6 +246,7 @@ TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
       ASSERT_EQ(value == 0 ? 0 : bits_of(value), widened[e] == 0 ? 0 : bits_of(widened[e])) << t.name << " element " << e;
       ASSERT_EQ(value, static_cast<float>(defined)) << t.name << " element " << e;
       if (type == kQ6_K) ASSERT_TRUE(q[e] >= -32 && q[e] <= 31) << e;
+      if (type == kQ5_1 || type == kQ5_K) ASSERT_TRUE(q[e] >= 0 && q[e] <= 31) << e;
     }
   }
 }
@@ -248,13 +254,13 @@ TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
 // The loader writes a panel's blocks whole (write_block_panel, from values clamped by
 // clamp_block_values): the same bytes as writing each column into a zeroed block, which is how the
 // blocks' layout is defined (write_block_column, write_q6_block_column), for values at and past
-// each type's limits (kQ8's −128, kQ6's −40…40).
+// each type's limits (kQ8's −128, kQ6's −40…40, kQ5's −5…40).
 TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
   using mh::WeightType;
   std::mt19937 rng(907);
-  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6}) {
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5}) {
     for (int trial = 0; trial < 50; ++trial) {
-      const int lo = type == WeightType::kQ8 ? -128 : type == WeightType::kQ4 ? 0 : -40;
+      const int lo = type == WeightType::kQ8 ? -128 : type == WeightType::kQ4 ? 0 : type == WeightType::kQ5 ? -5 : -40;
       const int hi = type == WeightType::kQ8 ? 127 : type == WeightType::kQ4 ? 15 : 40;
       int q[8][mh::kBlockRows];
       float floats[16];

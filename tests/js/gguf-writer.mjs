@@ -10,7 +10,7 @@ import { FIXTURES, fixtureConfig, readSafetensors, toF32 } from './checkpoints.m
 
 export const T = { I32: 5, U32: 4, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
 // ggml's type ids of the tensor types written here.
-export const GGML = { F32: 0, Q4_0: 2, Q8_0: 8, Q4_K: 12, Q6_K: 14 };
+export const GGML = { F32: 0, Q4_0: 2, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14 };
 
 /**
  * GGUF v3 bytes from [key, type, value] metadata and { name, shape (PyTorch order), data: Float32Array }
@@ -171,15 +171,22 @@ export function quantizeQ4_0(x) {
   return out;
 }
 
-// Random but valid Q4_K and Q6_K blocks (256 values each) for benchmarks' random weights: random
-// 6-bit scales and mins (Q4_K), 8-bit scales (Q6_K) and quants, with super-block scales that keep
-// the values within about ±0.1. Not a quantizer: nothing is rounded from given values.
+// Random but valid Q4_K, Q5_K and Q6_K blocks (256 values each) for benchmarks' random weights:
+// random 6-bit scales and mins (Q4_K, Q5_K), 8-bit scales (Q6_K) and quants, with super-block scales
+// that keep the values within about ±0.1. Not a quantizer: nothing is rounded from given values.
 // `fill(bytes)` fills a Uint8Array with random bytes (crypto.randomFillSync in Node).
 export function randomQ4_K(count, fill) {
   const out = new Uint8Array((count / 256) * 144), view = new DataView(out.buffer);
   fill(out);
   const d = toHalf(1e-4), dmin = toHalf(7.5e-4);  // value = d·scale·q − dmin·min, q < 16, scale, min < 64
   for (let at = 0; at < out.length; at += 144) { view.setUint16(at, d, true); view.setUint16(at + 2, dmin, true); }
+  return out;
+}
+export function randomQ5_K(count, fill) {
+  const out = new Uint8Array((count / 256) * 176), view = new DataView(out.buffer);
+  fill(out);
+  const d = toHalf(5e-5), dmin = toHalf(7.5e-4);  // value = d·scale·q − dmin·min, q < 32, scale, min < 64
+  for (let at = 0; at < out.length; at += 176) { view.setUint16(at, d, true); view.setUint16(at + 2, dmin, true); }
   return out;
 }
 export function randomQ6_K(count, fill) {

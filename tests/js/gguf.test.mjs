@@ -12,7 +12,7 @@ import { startHubServer } from '../browser/hub-server.mjs';
 import { expectedOutputs, maxAbs, maxAbsDiff, readSafetensors } from './checkpoints.mjs';
 import { variant } from './fixture-checks.mjs';
 import { fixtureAsGguf } from './gguf-writer.mjs';
-import { q4kmTypes, writeModelFile } from '../../bench/gguf-common.mjs';
+import { q4kmTypes, q5kmTypes, writeModelFile } from '../../bench/gguf-common.mjs';
 
 const GGUF = join(process.cwd(), 'tests/fixtures/gguf');
 const FIXTURES = ['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m', 'gpt2-f16'];
@@ -143,54 +143,56 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
     }
   });
 
-  // Q6_K kept as 6-bit blocks where the fixtures have none: a tied embedding (looked up element by
-  // element, and the head's product) and attn_v / ffn_down, in a random qwen3 of a Q4_K_M file's
-  // types with d = 256 (Q6_K's 256-value blocks). 1.25 bytes a Q6_K weight, 0.75 a Q4_K one; the
-  // blocks widened in the product give the bits of the same file widened to float32; decoding stays
-  // close to prefill.
-  it('Q6_K as 6-bit blocks: a tied embedding and head, at 1.25 bytes a weight, the values of float32', async () => {
-    const shape = { arch: 'qwen3', d: 256, layers: 3, heads: 2, kvHeads: 1, headDim: 128, ff: 512, vocab: 1024,
-      ropeBase: 1e6, eps: 1e-6, context: 512, tokenizer: 'qwen3', qkNorm: true };
-    const dir = mkdtempSync(join(tmpdir(), 'mh-q6k-')), path = join(dir, 'model.gguf');
-    const typeOf = q4kmTypes(shape.layers);
-    const core = await loadMultihead();
-    try {
-      writeModelFile(path, shape, typeOf);
-      const blocks = await loadPretrained(path), widened = await loadPretrained(path, { weightType: 'f32' });
-      expect(blocks.config.weightType).toBe('q4');
-      const { d, heads, kvHeads, headDim, ff, vocab } = shape;
-      let bytes = vocab * d * 1.25 + 4 * d;  // the tied embedding (Q6_K), the final norm
-      for (let l = 0; l < shape.layers; l += 1) {
-        const at = (name, count) => count * (typeOf(name, l) === 'q6_k' ? 1.25 : 0.75);
-        bytes += at('attn_q', heads * headDim * d) + at('attn_k', kvHeads * headDim * d) + at('attn_v', kvHeads * headDim * d) +
-          at('attn_output', d * heads * headDim) + at('ffn_gate', ff * d) + at('ffn_up', ff * d) + at('ffn_down', d * ff) +
-          4 * (2 * d + 2 * headDim);  // attn_norm, ffn_norm, q_norm, k_norm
-      }
-      expect(blocks.config.weightBytes).toBe(bytes);
-      const ids = Int32Array.from({ length: 19 }, (_, i) => (i * 37 + 5) % vocab);
-      core.setIntegerBlockTiles(false);
-      let a, b;
+  // Q6_K and Q5_K kept as 6- and 5-bit blocks where the fixtures have none: a tied embedding (looked
+  // up element by element, and the head's product) and attn_v / ffn_down in Q6_K, the other matrices
+  // Q4_K or Q5_K, in a random qwen3 of a Q4_K_M / Q5_K_M file's types with d = 256 (the K-quants'
+  // 256-value blocks). 1.25 bytes a Q6_K or Q5_K weight, 0.75 a Q4_K one; the blocks widened in the
+  // product give the bits of the same file widened to float32; decoding stays close to prefill.
+  for (const [layout, typesOf, kept, keptBytes] of [['Q4_K_M', q4kmTypes, 'q4', 0.75], ['Q5_K_M', q5kmTypes, 'q5', 1.25]]) {
+    it(`${layout}: Q6_K as 6-bit blocks (a tied embedding and head) beside ${kept} ones, their bytes, the values of float32`, async () => {
+      const shape = { arch: 'qwen3', d: 256, layers: 3, heads: 2, kvHeads: 1, headDim: 128, ff: 512, vocab: 1024,
+        ropeBase: 1e6, eps: 1e-6, context: 512, tokenizer: 'qwen3', qkNorm: true };
+      const dir = mkdtempSync(join(tmpdir(), `mh-${kept}-`)), path = join(dir, 'model.gguf');
+      const typeOf = typesOf(shape.layers);
+      const core = await loadMultihead();
       try {
-        a = blocks.run(ids);
-        b = widened.run(ids);
+        writeModelFile(path, shape, typeOf);
+        const blocks = await loadPretrained(path), widened = await loadPretrained(path, { weightType: 'f32' });
+        expect(blocks.config.weightType).toBe(kept);
+        const { d, heads, kvHeads, headDim, ff, vocab } = shape;
+        let bytes = vocab * d * 1.25 + 4 * d;  // the tied embedding (Q6_K), the final norm
+        for (let l = 0; l < shape.layers; l += 1) {
+          const at = (name, count) => count * (typeOf(name, l) === 'q6_k' ? 1.25 : keptBytes);
+          bytes += at('attn_q', heads * headDim * d) + at('attn_k', kvHeads * headDim * d) + at('attn_v', kvHeads * headDim * d) +
+            at('attn_output', d * heads * headDim) + at('ffn_gate', ff * d) + at('ffn_up', ff * d) + at('ffn_down', d * ff) +
+            4 * (2 * d + 2 * headDim);  // attn_norm, ffn_norm, q_norm, k_norm
+        }
+        expect(blocks.config.weightBytes).toBe(bytes);
+        const ids = Int32Array.from({ length: 19 }, (_, i) => (i * 37 + 5) % vocab);
+        core.setIntegerBlockTiles(false);
+        let a, b;
+        try {
+          a = blocks.run(ids);
+          b = widened.run(ids);
+        } finally {
+          core.setIntegerBlockTiles(true);
+        }
+        expect(maxAbsDiff(a.logits, b.logits)).toBe(0);
+        expect(maxAbsDiff(a.attentions, b.attentions)).toBe(0);
+        const prefill = blocks.run(ids, { attentions: false }).logits, context = blocks.createContext();
+        expect(maxAbsDiff(prefill, b.logits)).toBeGreaterThan(0);  // it did quantize the rows
+        context.run(ids.subarray(0, 18), { attentions: false, logits: false, reusePrefix: true });
+        const step = context.run(ids, { attentions: false, logits: [18], reusePrefix: true });
+        const row = prefill.subarray(18 * vocab);
+        expect(maxAbsDiff(step.logits, row) / (Math.max(...row) - Math.min(...row))).toBeLessThan(0.02);
+        context.dispose();
+        blocks.dispose();
+        widened.dispose();
       } finally {
-        core.setIntegerBlockTiles(true);
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect(maxAbsDiff(a.logits, b.logits)).toBe(0);
-      expect(maxAbsDiff(a.attentions, b.attentions)).toBe(0);
-      const prefill = blocks.run(ids, { attentions: false }).logits, context = blocks.createContext();
-      expect(maxAbsDiff(prefill, b.logits)).toBeGreaterThan(0);  // it did quantize the rows
-      context.run(ids.subarray(0, 18), { attentions: false, logits: false, reusePrefix: true });
-      const step = context.run(ids, { attentions: false, logits: [18], reusePrefix: true });
-      const row = prefill.subarray(18 * vocab);
-      expect(maxAbsDiff(step.logits, row) / (Math.max(...row) - Math.min(...row))).toBeLessThan(0.02);
-      context.dispose();
-      blocks.dispose();
-      widened.dispose();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    });
+  }
 
   it('at 2 bytes a weight (weightType bf16) it stays close, with the same clear top tokens', async () => {
     const model = await loadPretrained(fileOf('llama-q8_0'), { weightType: 'bf16' });

@@ -18,7 +18,8 @@ import { ImageView, imageViewCss } from './image-view.mjs';
 import { EncDecView, encdecViewCss } from './encdec-view.mjs';
 
 // How config.weightType reads in the model's description.
-const MATRIX_TYPES = { f32: 'f32', f16: 'f16', bf16: 'bf16', q8: '8-bit (GGUF blocks)', q4: '4-bit (GGUF blocks)' };
+const MATRIX_TYPES = { f32: 'f32', f16: 'f16', bf16: 'bf16', q8: '8-bit (GGUF blocks)', q6: '6-bit (GGUF blocks)', q5: '5-bit (GGUF blocks)',
+  q4: '4-bit (GGUF blocks)' };
 
 export const MODES = ['attention', 'value', 'rollout'];
 

@@ -5,7 +5,9 @@
 // integer sums are exact, and the float operations around them are the same, in the same order.
 // Where this measured faster than widening the blocks into float32 panels is in docs/performance.md
 // ("GGUF weights in blocks"); integer_block_tiles() chooses. kQ6 has a scale per 16 rows: its sums
-// are taken per half block (groups 0–3 and 4–7), each added in float as kQ8's whole block is.
+// are taken per half block (groups 0–3 and 4–7), each added in float as kQ8's whole block is; kQ5's
+// too, with the block's one scale (the relaxed build's int16 pairs of 5-bit values would overflow
+// over a whole block), then its mins.
 #pragma once
 
 #include <algorithm>
@@ -88,17 +90,17 @@ void quantize_row(float* packed, const float* a, int K) {
 }
 #endif
 
-// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot over
-// 4-bit blocks (8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2
-// over 5-bit ones (int16 sums and int32 ones: 3 rows measured slower) and where it takes 16-bit dots
-// (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows are cut into tiles as
-// even as those allow (5 rows at most 4: 3 + 2). (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
+// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4- and
+// 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2
+// where it takes 16-bit dots (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5
+// vectors). Rows are cut into tiles as even as those allow (5 rows at most 4: 3 + 2).
+// (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
 template <WeightType T>
 constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return T == WeightType::kQ4 ? 4 : 2;
+  return T == WeightType::kQ4 || T == WeightType::kQ5 ? 4 : 2;
 #else
   return 2;
 #endif
@@ -225,25 +227,6 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
         keep_in_order(sum_lo, sum_hi);
       }
     }
-  } else if constexpr (T == WeightType::kQ5) {
-    // 0…31 fit the 7-bit operand as they are; a pair reaches 2 · 127 · 31, so the int16 pairs add
-    // up over half a block (4 · 7874 = 31496) and are widened once a half, as kQ8's (a 16-bit dot
-    // with ones).
-    const v128_t ones = wasm_i16x8_splat(1);
-    sum_lo = sum_hi = wasm_i32x4_splat(0);
-    for (int half = 0; half < 2; ++half) {
-      const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * half);
-      v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-      for (int i = 0; i < 4; ++i) {
-        const int g = 4 * half + i;
-        const v128_t a = splat_lane(q_a, i);
-        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 64 + 32 * g)));
-        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 80 + 32 * g)));
-        keep_in_order(pairs_lo, pairs_hi);
-      }
-      sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(pairs_lo, ones));
-      sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(pairs_hi, ones));
-    }
   } else {
     // 0…15 fit the 7-bit operand as they are, and the int16 pairs add up over the block without
     // overflow (8 · 2 · 127 · 15 = 30480), widened once; the high nibbles by a 16-bit shift (one
@@ -268,33 +251,41 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 #endif
 }
 
-// The sums of half kHalf of a kQ6 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as block_sums'.
-// The relaxed build takes signed_dot, as kQ8's; |q| ≤ 32, so the int16 pairs add up over a half
-// without overflow (4 · 2 · 127 · 32 = 32512) and are widened once.
-template <int kHalf>
-inline void q6_half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
+// The sums of half kHalf of a kQ6 or kQ5 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as
+// block_sums'. The relaxed build takes signed_dot for kQ6, as kQ8's, and the int8 dot for kQ5's
+// 0…31 as they are, as kQ4's; a pair reaches 2 · 127 · 32 (2 · 127 · 31), so the int16 pairs add up
+// over a half without overflow (4 of them ≤ 32512) and are widened once.
+template <WeightType T, int kHalf>
+inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
   const v128_t signs = wasm_v128_load(row_block + 34 + 4 * kHalf), magnitudes = wasm_v128_load(row_block + 26 + 4 * kHalf);
+  const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * kHalf);
   v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
   for (int i = 0; i < 4; ++i) {
     const int g = 4 * kHalf + i;
-    const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
     const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
-    pairs_lo = wasm_i16x8_add(pairs_lo, signed_dot(left, m, y));
-    pairs_hi = wasm_i16x8_add(pairs_hi, signed_dot(right, m, y));
+    if constexpr (T == WeightType::kQ6) {
+      const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
+      pairs_lo = wasm_i16x8_add(pairs_lo, signed_dot(left, m, y));
+      pairs_hi = wasm_i16x8_add(pairs_hi, signed_dot(right, m, y));
+    } else {
+      const v128_t a = splat_lane(q_a, i);
+      pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, left));
+      pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, right));
+    }
     keep_in_order(pairs_lo, pairs_hi);
   }
   const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
   sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
   sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
 #else
-  group_sums<WeightType::kQ6, 4 * kHalf, 4>(block, row_block, sum_lo, sum_hi);
+  group_sums<T, 4 * kHalf, 4>(block, row_block, sum_lo, sum_hi);
 #endif
 }
 
 // acc_lo, acc_hi (columns 0–3, 4–7) += (scale · d) · Σ q_a q, the 8 scales at `scales`: a block's
-// (kQ8, kQ4) or a half block's (kQ6: block + 32 · half). The one place these float operations are
-// written, for decoding and tiles.
+// (kQ8, kQ4) or a half block's (kQ6: block + 32 · half; kQ5: the block's, once a half). The one
+// place these float operations are written, for decoding and tiles.
 inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, const float* row_block, v128_t sum_lo,
                        v128_t sum_hi) {
   const v128_t d = splat_lane(wasm_v128_load(row_block), 0);
@@ -302,17 +293,20 @@ inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, co
   acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
 }
 
-// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4, kQ5): add_scaled, then − min · d Σ q_a for
-// kQ4 and kQ5 (the quantized row's sum, quantize_row).
+// acc_lo, acc_hi −= min · d Σ q_a, the block's mins (kQ4, kQ5) times the quantized row's sum
+// (quantize_row).
+inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
+  const v128_t sum_a = splat_lane(wasm_v128_load(row_block), 1);
+  acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
+  acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
+}
+
+// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4): add_scaled, then subtract_mins for kQ4.
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {
   add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-  if constexpr (has_mins(T)) {
-    const v128_t sum_a = splat_lane(wasm_v128_load(row_block), 1);
-    acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
-    acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
-  }
+  if constexpr (has_mins(T)) subtract_mins(acc_lo, acc_hi, block, row_block);
 }
 
 template <WeightType T>
@@ -331,11 +325,12 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
          block += block_bytes(T), row_block += kQuantizedBlockFloats) {
       v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-      if constexpr (T == WeightType::kQ6) {  // a half block at a time, each with its scales
-        q6_half_sums<0>(block, row_block, sum_lo, sum_hi);
+      if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each with its scales
+        half_sums<T, 0>(block, row_block, sum_lo, sum_hi);
         add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-        q6_half_sums<1>(block, row_block, sum_lo, sum_hi);
-        add_scaled(acc_lo, acc_hi, block + 32, row_block, sum_lo, sum_hi);
+        half_sums<T, 1>(block, row_block, sum_lo, sum_hi);
+        add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
+        if constexpr (T == WeightType::kQ5) subtract_mins(acc_lo, acc_hi, block, row_block);
       } else {
         block_sums<T>(block, row_block, sum_lo, sum_hi);
         add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
@@ -369,13 +364,13 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       if (has_mins(T)) std::memcpy(min, block + 32, 32);
       // The block's groups in their stored order (block_q8_byte, block_q6_byte, block_q4_byte), in
       // plain loops a compiler vectorizes: the element-by-element block_integer() had made the native
-      // suite's GGUF fixtures 15× slower. kQ6 sums each half block (groups 0–3, 4–7) on its own.
+      // suite's GGUF fixtures 15× slower. kQ6 and kQ5 sum each half block (groups 0–3, 4–7) on its own.
       int32_t sum[16] = {};
       for (int g = 0; g < kBlockRows / 4; ++g) {
         const int16_t* a4 = q_a + 4 * g;
         if constexpr (T != WeightType::kQ4) {
           const int8_t* q = reinterpret_cast<const int8_t*>(block + (T == WeightType::kQ8 ? 32 : 64) + 32 * g);
-          int32_t* half_sum = sum + (T == WeightType::kQ6 ? 8 * (g / 4) : 0);
+          int32_t* half_sum = sum + (T == WeightType::kQ6 || T == WeightType::kQ5 ? 8 * (g / 4) : 0);
           for (int c = 0; c < 8; ++c)
             for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
         } else {
@@ -386,7 +381,8 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       }
       for (int c = 0; c < 8; ++c) {
         acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[c]);
-        if (T == WeightType::kQ6) acc[c] += (scale[8 + c] * row_block[0]) * static_cast<float>(sum[8 + c]);
+        if (T == WeightType::kQ6 || T == WeightType::kQ5)
+          acc[c] += (scale[T == WeightType::kQ6 ? 8 + c : c] * row_block[0]) * static_cast<float>(sum[8 + c]);
         if (has_mins(T)) acc[c] -= min[c] * row_block[1];
       }
     }
@@ -400,12 +396,11 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // block_row computes it. Per block, the integer sums of all R rows first (each group of the block
 // read once for the R rows), then add_block's float operations, with c as the accumulator in
 // memory (the sums take the registers). The sums:
-// - relaxed build, 4- and 5-bit blocks: the int8 dot, its int16 pairs added as int16 over the
-//   block's 8 groups (|a pair| ≤ 2 · 127 · 15, 8 of them ≤ 30480: no overflow), widened once a
-//   block; 5-bit ones over 4 groups (4 · 2 · 127 · 31 = 31496), widened twice;
+// - relaxed build, 4- and 5-bit blocks: the int8 dot (tile_sums);
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
 //   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot);
-//   kQ6's per half block, each half added to c with its scales before the next.
+//   kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
+//   kQ5's mins), as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
 // same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
 #if defined(__wasm_simd128__)
@@ -433,7 +428,35 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
     sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
   }
 }
-// c's R rows += a kQ6 half block's sums, with that half's scales (at `scales`): add_scaled.
+// sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
+// in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16 pairs added as int16
+// (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one: 4 · 2 · 127 · 31 =
+// 31496) and widened once; otherwise tile_group_sums' 16-bit dots.
+template <WeightType T, int R, int kFirst, int kGroups>
+inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
+#if defined(__wasm_relaxed_simd__)
+  if constexpr (T == WeightType::kQ4 || T == WeightType::kQ5) {
+    v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
+    for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+    for (int g = kFirst; g < kFirst + kGroups; ++g) {
+      v128_t left, right;
+      block_group(T, block, g, left, right);
+      for (int r = 0; r < R; ++r) {
+        const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * kQuantizedBlockFloats + 18) + 4 * g);
+        pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+        pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
+      sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
+    }
+    return;
+  }
+#endif
+  tile_group_sums<T, R, kFirst, kGroups>(block, a_block, sum);
+}
+// c's R rows += a kQ6 or kQ5 half block's sums, with that half's scales (at `scales`): add_scaled.
 template <int R>
 inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* a_block, const v128_t (&sum)[R][2]) {
   for (int r = R - 1; r >= 0; --r) {
@@ -456,41 +479,22 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
   for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
        block += block_bytes(T), a_block += R * kQuantizedBlockFloats) {
     v128_t sum[R][2];
-#if defined(__wasm_relaxed_simd__)
-    if constexpr (T == WeightType::kQ4 || T == WeightType::kQ5) {
-      // kQ5's pairs reach 2 · 127 · 31: widened every 4 groups (as block_sums does), kQ4's once.
-      constexpr int kWidenEvery = T == WeightType::kQ4 ? kBlockRows / 4 : 4;
-      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
-      for (int r = 0; r < R; ++r) {
-        pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-        sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
-      }
-      for (int g = 0; g < kBlockRows / 4; ++g) {
-        v128_t left, right;
-        block_group(T, block, g, left, right);
-        for (int r = 0; r < R; ++r) {
-          const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * kQuantizedBlockFloats + 18) + 4 * g);
-          pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
-          pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
-        }
-        if (g % kWidenEvery != kWidenEvery - 1) continue;
-        for (int r = 0; r < R; ++r) {
-          sum[r][0] = wasm_i32x4_add(sum[r][0], wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]));
-          sum[r][1] = wasm_i32x4_add(sum[r][1], wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]));
-          pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-        }
-      }
-    } else
-#endif
-    if constexpr (T == WeightType::kQ6) {  // a half block at a time, each added with its scales
-      tile_group_sums<T, R, 0, 4>(block, a_block, sum);
+    if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each added with its scales
+      tile_sums<T, R, 0, 4>(block, a_block, sum);
       tile_add<R>(c, ldc, block, a_block, sum);
-      tile_group_sums<T, R, 4, 4>(block, a_block, sum);
-      tile_add<R>(c, ldc, block + 32, a_block, sum);
+      tile_sums<T, R, 4, 4>(block, a_block, sum);
+      tile_add<R>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
+      if constexpr (T == WeightType::kQ5) {
+        for (int r = R - 1; r >= 0; --r) {
+          v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+          subtract_mins(lo, hi, block, a_block + r * kQuantizedBlockFloats);
+          wasm_v128_store(c + r * ldc, lo);
+          wasm_v128_store(c + r * ldc + 4, hi);
+        }
+      }
       continue;
-    } else {
-      tile_group_sums<T, R, 0, kBlockRows / 4>(block, a_block, sum);
     }
+    tile_sums<T, R, 0, kBlockRows / 4>(block, a_block, sum);
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
       add_block<T>(lo, hi, block, a_block + r * kQuantizedBlockFloats, sum[r][0], sum[r][1]);

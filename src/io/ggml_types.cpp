@@ -250,7 +250,8 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
         }
       }
       break;
-    case kQ5_K:  // Q4_K's layout with a fifth bit per element: bit s of byte 16 + l (k_quant_4_or_5)
+    case kQ4_K: case kQ5_K: {  // Q5_K: Q4_K's with a fifth bit per element, bit s of byte 16 + l (k_quant_4_or_5)
+      const bool five = type == kQ5_K;
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
         const float d = f16_at(b), dmin = f16_at(b + 2);
         for (int sub = 0; sub < 8; ++sub) {
@@ -258,30 +259,13 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
           scale_min(b + 4, sub, scale, min);
           scales[sub] = d * static_cast<float>(scale);
           mins[sub] = dmin * static_cast<float>(min);
-          const uint8_t* row = b + 48 + 32 * (sub / 2);
+          const uint8_t* row = b + (five ? 48 : 16) + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
           for (int l = 0; l < 32; ++l)
-            q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | ((b[16 + l] >> sub) & 1) << 4);
+            q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | (five ? ((b[16 + l] >> sub) & 1) << 4 : 0));
         }
       }
       break;
-    case kQ4_K:
-      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
-        const float d = f16_at(b), dmin = f16_at(b + 2);
-        for (int sub = 0; sub < 8; ++sub) {
-          int scale, min;
-          scale_min(b + 4, sub, scale, min);
-          scales[sub] = d * static_cast<float>(scale);
-          mins[sub] = dmin * static_cast<float>(min);
-        }
-        for (int pair = 0; pair < 4; ++pair) {  // sub-blocks 2·pair and 2·pair + 1: one run of 32 bytes
-          const uint8_t* row = b + 16 + 32 * pair;
-          for (int l = 0; l < 32; ++l) {
-            q[64 * pair + l] = static_cast<int8_t>(row[l] & 0xF);
-            q[64 * pair + 32 + l] = static_cast<int8_t>(row[l] >> 4);
-          }
-        }
-      }
-      break;
+    }
     case kQ6_K:  // element e's scale is byte 192 + e / 16 (q6_k above)
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 16) {
         const float d = f16_at(b + 208);

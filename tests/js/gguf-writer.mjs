@@ -175,20 +175,15 @@ export function quantizeQ4_0(x) {
 // random 6-bit scales and mins (Q4_K, Q5_K), 8-bit scales (Q6_K) and quants, with super-block scales
 // that keep the values within about ±0.1. Not a quantizer: nothing is rounded from given values.
 // `fill(bytes)` fills a Uint8Array with random bytes (crypto.randomFillSync in Node).
-export function randomQ4_K(count, fill) {
-  const out = new Uint8Array((count / 256) * 144), view = new DataView(out.buffer);
+// Q4_K (144 bytes) and Q5_K (176): value = d·scale·q − dmin·min, scale, min < 64, q < 16 (32).
+const randomKQuant = (bytes, d) => (count, fill) => {
+  const out = new Uint8Array((count / 256) * bytes), view = new DataView(out.buffer);
   fill(out);
-  const d = toHalf(1e-4), dmin = toHalf(7.5e-4);  // value = d·scale·q − dmin·min, q < 16, scale, min < 64
-  for (let at = 0; at < out.length; at += 144) { view.setUint16(at, d, true); view.setUint16(at + 2, dmin, true); }
+  for (let at = 0; at < out.length; at += bytes) { view.setUint16(at, toHalf(d), true); view.setUint16(at + 2, toHalf(7.5e-4), true); }
   return out;
-}
-export function randomQ5_K(count, fill) {
-  const out = new Uint8Array((count / 256) * 176), view = new DataView(out.buffer);
-  fill(out);
-  const d = toHalf(5e-5), dmin = toHalf(7.5e-4);  // value = d·scale·q − dmin·min, q < 32, scale, min < 64
-  for (let at = 0; at < out.length; at += 176) { view.setUint16(at, d, true); view.setUint16(at + 2, dmin, true); }
-  return out;
-}
+};
+export const randomQ4_K = randomKQuant(144, 1e-4);
+export const randomQ5_K = randomKQuant(176, 5e-5);
 export function randomQ6_K(count, fill) {
   const out = new Uint8Array((count / 256) * 210), view = new DataView(out.buffer);
   fill(out);

@@ -218,16 +218,19 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
         std::memcpy(q, b + 2, 32);
       }
       break;
-    case kQ5_0:
+    case kQ5_0: case kQ5_1: {  // Q5_0's q − 16 with a scale; Q5_1's q with a scale and a min
+      const bool one = type == kQ5_1;
+      const int at = one ? 4 : 2, offset = one ? 0 : 16;  // the fifth bits, then the nibbles
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
-        scales[i] = f16_at(b), mins[i] = 0;
-        const uint32_t high = le32(b + 2);
+        scales[i] = f16_at(b), mins[i] = one ? -f16_at(b + 2) : 0;
+        const uint32_t high = le32(b + at);
         for (int j = 0; j < 16; ++j) {
-          q[j] = static_cast<int8_t>(((b[6 + j] & 0xF) | ((high >> j) & 1) << 4) - 16);
-          q[j + 16] = static_cast<int8_t>(((b[6 + j] >> 4) | ((high >> (j + 16)) & 1) << 4) - 16);
+          q[j] = static_cast<int8_t>(((b[at + 4 + j] & 0xF) | ((high >> j) & 1) << 4) - offset);
+          q[j + 16] = static_cast<int8_t>(((b[at + 4 + j] >> 4) | ((high >> (j + 16)) & 1) << 4) - offset);
         }
       }
       break;
+    }
     case kQ4_0: case kQ4_1: {
       const int at = type == kQ4_0 ? 2 : 4;
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
@@ -240,16 +243,6 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
       }
       break;
     }
-    case kQ5_1:
-      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 32) {
-        scales[i] = f16_at(b), mins[i] = -f16_at(b + 2);
-        const uint32_t high = le32(b + 4);
-        for (int j = 0; j < 16; ++j) {
-          q[j] = static_cast<int8_t>((b[8 + j] & 0xF) | ((high >> j) & 1) << 4);
-          q[j + 16] = static_cast<int8_t>((b[8 + j] >> 4) | ((high >> (j + 16)) & 1) << 4);
-        }
-      }
-      break;
     case kQ4_K: case kQ5_K: {  // Q5_K: Q4_K's with a fifth bit per element, bit s of byte 16 + l (k_quant_4_or_5)
       const bool five = type == kQ5_K;
       for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {

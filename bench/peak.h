@@ -64,29 +64,43 @@ inline double peak_gflops(long iterations = 25'000'000) {  // 12 × 4 × 2 flops
 }
 
 #if defined(__wasm_simd128__)
-// One thread's read bandwidth, GB/s: 256 MiB summed with SIMD loads, the median of 5 runs after one
-// (what a decoding step, which reads every weight once, can at best stream). A pointer that
-// advances, not data[i]: Emscripten turns loop strength reduction off, so an index is multiplied out
-// on every load, and that loop read 16–18 GB/s where this one reads 23–26.
+// One thread's read bandwidth over `data` (256 MiB) read once by SIMD sums, as kStreams runs side
+// by side (its quarters, or the whole), GB/s. Pointers that advance, not data[i]: Emscripten turns
+// loop strength reduction off, so an index is multiplied out on every load, and that loop read
+// 16–18 GB/s where this one reads 23–26.
+template <int kStreams>
+inline double read_streams_gbs(const std::vector<float>& data, float& sink) {
+  const size_t part = data.size() / kStreams;  // a multiple of 4 KB: the streams cross pages together
+  const auto t0 = std::chrono::steady_clock::now();
+  v128_t a[kStreams][4];
+  const float* p[kStreams];
+  for (int s = 0; s < kStreams; ++s) {
+    a[s][0] = a[s][1] = a[s][2] = a[s][3] = wasm_f32x4_splat(0);
+    p[s] = data.data() + s * part;
+  }
+  for (const float* end = p[0] + part; p[0] < end;)
+    for (int s = 0; s < kStreams; ++s) {
+      for (int v = 0; v < 4; ++v) a[s][v] = wasm_f32x4_add(a[s][v], wasm_v128_load(p[s] + 4 * v));
+      p[s] += 16;
+    }
+  for (auto& s : a) sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(s[0], s[1]), wasm_f32x4_add(s[2], s[3])), 0);
+  return data.size() * 4.0 / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
+}
+
+// The read bandwidth a decoding step can at best stream: the better median of one sequential
+// stream and of four side by side (which memory reads faster where a page's first misses cost:
+// docs/performance.md, "Decoding over blocks: streams side by side"), 5 runs each, alternating.
 inline double read_bandwidth_gbs() {
-  const size_t count = size_t{64} << 20;  // 256 MiB of floats
-  std::vector<float> data(count, 1.0f);
-  std::vector<double> seconds;
+  std::vector<float> data(size_t{64} << 20, 1.0f);  // 256 MiB
+  std::vector<double> one, four;
   float sink = 0;
   for (int run = 0; run < 6; ++run) {
-    const auto t0 = std::chrono::steady_clock::now();
-    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
-    for (const float *p = data.data(), *end = p + count; p < end; p += 16) {
-      a0 = wasm_f32x4_add(a0, wasm_v128_load(p));
-      a1 = wasm_f32x4_add(a1, wasm_v128_load(p + 4));
-      a2 = wasm_f32x4_add(a2, wasm_v128_load(p + 8));
-      a3 = wasm_f32x4_add(a3, wasm_v128_load(p + 12));
-    }
-    sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)), 0);
-    if (run > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const double a = read_streams_gbs<1>(data, sink), b = read_streams_gbs<4>(data, sink);
+    if (run > 0) one.push_back(a), four.push_back(b);
   }
   if (sink == 12345.0f) std::printf("#");
-  std::sort(seconds.begin(), seconds.end());
-  return count * 4.0 / seconds[seconds.size() / 2] / 1e9;
+  std::sort(one.begin(), one.end());
+  std::sort(four.begin(), four.end());
+  return std::max(one[one.size() / 2], four[four.size() / 2]);
 }
 #endif

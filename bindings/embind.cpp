@@ -224,9 +224,29 @@ emscripten::val threadProfileEnd() {
   out.set("regions", regions);
   return out;
 }
-// For the thread-scaling benchmark: GB/s of reading `megabytes` once, split over the threads as a
-// decoding step's products split their weights (the best of `repeats`): a step reads every weight
+// For the benchmarks: GB/s of reading `megabytes` once, split over the threads as a decoding step's
+// products split their weights (the best of `repeats`, each chunk read as one stream and as its
+// four quarters side by side, which memory reads faster where a page's first misses cost:
+// docs/performance.md, "Decoding over blocks: streams side by side"): a step reads every weight
 // once, so this is its bound at the thread count.
+template <int kStreams>
+void read_chunk(const float* x, const float* end, float& sum) {
+  const size_t part = static_cast<size_t>(end - x) / kStreams / 16 * 16;
+  v128_t acc[kStreams][4];
+  const float* p[kStreams];
+  for (int s = 0; s < kStreams; ++s) {
+    acc[s][0] = acc[s][1] = acc[s][2] = acc[s][3] = wasm_f32x4_splat(0);
+    p[s] = x + s * part;
+  }
+  for (const float* stop = p[0] + part; p[0] < stop;)
+    for (int s = 0; s < kStreams; ++s) {
+      for (int v = 0; v < 4; ++v) acc[s][v] = wasm_f32x4_add(acc[s][v], wasm_v128_load(p[s] + 4 * v));
+      p[s] += 16;
+    }
+  v128_t total = wasm_f32x4_splat(0);
+  for (auto& a : acc) total = wasm_f32x4_add(total, wasm_f32x4_add(wasm_f32x4_add(a[0], a[1]), wasm_f32x4_add(a[2], a[3])));
+  sum = wasm_f32x4_extract_lane(total, 0) + wasm_f32x4_extract_lane(total, 3);
+}
 double readBandwidth(double megabytes, int repeats) {
   static std::vector<float> buffer;
   const size_t count = static_cast<size_t>(megabytes * (1 << 20) / sizeof(float)) / 64 * 64;
@@ -235,24 +255,18 @@ double readBandwidth(double megabytes, int repeats) {
   const size_t per_chunk = (count / kChunks + 63) / 64 * 64;
   std::vector<float> sums(kChunks);
   double best = 0;
-  for (int r = 0; r < repeats; ++r) {
-    const double start = emscripten_get_now();
-    mh::parallel_for(kChunks, [&](int chunk, int) {
-      const float* x = buffer.data() + std::min(count, chunk * per_chunk);
-      const float* end = buffer.data() + std::min(count, (chunk + 1) * per_chunk);
-      v128_t a = wasm_f32x4_splat(0), b = a, c = a, d = a;
-      for (; x + 16 <= end; x += 16) {
-        a = wasm_f32x4_add(a, wasm_v128_load(x));
-        b = wasm_f32x4_add(b, wasm_v128_load(x + 4));
-        c = wasm_f32x4_add(c, wasm_v128_load(x + 8));
-        d = wasm_f32x4_add(d, wasm_v128_load(x + 12));
-      }
-      const v128_t s = wasm_f32x4_add(wasm_f32x4_add(a, b), wasm_f32x4_add(c, d));
-      sums[chunk] = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 3);
-    });
-    const double seconds = (emscripten_get_now() - start) / 1000;
-    best = std::max(best, count * sizeof(float) / seconds / 1e9);
-  }
+  for (int r = 0; r < repeats; ++r)
+    for (const bool quarters : {false, true}) {
+      const double start = emscripten_get_now();
+      mh::parallel_for(kChunks, [&](int chunk, int) {
+        const float* x = buffer.data() + std::min(count, chunk * per_chunk);
+        const float* end = buffer.data() + std::min(count, (chunk + 1) * per_chunk);
+        if (quarters) read_chunk<4>(x, end, sums[chunk]);
+        else read_chunk<1>(x, end, sums[chunk]);
+      });
+      const double seconds = (emscripten_get_now() - start) / 1000;
+      best = std::max(best, count * sizeof(float) / seconds / 1e9);
+    }
   return sums[0] < 0 ? 0 : best;  // read the sums: the loop must not be optimised away
 }
 // What the first checkpoint big enough measured of touching ahead (core/gemm_tuning.h).

@@ -309,11 +309,84 @@ inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, cons
   if constexpr (has_mins(T)) subtract_mins(acc_lo, acc_hi, block, row_block);
 }
 
+// acc_lo, acc_hi += one block of a panel times the row's block: its integer sums, then their float
+// operations (add_block; 6- and 5-bit blocks a half block at a time, each with its scales).
+template <WeightType T>
+inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
+  v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
+  if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {
+    half_sums<T, 0>(block, row_block, sum_lo, sum_hi);
+    add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+    half_sums<T, 1>(block, row_block, sum_lo, sum_hi);
+    add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
+    if constexpr (T == WeightType::kQ5) subtract_mins(acc_lo, acc_hi, block, row_block);
+  } else {
+    block_sums<T>(block, row_block, sum_lo, sum_hi);
+    add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+  }
+}
+
+// Decoding's row over N · D whole panels from column j, read as N streams side by side: stream n
+// is the D panels from j + 8 · n · D, contiguous in memory, and the N streams advance a block at a
+// time together. Each column is summed exactly as one panel alone sums it (the same bits).
+template <WeightType T, int N>
+void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b, const float* bias, int blocks, int j, int D) {
+  const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  for (int i = 0; i < D; ++i) {
+    v128_t acc[N][2];
+    const uint8_t* block[N];
+    const int zero = g_zero;  // 32-bit pointer arithmetic, as in block_row
+    for (int n = 0; n < N; ++n) {
+      const int jn = j + 8 * (n * D + i);
+      acc[n][0] = bias ? wasm_v128_load(bias + jn) : wasm_f32x4_splat(0);
+      acc[n][1] = bias ? wasm_v128_load(bias + jn + 4) : wasm_f32x4_splat(0);
+      block[n] = base + block_offset(T, 0, jn, b.ld) + zero;
+    }
+    const float* row_block = quantized + zero;
+    for (int k = 0; k < blocks; ++k, row_block += kQuantizedBlockFloats)
+      for (int n = 0; n < N; ++n) {
+        add_panel_block<T>(acc[n][0], acc[n][1], block[n], row_block);
+        block[n] += block_bytes(T);
+      }
+    for (int n = 0; n < N; ++n) {
+      const int jn = j + 8 * (n * D + i);
+      wasm_v128_store(out + jn, acc[n][0]);
+      wasm_v128_store(out + jn + 4, acc[n][1]);
+    }
+  }
+}
+
+// The panels' spacing (a count of panels) at which N streams cross into their next 4 KB pages
+// within 512 bytes of each other. Memory pages are 4 KB (a wasm heap gets no huge pages), and the
+// hardware prefetchers stop at each page's end, so each stream's first lines in a new page are
+// misses the core waits for. Streams that cross together wait for their misses at once; one
+// stream, or streams that cross apart, wait for each in turn (docs/performance.md, "Decoding
+// over blocks: streams side by side").
+inline int crossing_spacing(int64_t panel_bytes) {
+  for (int s = 1; s < 64; ++s) {
+    const int64_t off = s * panel_bytes % 4096;
+    if (off <= 512 || off >= 4096 - 512) return s;
+  }
+  return 64;
+}
+
 template <WeightType T>
 void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFloats in wasm*/, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
+  int j = c0 / 8 * 8;
+  // Whole panels as 4 or 2 streams side by side (panels_side_by_side); the rest a panel at a time.
+  if (j == c0) {
+    const int spacing = crossing_spacing(int64_t{blocks} * block_bytes(T));
+    for (int panels = (c1 - j) / 8; panels >= 2 * spacing;) {
+      const int N = panels >= 4 * spacing ? 4 : 2, D = panels / (N * spacing) * spacing;
+      if (N == 4) panels_side_by_side<T, 4>(out, quantized, b, bias, blocks, j, D);
+      else panels_side_by_side<T, 2>(out, quantized, b, bias, blocks, j, D);
+      j += 8 * N * D;
+      panels -= N * D;
+    }
+  }
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
-  for (int j = c0 / 8 * 8; j < c1; j += 8) {
+  for (; j < c1; j += 8) {
     float first[8];
     for (int c = 0; c < 8; ++c) first[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
     v128_t acc_lo = wasm_v128_load(first), acc_hi = wasm_v128_load(first + 4);
@@ -323,19 +396,8 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     const uint8_t* block = base + block_offset(T, 0, j, b.ld) + zero;  // a panel's blocks are consecutive
     const float* row_block = quantized + zero;
     for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
-         block += block_bytes(T), row_block += kQuantizedBlockFloats) {
-      v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-      if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each with its scales
-        half_sums<T, 0>(block, row_block, sum_lo, sum_hi);
-        add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-        half_sums<T, 1>(block, row_block, sum_lo, sum_hi);
-        add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
-        if constexpr (T == WeightType::kQ5) subtract_mins(acc_lo, acc_hi, block, row_block);
-      } else {
-        block_sums<T>(block, row_block, sum_lo, sum_hi);
-        add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-      }
-    }
+         block += block_bytes(T), row_block += kQuantizedBlockFloats)
+      add_panel_block<T>(acc_lo, acc_hi, block, row_block);
     if (c0 <= j && j + 8 <= c1) {  // a whole panel: no call to memcpy (a loop of 8 becomes one)
       wasm_v128_store(out + j, acc_lo);
       wasm_v128_store(out + j + 4, acc_hi);

@@ -393,6 +393,38 @@ TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
       }
 }
 
+// Decoding's row over many panels reads them as 4 or 2 streams side by side and the rest a panel
+// at a time (gemm_blocks.h, panels_side_by_side): every column must be the bits of its panel read
+// alone, and the float64 transcription's value, at widths that leave each of those parts (and a
+// last panel narrower than 8), on 1 and 3 threads.
+TEST(Gemm, DecodingStreamsGiveEachPanelsBits) {
+  std::mt19937 rng(59);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
+    for (const int K : {32, 288, 768})
+      for (const int N : {203, 637, 1003}) {
+        const RandomBlocks m = random_blocks(type, K, N, rng);
+        std::vector<float> a(K), bias(N), got(N), alone(N);
+        for (float& x : a) x = normal(rng);
+        for (float& x : bias) x = normal(rng);
+        for (int j = 0; j < N; j += 8) {
+          const MatrixRef panel{m.blocks.data() + block_offset(type, 0, j, K), type, K, true};
+          gemm(alone.data() + j, N, a.data(), K, panel, bias.data() + j, 1, K, std::min(8, N - j));
+        }
+        const std::string where = weight_type_name(type) + " K " + std::to_string(K) + " N " + std::to_string(N);
+        for (const int threads : {1, 3}) {
+          set_thread_count(threads);
+          gemm(got.data(), N, a.data(), K, MatrixRef{m.blocks.data(), type, K, true}, bias.data(), 1, K, N);
+          set_thread_count(1);
+          EXPECT_EQ(0, std::memcmp(got.data(), alone.data(), got.size() * 4)) << where << " threads " << threads;
+        }
+        for (int j = 0; j < N; ++j) {
+          const Quantized q = quantized_reference(type, m.blocks.data(), a.data(), K, j, bias[j]);
+          ASSERT_LE(std::fabs(q.value - got[j]), 1e-6 * q.magnitude + 1e-6) << where << " column " << j;
+        }
+      }
+}
+
 // The integer tiles at their edges: 1–7 rows (tiles of every height and a shorter last one), a
 // last panel narrower than 8 columns, K from one block to several, every block type, no bias and
 // a bias, a row stride wider than K; each element against the float64 transcription above, and

@@ -356,6 +356,12 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
   }
 }
 
+#if defined(__wasm_relaxed_simd__)
+constexpr bool kDecodingInStreams = true;
+#else
+constexpr bool kDecodingInStreams = false;
+#endif
+constexpr int64_t kShortestStream = 64 << 10;
 // The panels' spacing (a count of panels) at which N streams cross into their next 4 KB pages
 // within 512 bytes of each other. Memory pages are 4 KB (a wasm heap gets no huge pages), and the
 // hardware prefetchers stop at each page's end, so each stream's first lines in a new page are
@@ -374,15 +380,23 @@ template <WeightType T>
 void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFloats in wasm*/, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
   int j = c0 / 8 * 8;
-  // Whole panels as 4 or 2 streams side by side (panels_side_by_side); the rest a panel at a time.
-  if (j == c0) {
-    const int spacing = crossing_spacing(int64_t{blocks} * block_bytes(T));
-    for (int panels = (c1 - j) / 8; panels >= 2 * spacing;) {
-      const int N = panels >= 4 * spacing ? 4 : 2, D = panels / (N * spacing) * spacing;
-      if (N == 4) panels_side_by_side<T, 4>(out, quantized, b, bias, blocks, j, D);
+  // Whole panels as 4 or 2 streams side by side (panels_side_by_side), each at least 64 KB; the
+  // rest a panel at a time. Shorter streams (a chunk of a product split over threads) and the plain
+  // build (its 16-bit dots run at half the rate memory streams) measured no faster, or slower
+  // (docs/performance.md, "Decoding over blocks: streams side by side").
+  if constexpr (kDecodingInStreams) {
+    const int64_t panel_bytes = int64_t{blocks} * block_bytes(T);
+    const int spacing = crossing_spacing(panel_bytes);
+    for (int panels = j == c0 ? (c1 - j) / 8 : 0, streams = 4; streams >= 2;) {
+      const int D = panels / (streams * spacing) * spacing;  // panels a stream
+      if (D * panel_bytes < kShortestStream) {
+        streams /= 2;
+        continue;
+      }
+      if (streams == 4) panels_side_by_side<T, 4>(out, quantized, b, bias, blocks, j, D);
       else panels_side_by_side<T, 2>(out, quantized, b, bias, blocks, j, D);
-      j += 8 * N * D;
-      panels -= N * D;
+      j += 8 * streams * D;
+      panels -= streams * D;
     }
   }
   const uint8_t* base = static_cast<const uint8_t*>(b.data);

@@ -395,14 +395,15 @@ TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
 
 // Decoding's row over many panels reads them as 4 or 2 streams side by side and the rest a panel
 // at a time (gemm_blocks.h, panels_side_by_side): every column must be the bits of its panel read
-// alone, and the float64 transcription's value, at widths that leave each of those parts (and a
-// last panel narrower than 8), on 1 and 3 threads.
+// alone, and the float64 transcription's value, at widths and depths that give each of those parts
+// (4 streams then 2, for example, at K 3072 and 203 columns; and a last panel narrower than 8), on
+// 1 and 3 threads.
 TEST(Gemm, DecodingStreamsGiveEachPanelsBits) {
   std::mt19937 rng(59);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
-    for (const int K : {32, 288, 768})
-      for (const int N : {203, 637, 1003}) {
+    for (const int K : {32, 288, 768, 3072})
+      for (const int N : {203, 300, 637, 1003}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         std::vector<float> a(K), bias(N), got(N), alone(N);
         for (float& x : a) x = normal(rng);

@@ -15,7 +15,8 @@
 //              taking the cache, by the look of it), and a row timed in one stretch of 0.2 s
 //              could fall in such a window whole (W_O at 16 tokens read 55% of the peak in one
 //              run, 85% a minute later)
-//   bandwidth  reading 256 MiB once (SIMD sums): what a decoding step, which reads every weight
+//   bandwidth  reading 256 MiB once (SIMD sums), the better of one stream and four side by side
+//              (peak.h): what a decoding step, which reads every weight
 //              once, can at best stream (alone with --bandwidth-only: bench/gpt2.mjs measures it
 //              again right before and after its decoding rows, whose bound it is)
 // Prints one JSON object per line.

@@ -13,6 +13,9 @@
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+
+#include "core/read_streams.h"
+
 using f32x4 = v128_t;
 static inline f32x4 splat(float x) { return wasm_f32x4_splat(x); }
 #if defined(__wasm_relaxed_simd__)
@@ -64,26 +67,12 @@ inline double peak_gflops(long iterations = 25'000'000) {  // 12 × 4 × 2 flops
 }
 
 #if defined(__wasm_simd128__)
-// One thread's read bandwidth over `data` (256 MiB) read once by SIMD sums, as kStreams runs side
-// by side (its quarters, or the whole), GB/s. Pointers that advance, not data[i]: Emscripten turns
-// loop strength reduction off, so an index is multiplied out on every load, and that loop read
-// 16–18 GB/s where this one reads 23–26.
+// One thread's read bandwidth over `data` (256 MiB) read once as kStreams runs side by side (its
+// quarters, each a whole number of 4 KB pages, or the whole), GB/s.
 template <int kStreams>
 inline double read_streams_gbs(const std::vector<float>& data, float& sink) {
-  const size_t part = data.size() / kStreams;  // a multiple of 4 KB: the streams cross pages together
   const auto t0 = std::chrono::steady_clock::now();
-  v128_t a[kStreams][4];
-  const float* p[kStreams];
-  for (int s = 0; s < kStreams; ++s) {
-    a[s][0] = a[s][1] = a[s][2] = a[s][3] = wasm_f32x4_splat(0);
-    p[s] = data.data() + s * part;
-  }
-  for (const float* end = p[0] + part; p[0] < end;)
-    for (int s = 0; s < kStreams; ++s) {
-      for (int v = 0; v < 4; ++v) a[s][v] = wasm_f32x4_add(a[s][v], wasm_v128_load(p[s] + 4 * v));
-      p[s] += 16;
-    }
-  for (auto& s : a) sink += wasm_f32x4_extract_lane(wasm_f32x4_add(wasm_f32x4_add(s[0], s[1]), wasm_f32x4_add(s[2], s[3])), 0);
+  sink += mh::sum_in_streams<kStreams>(data.data(), data.size());
   return data.size() * 4.0 / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
 }
 

@@ -26,6 +26,7 @@
 #include "core/gemm.h"
 #include "core/gemm_tuning.h"
 #include "core/parallel.h"
+#include "core/read_streams.h"
 
 using emscripten::val;
 
@@ -229,24 +230,6 @@ emscripten::val threadProfileEnd() {
 // four quarters side by side, which memory reads faster where a page's first misses cost:
 // docs/performance.md, "Decoding over blocks: streams side by side"): a step reads every weight
 // once, so this is its bound at the thread count.
-template <int kStreams>
-void read_chunk(const float* x, const float* end, float& sum) {
-  const size_t part = static_cast<size_t>(end - x) / kStreams / 16 * 16;
-  v128_t acc[kStreams][4];
-  const float* p[kStreams];
-  for (int s = 0; s < kStreams; ++s) {
-    acc[s][0] = acc[s][1] = acc[s][2] = acc[s][3] = wasm_f32x4_splat(0);
-    p[s] = x + s * part;
-  }
-  for (const float* stop = p[0] + part; p[0] < stop;)
-    for (int s = 0; s < kStreams; ++s) {
-      for (int v = 0; v < 4; ++v) acc[s][v] = wasm_f32x4_add(acc[s][v], wasm_v128_load(p[s] + 4 * v));
-      p[s] += 16;
-    }
-  v128_t total = wasm_f32x4_splat(0);
-  for (auto& a : acc) total = wasm_f32x4_add(total, wasm_f32x4_add(wasm_f32x4_add(a[0], a[1]), wasm_f32x4_add(a[2], a[3])));
-  sum = wasm_f32x4_extract_lane(total, 0) + wasm_f32x4_extract_lane(total, 3);
-}
 double readBandwidth(double megabytes, int repeats) {
   static std::vector<float> buffer;
   const size_t count = static_cast<size_t>(megabytes * (1 << 20) / sizeof(float)) / 64 * 64;
@@ -261,8 +244,8 @@ double readBandwidth(double megabytes, int repeats) {
       mh::parallel_for(kChunks, [&](int chunk, int) {
         const float* x = buffer.data() + std::min(count, chunk * per_chunk);
         const float* end = buffer.data() + std::min(count, (chunk + 1) * per_chunk);
-        if (quarters) read_chunk<4>(x, end, sums[chunk]);
-        else read_chunk<1>(x, end, sums[chunk]);
+        const size_t floats = static_cast<size_t>(end - x) / 64 * 64;
+        sums[chunk] = quarters ? mh::sum_in_streams<4>(x, floats) : mh::sum_in_streams<1>(x, floats);
       });
       const double seconds = (emscripten_get_now() - start) / 1000;
       best = std::max(best, count * sizeof(float) / seconds / 1e9);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "core/blocks.h"
 #include "core/gemm_tiles.h"
@@ -387,12 +388,10 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
   if constexpr (kDecodingInStreams) {
     const int64_t panel_bytes = int64_t{blocks} * block_bytes(T);
     const int spacing = crossing_spacing(panel_bytes);
-    for (int panels = j == c0 ? (c1 - j) / 8 : 0, streams = 4; streams >= 2;) {
+    int panels = j == c0 ? (c1 - j) / 8 : 0;
+    for (const int streams : {4, 2}) {
       const int D = panels / (streams * spacing) * spacing;  // panels a stream
-      if (D * panel_bytes < kShortestStream) {
-        streams /= 2;
-        continue;
-      }
+      if (D * panel_bytes < kShortestStream) continue;
       if (streams == 4) panels_side_by_side<T, 4>(out, quantized, b, bias, blocks, j, D);
       else panels_side_by_side<T, 2>(out, quantized, b, bias, blocks, j, D);
       j += 8 * streams * D;

@@ -287,7 +287,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       thread_local std::vector<float> quantized;
       if (!prepacked) {
         quantized.resize(n * quantized_row_floats(K));
-        quantize_rows(quantized.data(), a, lda, n, K, block_tile_rows<T>());
+        quantize_rows(quantized.data(), a, lda, n, K, block_tile_rows<T>(), tile_block_floats<T>());
       }
       const float* rows = prepacked ? prepacked : quantized.data();
       if (n == 1) block_row<T>(out, rows, kQuantizedBlockFloats, b, bias, K, c0, c1);
@@ -471,7 +471,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   if (pack && packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
   if (quantize) {
     packing.resize(std::max(packing.size(), n * quantized_row_floats(K)));
-    quantize_rows(packing.data(), a, lda, n, K, block_tile_rows_of(b.type));
+    quantize_rows(packing.data(), a, lda, n, K, block_tile_rows_of(b.type), tile_block_floats_of(b.type));
   }
   float* const packed = pack || quantize ? packing.data() : nullptr;
   for (int i0 = 0; i0 < n; i0 += row_block) {

@@ -115,17 +115,43 @@ inline int block_tile_height(int i, int rows, int tallest) {
   return (left + tiles - 1) / tiles;
 }
 
-// packed = rows × K of a (rows lda apart) quantized (quantize_row), in tiles of block_tile_height()
-// rows: the tile from row i at i · quantized_row_floats(K), block-major, so that one pointer walks
-// it: block b of its row r (of h) at (b · h + r) · kQuantizedBlockFloats. One row is quantize_row's.
-void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, int tallest) {
+// The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
+// q_a its products read — int8 for the relaxed build's 4- and 5-bit tiles (10 floats), int16 for
+// the others (18) — at kTileQFloats on: a tile's rows then take a quarter (or less than half) of
+// quantize_row's bytes in L1 and L2.
+template <WeightType T>
+constexpr int tile_block_floats() {
+#if defined(__wasm_relaxed_simd__)
+  if (T == WeightType::kQ4 || T == WeightType::kQ5) return 10;
+#endif
+  return 18;
+}
+inline int tile_block_floats_of(WeightType t) {
+  return t == WeightType::kQ8 ? tile_block_floats<WeightType::kQ8>() : t == WeightType::kQ6 ? tile_block_floats<WeightType::kQ6>()
+         : t == WeightType::kQ5 ? tile_block_floats<WeightType::kQ5>() : tile_block_floats<WeightType::kQ4>();
+}
+constexpr int kTileQFloats = 2;  // where a tile block's q_a start
+
+// packed = rows × K of a (rows lda apart) quantized, for one row (decoding) as quantize_row
+// quantizes it; for more, in tiles of block_tile_height() rows, each block in the tiles' form
+// (`floats`: tile_block_floats): the tile from row i at i · blocks · floats, block-major, so that
+// one pointer walks it: block b of its row r (of h) at (b · h + r) · floats.
+void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, int tallest, int floats) {
+  if (rows == 1) return quantize_row(packed, a, K);
   const int blocks = K / kBlockRows;
+  alignas(16) float whole[kQuantizedBlockFloats];
   for (int i = 0, h; i < rows; i += h) {
     h = block_tile_height(i, rows, tallest);
-    float* tile_start = packed + static_cast<int64_t>(i) * blocks * kQuantizedBlockFloats;
+    float* tile_start = packed + static_cast<int64_t>(i) * blocks * floats;
     for (int r = 0; r < h; ++r)
-      for (int blk = 0; blk < blocks; ++blk)
-        quantize_row(tile_start + (blk * h + r) * kQuantizedBlockFloats, a + (i + r) * lda + blk * kBlockRows, kBlockRows);
+      for (int blk = 0; blk < blocks; ++blk) {
+        quantize_row(whole, a + (i + r) * lda + blk * kBlockRows, kBlockRows);
+        float* block = tile_start + (blk * h + r) * floats;
+        block[0] = whole[0];
+        block[1] = whole[1];
+        // int8 q_a follow the int16 ones in quantize_row's block (at 18)
+        std::memcpy(block + kTileQFloats, whole + (floats == 10 ? 18 : 2), 4 * (floats - kTileQFloats));
+      }
   }
 }
 
@@ -491,7 +517,7 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
     const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
     const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
     for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * kQuantizedBlockFloats + 2) + 4 * g);
+      const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats) + 4 * g);
       p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
       p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
       p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
@@ -517,7 +543,7 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
       v128_t left, right;
       block_group(T, block, g, left, right);
       for (int r = 0; r < R; ++r) {
-        const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * kQuantizedBlockFloats + 18) + 4 * g);
+        const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats) + 4 * g);
         pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
         pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
       }
@@ -531,12 +557,13 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
 #endif
   tile_group_sums<T, R, kFirst, kGroups>(block, a_block, sum);
 }
-// c's R rows += a kQ6 or kQ5 half block's sums, with that half's scales (at `scales`): add_scaled.
-template <int R>
+// c's R rows += a kQ6 or kQ5 half block's sums, with that half's scales (at `scales`): add_scaled
+// (F: tile_block_floats).
+template <int R, int F>
 inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* a_block, const v128_t (&sum)[R][2]) {
   for (int r = R - 1; r >= 0; --r) {
     v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-    add_scaled(lo, hi, scales, a_block + r * kQuantizedBlockFloats, sum[r][0], sum[r][1]);
+    add_scaled(lo, hi, scales, a_block + r * F, sum[r][0], sum[r][1]);
     wasm_v128_store(c + r * ldc, lo);
     wasm_v128_store(c + r * ldc + 4, hi);
   }
@@ -552,17 +579,17 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
   const float* a_block = a + zero;
   const uint8_t* block = panel + zero;
   for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
-       block += block_bytes(T), a_block += R * kQuantizedBlockFloats) {
+       block += block_bytes(T), a_block += R * tile_block_floats<T>()) {
     v128_t sum[R][2];
     if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each added with its scales
       tile_sums<T, R, 0, 4>(block, a_block, sum);
-      tile_add<R>(c, ldc, block, a_block, sum);
+      tile_add<R, tile_block_floats<T>()>(c, ldc, block, a_block, sum);
       tile_sums<T, R, 4, 4>(block, a_block, sum);
-      tile_add<R>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
+      tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
       if constexpr (T == WeightType::kQ5) {
         for (int r = R - 1; r >= 0; --r) {
           v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-          subtract_mins(lo, hi, block, a_block + r * kQuantizedBlockFloats);
+          subtract_mins(lo, hi, block, a_block + r * tile_block_floats<T>());
           wasm_v128_store(c + r * ldc, lo);
           wasm_v128_store(c + r * ldc + 4, hi);
         }
@@ -572,7 +599,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
     tile_sums<T, R, 0, kBlockRows / 4>(block, a_block, sum);
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-      add_block<T>(lo, hi, block, a_block + r * kQuantizedBlockFloats, sum[r][0], sum[r][1]);
+      add_block<T>(lo, hi, block, a_block + r * tile_block_floats<T>(), sum[r][0], sum[r][1]);
       wasm_v128_store(c + r * ldc, lo);
       wasm_v128_store(c + r * ldc + 4, hi);
     }
@@ -585,7 +612,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
   // block_row reads its panel through a MatrixRef: this one, blocks deep.
   const MatrixRef b{panel, T, int64_t{blocks} * kBlockRows, true};
   for (int r = 0; r < R; ++r)
-    block_row<T>(c + r * ldc, a + r * kQuantizedBlockFloats, R * kQuantizedBlockFloats, b, bias ? bias : nullptr,
+    block_row<T>(c + r * ldc, a + r * tile_block_floats<T>(), R * tile_block_floats<T>(), b, bias ? bias : nullptr,
                  blocks * kBlockRows, 0, 8);
 }
 #endif
@@ -608,7 +635,7 @@ template <WeightType T>
 void block_tiles(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows, int K,
                  int c0, int c1) {
   const int blocks = K / kBlockRows, tallest = block_tile_rows<T>();
-  const int64_t row_floats = int64_t{blocks} * kQuantizedBlockFloats;
+  const int64_t row_floats = int64_t{blocks} * tile_block_floats<T>();
   const int group_rows = static_cast<int>(std::max<int64_t>(1, kBlockTileBytes / (4 * std::max<int64_t>(row_floats, 1))));
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int i0 = 0, i1; i0 < rows; i0 = i1) {

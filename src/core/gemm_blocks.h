@@ -39,34 +39,45 @@ namespace {
 constexpr int kQuantizedBlockFloats = 42;
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
+// One block of 32 floats quantized: d, d · Σ q_a, and q_a as int16 (q16) and int8 (q8).
+struct QuantizedBlock {
+  float d, sum;
+  v128_t q16[4], q8[2];
+};
+inline QuantizedBlock quantize_block(const float* x) {
+  QuantizedBlock out;
+  v128_t v[8];
+  for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(x + 4 * i);
+  v128_t largest = wasm_f32x4_abs(v[0]);
+  for (int i = 1; i < 8; ++i) largest = wasm_f32x4_max(largest, wasm_f32x4_abs(v[i]));
+  largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
+  largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
+  const float d = wasm_f32x4_extract_lane(largest, 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+  out.d = d;
+  const v128_t scale = wasm_f32x4_splat(inverse);
+  v128_t q[8];  // within ±127
+  for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i], scale)));
+  v128_t sum = q[0];
+  for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
+  out.sum = d * static_cast<float>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
+                                   wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+  for (int i = 0; i < 4; ++i) out.q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
+  out.q8[0] = wasm_i8x16_narrow_i16x8(out.q16[0], out.q16[1]);
+  out.q8[1] = wasm_i8x16_narrow_i16x8(out.q16[2], out.q16[3]);
+  return out;
+}
 void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
-    const float* x = a + blk * kBlockRows;
-    v128_t v[8];
-    for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(x + 4 * i);
-    v128_t largest = wasm_f32x4_abs(v[0]);
-    for (int i = 1; i < 8; ++i) largest = wasm_f32x4_max(largest, wasm_f32x4_abs(v[i]));
-    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
-    largest = wasm_f32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
-    const float d = wasm_f32x4_extract_lane(largest, 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-    packed[0] = d;
-    const v128_t scale = wasm_f32x4_splat(inverse);
-    v128_t q[8];  // within ±127
-    for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i], scale)));
-    v128_t sum = q[0];
-    for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
-    packed[1] = d * static_cast<float>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
-                                       wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
-    v128_t q16[4];
-    for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
-    for (int i = 0; i < 4; ++i) wasm_v128_store(reinterpret_cast<int16_t*>(packed + 2) + 8 * i, q16[i]);
-    const v128_t q8_lo = wasm_i8x16_narrow_i16x8(q16[0], q16[1]), q8_hi = wasm_i8x16_narrow_i16x8(q16[2], q16[3]);
-    wasm_v128_store(packed + 18, q8_lo);
-    wasm_v128_store(packed + 22, q8_hi);
-    wasm_v128_store(packed + 26, wasm_i8x16_abs(q8_lo));
-    wasm_v128_store(packed + 30, wasm_i8x16_abs(q8_hi));
-    wasm_v128_store(packed + 34, wasm_i8x16_lt(q8_lo, wasm_i8x16_splat(0)));
-    wasm_v128_store(packed + 38, wasm_i8x16_lt(q8_hi, wasm_i8x16_splat(0)));
+    const QuantizedBlock q = quantize_block(a + blk * kBlockRows);
+    packed[0] = q.d;
+    packed[1] = q.sum;
+    for (int i = 0; i < 4; ++i) wasm_v128_store(reinterpret_cast<int16_t*>(packed + 2) + 8 * i, q.q16[i]);
+    wasm_v128_store(packed + 18, q.q8[0]);
+    wasm_v128_store(packed + 22, q.q8[1]);
+    wasm_v128_store(packed + 26, wasm_i8x16_abs(q.q8[0]));
+    wasm_v128_store(packed + 30, wasm_i8x16_abs(q.q8[1]));
+    wasm_v128_store(packed + 34, wasm_i8x16_lt(q.q8[0], wasm_i8x16_splat(0)));
+    wasm_v128_store(packed + 38, wasm_i8x16_lt(q.q8[1], wasm_i8x16_splat(0)));
   }
 }
 #else
@@ -139,18 +150,23 @@ constexpr int kTileQFloats = 2;  // where a tile block's q_a start
 void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, int tallest, int floats) {
   if (rows == 1) return quantize_row(packed, a, K);
   const int blocks = K / kBlockRows;
-  alignas(16) float whole[kQuantizedBlockFloats];
   for (int i = 0, h; i < rows; i += h) {
     h = block_tile_height(i, rows, tallest);
     float* tile_start = packed + static_cast<int64_t>(i) * blocks * floats;
     for (int r = 0; r < h; ++r)
       for (int blk = 0; blk < blocks; ++blk) {
-        quantize_row(whole, a + (i + r) * lda + blk * kBlockRows, kBlockRows);
+        const float* x = a + (i + r) * lda + blk * kBlockRows;
         float* block = tile_start + (blk * h + r) * floats;
-        block[0] = whole[0];
-        block[1] = whole[1];
-        // int8 q_a follow the int16 ones in quantize_row's block (at 18)
-        std::memcpy(block + kTileQFloats, whole + (floats == 10 ? 18 : 2), 4 * (floats - kTileQFloats));
+#if defined(__wasm_simd128__)
+        const QuantizedBlock q = quantize_block(x);
+        block[0] = q.d;
+        block[1] = q.sum;
+        for (int v = 0; v < (floats == 10 ? 2 : 4); ++v) wasm_v128_store(block + kTileQFloats + 4 * v, floats == 10 ? q.q8[v] : q.q16[v]);
+#else
+        float whole[kQuantizedBlockFloats];  // natively the int16 q_a, at 2 in quantize_row's form too
+        quantize_row(whole, x, kBlockRows);
+        std::memcpy(block, whole, 4 * static_cast<size_t>(floats));
+#endif
       }
   }
 }

@@ -129,7 +129,7 @@ inline int block_tile_height(int i, int rows, int tallest) {
 // The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
 // q_a its products read — int8 for the relaxed build's 4- and 5-bit tiles (10 floats), int16 for
 // the others (18) — at kTileQFloats on: a tile's rows then take a quarter (or less than half) of
-// quantize_row's bytes in L1 and L2.
+// quantize_row's bytes in L1 and L2 (docs/performance.md, "Zen 3: the rows' blocks in a compact form").
 template <WeightType T>
 constexpr int tile_block_floats() {
 #if defined(__wasm_relaxed_simd__)

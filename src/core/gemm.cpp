@@ -197,13 +197,6 @@ std::atomic<bool> g_integer_block_tiles{true};
 inline bool integer_block_tiles(const MatrixRef& b, int n) {
   return is_block_type(b.type) && n > 1 && g_integer_block_tiles.load(std::memory_order_relaxed);
 }
-// How quantize_rows cuts this product's rows into tiles.
-inline int block_tile_rows_of(WeightType t) {
-  return t == WeightType::kQ8   ? block_tile_rows<WeightType::kQ8>()
-         : t == WeightType::kQ6 ? block_tile_rows<WeightType::kQ6>()
-         : t == WeightType::kQ5 ? block_tile_rows<WeightType::kQ5>()
-                                : block_tile_rows<WeightType::kQ4>();
-}
 
 // The byte where element `element` of b (an index into its panels, panel_index) is stored: for a
 // block type, its block's first byte.
@@ -287,7 +280,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
       thread_local std::vector<float> quantized;
       if (!prepacked) {
         quantized.resize(n * quantized_row_floats(K));
-        quantize_rows(quantized.data(), a, lda, n, K, block_tile_rows<T>(), tile_block_floats<T>());
+        quantize_rows<T>(quantized.data(), a, lda, n, K);
       }
       const float* rows = prepacked ? prepacked : quantized.data();
       if (n == 1) block_row<T>(out, rows, kQuantizedBlockFloats, b, bias, K, c0, c1);
@@ -471,7 +464,12 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   if (pack && packing.size() < static_cast<size_t>(row_block) * K) packing.resize(static_cast<size_t>(row_block) * K);
   if (quantize) {
     packing.resize(std::max(packing.size(), n * quantized_row_floats(K)));
-    quantize_rows(packing.data(), a, lda, n, K, block_tile_rows_of(b.type), tile_block_floats_of(b.type));
+    switch (b.type) {  // the block types (`quantize`)
+      case WeightType::kQ8: quantize_rows<WeightType::kQ8>(packing.data(), a, lda, n, K); break;
+      case WeightType::kQ6: quantize_rows<WeightType::kQ6>(packing.data(), a, lda, n, K); break;
+      case WeightType::kQ5: quantize_rows<WeightType::kQ5>(packing.data(), a, lda, n, K); break;
+      default: quantize_rows<WeightType::kQ4>(packing.data(), a, lda, n, K); break;
+    }
   }
   float* const packed = pack || quantize ? packing.data() : nullptr;
   for (int i0 = 0; i0 < n; i0 += row_block) {

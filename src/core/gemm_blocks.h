@@ -126,32 +126,34 @@ inline int block_tile_height(int i, int rows, int tallest) {
   return (left + tiles - 1) / tiles;
 }
 
-// The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
-// q_a its products read — int8 for the relaxed build's 4- and 5-bit tiles (10 floats), int16 for
-// the others (18) — at kTileQFloats on: a tile's rows then take a quarter (or less than half) of
-// quantize_row's bytes in L1 and L2 (docs/performance.md, "Zen 3: the rows' blocks in a compact form").
+// Whether a tile over blocks of T takes the relaxed build's int8 dot (tile_sums), reading q_a as
+// int8; the others read them as int16.
 template <WeightType T>
-constexpr int tile_block_floats() {
+constexpr bool tile_reads_int8() {
 #if defined(__wasm_relaxed_simd__)
-  if (T == WeightType::kQ4 || T == WeightType::kQ5) return 10;
+  return T == WeightType::kQ4 || T == WeightType::kQ5;
+#else
+  return false;
 #endif
-  return 18;
 }
-inline int tile_block_floats_of(WeightType t) {
-  return t == WeightType::kQ8 ? tile_block_floats<WeightType::kQ8>() : t == WeightType::kQ6 ? tile_block_floats<WeightType::kQ6>()
-         : t == WeightType::kQ5 ? tile_block_floats<WeightType::kQ5>() : tile_block_floats<WeightType::kQ4>();
-}
-constexpr int kTileQFloats = 2;  // where a tile block's q_a start
+// The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
+// q_a the tile reads, from kTileQFloats on: fewer bytes for a tile's rows in L1 beside the panel,
+// and for a group of tiles in L2, than quantize_row's whole block.
+constexpr int kTileQFloats = 2;
+template <WeightType T>
+constexpr int tile_block_floats() { return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16); }
 
-// packed = rows × K of a (rows lda apart) quantized, for one row (decoding) as quantize_row
-// quantizes it; for more, in tiles of block_tile_height() rows, each block in the tiles' form
-// (`floats`: tile_block_floats): the tile from row i at i · blocks · floats, block-major, so that
-// one pointer walks it: block b of its row r (of h) at (b · h + r) · floats.
-void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, int tallest, int floats) {
+// packed = rows × K of a (rows lda apart) quantized for products over blocks of T: one row
+// (decoding) as quantize_row quantizes it; more in tiles of block_tile_height() rows, each block in
+// the tiles' form: the tile from row i at i · blocks · tile_block_floats<T>(), block-major, so that
+// one pointer walks it: block b of its row r (of h) at (b · h + r) · tile_block_floats<T>().
+template <WeightType T>
+void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) {
   if (rows == 1) return quantize_row(packed, a, K);
+  constexpr int floats = tile_block_floats<T>();
   const int blocks = K / kBlockRows;
   for (int i = 0, h; i < rows; i += h) {
-    h = block_tile_height(i, rows, tallest);
+    h = block_tile_height(i, rows, block_tile_rows<T>());
     float* tile_start = packed + static_cast<int64_t>(i) * blocks * floats;
     for (int r = 0; r < h; ++r)
       for (int blk = 0; blk < blocks; ++blk) {
@@ -161,11 +163,15 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K, 
         const QuantizedBlock q = quantize_block(x);
         block[0] = q.d;
         block[1] = q.sum;
-        for (int v = 0; v < (floats == 10 ? 2 : 4); ++v) wasm_v128_store(block + kTileQFloats + 4 * v, floats == 10 ? q.q8[v] : q.q16[v]);
+        if constexpr (tile_reads_int8<T>()) {
+          for (int v = 0; v < 2; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q8[v]);
+        } else {
+          for (int v = 0; v < 4; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q16[v]);
+        }
 #else
-        float whole[kQuantizedBlockFloats];  // natively the int16 q_a, at 2 in quantize_row's form too
+        float whole[kQuantizedBlockFloats];  // the int16 q_a at 2 in quantize_row's form too
         quantize_row(whole, x, kBlockRows);
-        std::memcpy(block, whole, 4 * static_cast<size_t>(floats));
+        std::memcpy(block, whole, sizeof(float) * floats);
 #endif
       }
   }
@@ -552,7 +558,7 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
 template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
 #if defined(__wasm_relaxed_simd__)
-  if constexpr (T == WeightType::kQ4 || T == WeightType::kQ5) {
+  if constexpr (tile_reads_int8<T>()) {
     v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
     for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
     for (int g = kFirst; g < kFirst + kGroups; ++g) {

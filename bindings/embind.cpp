@@ -196,6 +196,9 @@ std::string gemmKernel() { return mh::gemm_kernel_name(); }
 // Prefill over 8- / 4-bit blocks by integer tiles (true) or widened into float32 panels (core/gemm.h),
 // for the benchmark and tests.
 void setIntegerBlockTiles(bool on) { mh::set_integer_block_tiles(on); }
+// The products over blocks by the integer dot-add or not (core/gemm_tuning.h), for the benchmark
+// and tests: false (nothing changed) where on was asked and it did not measure exact here.
+bool setIntegerDotAdd(bool on) { return mh::set_integer_dot_add(on); }
 int threadCount() { return mh::thread_count(); }
 // The thread-scaling benchmark's profile (core/parallel.h): { totalMs, phases, phaseMs, regions:
 // [{ phase, wallMs, taskMs, slotMs }] }.
@@ -262,6 +265,17 @@ emscripten::val touchTuning() {
   out.set("msWithout", t.ms_without);
   return out;
 }
+// What the first product over blocks measured of the integer dot-add (core/gemm_tuning.h).
+emscripten::val dotAddTuning() {
+  const mh::DotAddTuning t = mh::dot_add_tuning();
+  emscripten::val out = emscripten::val::object();
+  out.set("measured", t.measured);
+  out.set("exact", t.exact);
+  out.set("msOn", t.ms_on);
+  out.set("msOff", t.ms_off);
+  out.set("on", t.on);
+  return out;
+}
 
 }  // namespace
 
@@ -308,6 +322,8 @@ EMSCRIPTEN_BINDINGS(multihead) {
   emscripten::function("setThreadCount", &setThreadCount);
   emscripten::function("gemmKernel", &gemmKernel);
   emscripten::function("setIntegerBlockTiles", &setIntegerBlockTiles);
+  emscripten::function("setIntegerDotAdd", &setIntegerDotAdd);
+  emscripten::function("dotAddTuning", &dotAddTuning);
   emscripten::function("threadCount", &threadCount);
   emscripten::function("threadProfileBegin", &threadProfileBegin);
   emscripten::function("threadProfileEnd", &threadProfileEnd);

@@ -213,6 +213,14 @@ export interface RuntimeInfo {
    * faster depends on the CPU; the results are the same bits either way.
    */
   touchTuning: { tuned: boolean; fromRows: number; msWith: number; msWithout: number };
+  /**
+   * What the first product over 8-, 6-, 5- or 4-bit blocks (a GGUF model) measured of the
+   * relaxed-SIMD integer dot-add: whether its products gave the same bits each way (`exact`), their
+   * time with it and without (fastest round, ms), and whether the products take it now (`on`: exact
+   * and at most 0.9 the time). Not measured before that product, nor in a build without relaxed
+   * SIMD. The results are the same bits either way.
+   */
+  integerDotAdd: { measured: boolean; exact: boolean; msOn: number; msOff: number; on: boolean };
 }
 export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;

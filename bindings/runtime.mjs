@@ -247,5 +247,6 @@ export async function runtimeInfo() {
     relaxedSimd: loadedRelaxed === true,
     gemmKernel: core.gemmKernel(),
     touchTuning: core.touchTuning(),
+    integerDotAdd: core.dotAddTuning(),
   };
 }

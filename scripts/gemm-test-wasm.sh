@@ -17,3 +17,6 @@ node scripts/relax-wasm.mjs "$out/gemm_test_relaxed.wasm" >/dev/null
 filter="${1:-*}"
 node --no-experimental-fetch --no-experimental-wasm-relaxed-simd "$out/gemm_test_simd.cjs" --gtest_filter="$filter"
 node --no-experimental-fetch --experimental-wasm-relaxed-simd "$out/gemm_test_relaxed.cjs" --gtest_filter="$filter"
+# The integer dot-add once more with only V8's optimizing compiler: Node 20's baseline one computes
+# it wrongly, so above the dot-add measures inexact and its test is skipped.
+node --no-experimental-fetch --experimental-wasm-relaxed-simd --no-liftoff "$out/gemm_test_relaxed.cjs" --gtest_filter="Gemm.DotAdd*"

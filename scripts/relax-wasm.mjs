@@ -1,7 +1,8 @@
 // Rewrites clang 14's pre-standard relaxed-SIMD fused multiply-add (0xfd 0xaf 0x01) into the
 // standard f32x4.relaxed_madd (0xfd 0x85 0x02) in a linked .wasm, in place; and f64x2's
-// pre-standard relaxed_min (0xfd 0xd4 0x01), which stands in for the int8 dot clang 14 has no
-// builtin for (src/core/gemm.cpp, dot_i8x16_i7x16), into i16x8.relaxed_dot_i8x16_i7x16_s (0xfd 0x92 0x02).
+// pre-standard relaxed_min (0xfd 0xd4 0x01) and fused multiply-add (0xfd 0xcf 0x01), which stand in
+// for the int8 dots clang 14 has no builtins for (src/core/relaxed_dots.h), into
+// i16x8.relaxed_dot_i8x16_i7x16_s (0xfd 0x92 0x02) and i32x4.relaxed_dot_i8x16_i7x16_add_s (0xfd 0x93 0x02).
 //
 // Why: Emscripten 3.1.6's clang accepts -mrelaxed-simd and __builtin_wasm_fma_f32x4 but encodes it
 // with an opcode from before the proposal was finished, which every shipping engine rejects, and
@@ -18,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const REWRITES = new Map([
   [0xaf, [0x85, 0x02]], // f32x4 fma (175) → f32x4.relaxed_madd (261)
   [0xd4, [0x92, 0x02]], // f64x2 relaxed_min (212) → i16x8.relaxed_dot_i8x16_i7x16_s (274)
+  [0xcf, [0x93, 0x02]], // f64x2 fma (207) → i32x4.relaxed_dot_i8x16_i7x16_add_s (275)
 ]);
 
 export function relaxWasm(bytes) {

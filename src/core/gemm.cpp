@@ -27,8 +27,9 @@
 // - The micro-kernel (a 5 × 8 or 6 × 8 tile of `out` in registers, and why V8 needs it written
 //   the way it is) is in gemm_tiles.h; the widenings of 2-byte weights in gemm_vectors.h; one row
 //   (decoding), which reads B in place as strips, in gemm_strips.h; the integer products over
-//   8-, 6- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h. Those four are this
-//   file's parts, included here only.
+//   8-, 6- and 4-bit blocks (decoding's row and prefill's tiles) in gemm_blocks.h, and the
+//   measurement of the integer dot-add they may take in gemm_dot_add.h. Those five are this file's
+//   parts, included here only.
 #include "core/gemm.h"
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "core/gemm_blocks.h"
+#include "core/gemm_dot_add.h"
 #include "core/gemm_strips.h"
 #include "core/gemm_tiles.h"
 #include "core/blocks.h"
@@ -388,6 +390,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
 
 void gemm_columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixRef& b, const float* bias,
                   int n, int K, int col_begin, int col_end) {
+  if (is_block_type(b.type)) integer_dot_add();  // measured before any buffer here is in use (gemm_shared)
   columns_of(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch_ahead(b, K, col_end - col_begin, n));
 }
 
@@ -410,6 +413,9 @@ void finish_block(const GemmOutput& o, int i0, int rows, int c0, int c1) {
 }  // namespace
 
 void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* outputs, int count, bool together) {
+  // The integer dot-add's first use measures it by running products of its own (core/gemm_tuning.h):
+  // here, before this call's buffers (thread_local, shared with those products) are in use.
+  if (is_block_type(outputs[0].b.type)) integer_dot_add();
   const int threads = split_count();
   double multiply_adds = 0;
   int N = 0;  // every product's columns
@@ -559,6 +565,25 @@ void pack_columns_transposed(float* packed, const float* src, int64_t ld, int c0
 const char* gemm_kernel_name() { return kKernelName; }
 
 void set_integer_block_tiles(bool on) { g_integer_block_tiles.store(on, std::memory_order_relaxed); }
+
+bool integer_dot_add() {
+  const int set = g_dot_add_override.load(std::memory_order_relaxed);
+  return set >= 0 ? set == 1 : measured_dot_add().on;
+}
+
+bool set_integer_dot_add(bool on) {
+  if (on && !measured_dot_add().exact) return false;
+  g_dot_add_override.store(on ? 1 : 0, std::memory_order_relaxed);
+  return true;
+}
+
+DotAddTuning dot_add_tuning() {
+  DotAddTuning t = g_dot_add_measured.load() ? measured_dot_add() : DotAddTuning{};
+  const int set = g_dot_add_override.load(std::memory_order_relaxed);
+  if (set >= 0) t.on = set == 1;
+  return t;
+}
+
 bool runs_float_tiles(const MatrixRef& b, int n) { return !reads_strips(b, n) && !integer_block_tiles(b, n); }
 
 void set_touch_from_rows(int rows) { g_touch_from_rows.store(rows, std::memory_order_relaxed); }

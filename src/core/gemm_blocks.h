@@ -18,6 +18,8 @@
 
 #include "core/blocks.h"
 #include "core/gemm_tiles.h"
+#include "core/gemm_tuning.h"
+#include "core/relaxed_dots.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -37,6 +39,13 @@ namespace {
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
 // rounding takes them. In wasm 8 vectors a block.
 constexpr int kQuantizedBlockFloats = 42;
+// Whether this build has the integer dot-add (integer_dot_add() then chooses, core/gemm_tuning.h).
+#if defined(__wasm_relaxed_simd__)
+constexpr bool kDotAddBuild = true;
+#else
+constexpr bool kDotAddBuild = false;
+#endif
+
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
 // One block of 32 floats quantized: d, d · Σ q_a, and q_a as int16 (q16) and int8 (q8).
@@ -152,6 +161,7 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
   if (rows == 1) return quantize_row(packed, a, K);
   constexpr int floats = tile_block_floats<T>();
   const int blocks = K / kBlockRows;
+  [[maybe_unused]] const bool signs = kDotAddBuild && !tile_reads_int8<T>() && integer_dot_add();
   for (int i = 0, h; i < rows; i += h) {
     h = block_tile_height(i, rows, block_tile_rows<T>());
     float* tile_start = packed + static_cast<int64_t>(i) * blocks * floats;
@@ -165,6 +175,11 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
         block[1] = q.sum;
         if constexpr (tile_reads_int8<T>()) {
           for (int v = 0; v < 2; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q8[v]);
+        } else if (signs) {  // the dot-add's 8- and 6-bit tiles: |q_a|, then q_a < 0 as a byte mask
+          for (int v = 0; v < 2; ++v) {
+            wasm_v128_store(block + kTileQFloats + 4 * v, wasm_i8x16_abs(q.q8[v]));
+            wasm_v128_store(block + kTileQFloats + 8 + 4 * v, wasm_i8x16_lt(q.q8[v], wasm_i8x16_splat(0)));
+          }
         } else {
           for (int v = 0; v < 4; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q16[v]);
         }
@@ -194,21 +209,15 @@ inline void keep_in_order(Sums... sums) {
 #endif
 
 #if defined(__wasm_relaxed_simd__)
-// The int16 sums of adjacent pairs of products x_i·y_i, y within 0…127 (then every CPU gives the
-// same sums): i16x8.relaxed_dot_i8x16_i7x16_s. clang 14 has no builtin for it, so this emits f64x2's
-// pre-standard relaxed_min, which no code of ours uses otherwise, with the same operands, and
-// scripts/relax-wasm.mjs rewrites its opcode to the dot's after linking. (Node 20's V8 adds the
-// accumulator of i32x4.relaxed_dot_i8x16_i7x16_add_s wrongly, so the widening add is ours.)
-inline v128_t dot_i8x16_i7x16(v128_t x, v128_t y) {
-  typedef double f64x2 __attribute__((vector_size(16)));
-  return reinterpret_cast<v128_t>(__builtin_wasm_relaxed_min_f64x2(reinterpret_cast<f64x2>(x), reinterpret_cast<f64x2>(y)));
-}
-
 // The int16 pair sums of q · q_a for signed 8-bit q (kQ8, kQ6), by the relaxed int8 dot: q_a's sign
 // `m` (all ones where q_a < 0, quantize_row) moved onto q by (q ^ m) − m, and |q_a| as the 7-bit
 // operand, so that every CPU gives the same sums (kQ8 holds no −128: core/blocks.h).
 inline v128_t signed_dot(v128_t q, v128_t m, v128_t magnitude) {
   return dot_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(q, m), m), magnitude);
+}
+// acc + the int32 sums of q · q_a, 4 rows a lane, by the integer dot-add, the sign moved as signed_dot's.
+inline v128_t signed_dot_add(v128_t q, v128_t m, v128_t magnitude, v128_t acc) {
+  return dot_add_i8x16_i7x16(wasm_i8x16_sub(wasm_v128_xor(q, m), m), magnitude, acc);
 }
 #endif
 
@@ -256,11 +265,32 @@ inline void group_sums(const uint8_t* block, const float* row_block, v128_t& sum
   sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
 }
 
-// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32.
-template <WeightType T>
+// sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32; with
+// kDotAdd by the integer dot-add (core/gemm_tuning.h), the same sums.
+template <WeightType T, bool kDotAdd>
 inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
-  if constexpr (T == WeightType::kQ8) {
+  if constexpr (kDotAdd) {
+    sum_lo = sum_hi = wasm_i32x4_splat(0);
+    const v128_t nibble = wasm_i8x16_splat(15);
+    for (int half = 0; half < 2; ++half) {
+      const v128_t signs = wasm_v128_load(row_block + 34 + 4 * half), magnitudes = wasm_v128_load(row_block + 26 + 4 * half);
+      const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * half);
+      for (int i = 0; i < 4; ++i) {
+        const int g = 4 * half + i;
+        if constexpr (T == WeightType::kQ8) {
+          const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
+          sum_lo = signed_dot_add(wasm_v128_load(block + 32 + 32 * g), m, y, sum_lo);
+          sum_hi = signed_dot_add(wasm_v128_load(block + 48 + 32 * g), m, y, sum_hi);
+        } else {
+          const v128_t bytes = wasm_v128_load(block + 64 + 16 * g), a = splat_lane(q_a, i);
+          sum_lo = dot_add_i8x16_i7x16(a, wasm_v128_and(bytes, nibble), sum_lo);
+          sum_hi = dot_add_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble), sum_hi);
+        }
+        keep_in_order(sum_lo, sum_hi);
+      }
+    }
+  } else if constexpr (T == WeightType::kQ8) {
     // signed_dot's pair sums reach 2 · 127 · 127, so each is widened at once, by a 16-bit dot with ones (extadd_pairwise is the same instruction in V8, with its constant's
     // address loaded anew each time).
     const v128_t ones = wasm_i16x8_splat(1);
@@ -304,11 +334,29 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 // block_sums'. The relaxed build takes signed_dot for kQ6, as kQ8's, and the int8 dot for kQ5's
 // 0…31 as they are, as kQ4's; a pair reaches 2 · 127 · 32 (2 · 127 · 31), so the int16 pairs add up
 // over a half without overflow (4 of them ≤ 32512) and are widened once.
-template <WeightType T, int kHalf>
+template <WeightType T, int kHalf, bool kDotAdd>
 inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
   const v128_t signs = wasm_v128_load(row_block + 34 + 4 * kHalf), magnitudes = wasm_v128_load(row_block + 26 + 4 * kHalf);
   const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * kHalf);
+  if constexpr (kDotAdd) {
+    sum_lo = sum_hi = wasm_i32x4_splat(0);
+    for (int i = 0; i < 4; ++i) {
+      const int g = 4 * kHalf + i;
+      const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
+      if constexpr (T == WeightType::kQ6) {
+        const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
+        sum_lo = signed_dot_add(left, m, y, sum_lo);
+        sum_hi = signed_dot_add(right, m, y, sum_hi);
+      } else {
+        const v128_t a = splat_lane(q_a, i);
+        sum_lo = dot_add_i8x16_i7x16(a, left, sum_lo);
+        sum_hi = dot_add_i8x16_i7x16(a, right, sum_hi);
+      }
+      keep_in_order(sum_lo, sum_hi);
+    }
+    return;
+  }
   v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
   for (int i = 0; i < 4; ++i) {
     const int g = 4 * kHalf + i;
@@ -360,17 +408,17 @@ inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, cons
 
 // acc_lo, acc_hi += one block of a panel times the row's block: its integer sums, then their float
 // operations (add_block; 6- and 5-bit blocks a half block at a time, each with its scales).
-template <WeightType T>
+template <WeightType T, bool kDotAdd>
 inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
   v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
   if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {
-    half_sums<T, 0>(block, row_block, sum_lo, sum_hi);
+    half_sums<T, 0, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-    half_sums<T, 1>(block, row_block, sum_lo, sum_hi);
+    half_sums<T, 1, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
     if constexpr (T == WeightType::kQ5) subtract_mins(acc_lo, acc_hi, block, row_block);
   } else {
-    block_sums<T>(block, row_block, sum_lo, sum_hi);
+    block_sums<T, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
   }
 }
@@ -378,7 +426,7 @@ inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block
 // Decoding's row over N · D whole panels from column j, read as N streams side by side: stream n
 // is the D panels from j + 8 · n · D, contiguous in memory, and the N streams advance a block at a
 // time together. Each column is summed exactly as one panel alone sums it (the same bits).
-template <WeightType T, int N>
+template <WeightType T, int N, bool kDotAdd>
 void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b, const float* bias, int blocks, int j, int D) {
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int i = 0; i < D; ++i) {
@@ -394,7 +442,7 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
     const float* row_block = quantized + zero;
     for (int k = 0; k < blocks; ++k, row_block += kQuantizedBlockFloats)
       for (int n = 0; n < N; ++n) {
-        add_panel_block<T>(acc[n][0], acc[n][1], block[n], row_block);
+        add_panel_block<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
         block[n] += block_bytes(T);
       }
     for (int n = 0; n < N; ++n) {
@@ -425,8 +473,8 @@ inline int crossing_spacing(int64_t panel_bytes) {
   return 64;
 }
 
-template <WeightType T>
-void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFloats in wasm*/, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
+template <WeightType T, bool kDotAdd>
+void row_over_blocks(float* out, const float* quantized, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
   int j = c0 / 8 * 8;
   // Whole panels as 4 or 2 streams side by side (panels_side_by_side), each at least 64 KB; the
@@ -440,8 +488,8 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     for (const int streams : {4, 2}) {
       const int D = panels / (streams * spacing) * spacing;  // panels a stream
       if (D * panel_bytes < kShortestStream) continue;
-      if (streams == 4) panels_side_by_side<T, 4>(out, quantized, b, bias, blocks, j, D);
-      else panels_side_by_side<T, 2>(out, quantized, b, bias, blocks, j, D);
+      if (streams == 4) panels_side_by_side<T, 4, kDotAdd>(out, quantized, b, bias, blocks, j, D);
+      else panels_side_by_side<T, 2, kDotAdd>(out, quantized, b, bias, blocks, j, D);
       j += 8 * streams * D;
       panels -= streams * D;
     }
@@ -458,7 +506,7 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     const float* row_block = quantized + zero;
     for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
          block += block_bytes(T), row_block += kQuantizedBlockFloats)
-      add_panel_block<T>(acc_lo, acc_hi, block, row_block);
+      add_panel_block<T, kDotAdd>(acc_lo, acc_hi, block, row_block);
     if (c0 <= j && j + 8 <= c1) {  // a whole panel: no call to memcpy (a loop of 8 becomes one)
       wasm_v128_store(out + j, acc_lo);
       wasm_v128_store(out + j + 4, acc_hi);
@@ -469,6 +517,13 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
     wasm_v128_store(result + 4, acc_hi);
     for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = result[c - j];
   }
+}
+// The row's products (row_over_blocks), by the integer dot-add where it measured exact and faster.
+template <WeightType T>
+void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFloats in wasm*/, const MatrixRef& b,
+               const float* bias, int K, int c0, int c1) {
+  if (kDotAddBuild && integer_dot_add()) row_over_blocks<T, kDotAddBuild>(out, quantized, b, bias, K, c0, c1);
+  else row_over_blocks<T, false>(out, quantized, b, bias, K, c0, c1);
 }
 #else
 template <WeightType T>
@@ -552,12 +607,33 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
   }
 }
 // sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
-// in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16 pairs added as int16
-// (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one: 4 · 2 · 127 · 31 =
-// 31496) and widened once; otherwise tile_group_sums' 16-bit dots.
-template <WeightType T, int R, int kFirst, int kGroups>
+// with kDotAdd by the integer dot-add (8- and 6-bit values with the sign moved, as decoding's);
+// otherwise in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16 pairs added
+// as int16 (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one: 4 · 2 · 127 ·
+// 31 = 31496) and widened once; otherwise tile_group_sums' 16-bit dots. The same sums each way.
+template <WeightType T, int R, int kFirst, int kGroups, bool kDotAdd>
 inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
 #if defined(__wasm_relaxed_simd__)
+  if constexpr (kDotAdd) {
+    for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
+    for (int g = kFirst; g < kFirst + kGroups; ++g) {
+      v128_t left, right;
+      block_group(T, block, g, left, right);
+      for (int r = 0; r < R; ++r) {
+        const int8_t* row = reinterpret_cast<const int8_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats);
+        if constexpr (tile_reads_int8<T>()) {
+          const v128_t x = wasm_v128_load32_splat(row + 4 * g);
+          sum[r][0] = dot_add_i8x16_i7x16(x, left, sum[r][0]);
+          sum[r][1] = dot_add_i8x16_i7x16(x, right, sum[r][1]);
+        } else {  // quantize_rows' |q_a|, then the signs
+          const v128_t y = wasm_v128_load32_splat(row + 4 * g), m = wasm_v128_load32_splat(row + 32 + 4 * g);
+          sum[r][0] = signed_dot_add(left, m, y, sum[r][0]);
+          sum[r][1] = signed_dot_add(right, m, y, sum[r][1]);
+        }
+      }
+    }
+    return;
+  }
   if constexpr (tile_reads_int8<T>()) {
     v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
     for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
@@ -591,7 +667,7 @@ inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* 
   }
 }
 
-template <WeightType T, int R>
+template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   for (int r = 0; r < R; ++r) {
     wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
@@ -604,9 +680,9 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
        block += block_bytes(T), a_block += R * tile_block_floats<T>()) {
     v128_t sum[R][2];
     if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each added with its scales
-      tile_sums<T, R, 0, 4>(block, a_block, sum);
+      tile_sums<T, R, 0, 4, kDotAdd>(block, a_block, sum);
       tile_add<R, tile_block_floats<T>()>(c, ldc, block, a_block, sum);
-      tile_sums<T, R, 4, 4>(block, a_block, sum);
+      tile_sums<T, R, 4, 4, kDotAdd>(block, a_block, sum);
       tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
       if constexpr (T == WeightType::kQ5) {
         for (int r = R - 1; r >= 0; --r) {
@@ -618,7 +694,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       }
       continue;
     }
-    tile_sums<T, R, 0, kBlockRows / 4>(block, a_block, sum);
+    tile_sums<T, R, 0, kBlockRows / 4, kDotAdd>(block, a_block, sum);
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
       add_block<T>(lo, hi, block, a_block + r * tile_block_floats<T>(), sum[r][0], sum[r][1]);
@@ -629,7 +705,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
 }
 #else
 // Natively, each row as block_row computes it.
-template <WeightType T, int R>
+template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   // block_row reads its panel through a MatrixRef: this one, blocks deep.
   const MatrixRef b{panel, T, int64_t{blocks} * kBlockRows, true};
@@ -641,10 +717,11 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
 
 using BlockTileFn = void (*)(float*, int64_t, const float*, const uint8_t*, int, const float*);
 
-template <WeightType T>
+template <WeightType T, bool kDotAdd>
 BlockTileFn block_tile_of_height(int rows) {
-  static BlockTileFn volatile tiles[kTallestBlockTile + 1] = {nullptr, block_tile<T, 1>, block_tile<T, 2>, block_tile<T, 3>,
-                                                             block_tile<T, 4>, block_tile<T, 5>, block_tile<T, 6>};
+  static BlockTileFn volatile tiles[kTallestBlockTile + 1] = {
+      nullptr, block_tile<T, 1, kDotAdd>, block_tile<T, 2, kDotAdd>, block_tile<T, 3, kDotAdd>,
+      block_tile<T, 4, kDotAdd>, block_tile<T, 5, kDotAdd>, block_tile<T, 6, kDotAdd>};
   return tiles[rows];
 }
 
@@ -653,9 +730,9 @@ BlockTileFn block_tile_of_height(int rows) {
 // kBlockTileBytes, stay in L2) while all the panels pass, each panel read by the group's tiles from
 // L1. A panel narrower than 8 (the last columns) goes through a scratch tile.
 constexpr int64_t kBlockTileBytes = int64_t{384} << 10;
-template <WeightType T>
-void block_tiles(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows, int K,
-                 int c0, int c1) {
+template <WeightType T, bool kDotAdd>
+void tiles_over_blocks(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows,
+                       int K, int c0, int c1) {
   const int blocks = K / kBlockRows, tallest = block_tile_rows<T>();
   const int64_t row_floats = int64_t{blocks} * tile_block_floats<T>();
   const int group_rows = static_cast<int>(std::max<int64_t>(1, kBlockTileBytes / (4 * std::max<int64_t>(row_floats, 1))));
@@ -669,16 +746,25 @@ void block_tiles(float* out, int64_t ldo, const float* quantized, const MatrixRe
         h = block_tile_height(i, rows, tallest);
         const float* a = quantized + i * row_floats;
         if (width == 8) {
-          block_tile_of_height<T>(h)(out + i * ldo + j, ldo, a, panel, blocks, bias ? bias + j : nullptr);
+          block_tile_of_height<T, kDotAdd>(h)(out + i * ldo + j, ldo, a, panel, blocks, bias ? bias + j : nullptr);
           continue;
         }
         alignas(16) float scratch[kTallestBlockTile * 8], bias8[8] = {};
         if (bias) std::copy(bias + j, bias + j + width, bias8);
-        block_tile_of_height<T>(h)(scratch, 8, a, panel, blocks, bias ? bias8 : nullptr);
+        block_tile_of_height<T, kDotAdd>(h)(scratch, 8, a, panel, blocks, bias ? bias8 : nullptr);
         for (int r = 0; r < h; ++r) std::copy(scratch + r * 8, scratch + r * 8 + width, out + (i + r) * ldo + j);
       }
     }
   }
+}
+
+// The tiles (tiles_over_blocks), by the integer dot-add where it measured exact and faster; the
+// rows quantized by quantize_rows with the same choice.
+template <WeightType T>
+void block_tiles(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows, int K,
+                 int c0, int c1) {
+  if (kDotAddBuild && integer_dot_add()) tiles_over_blocks<T, kDotAddBuild>(out, ldo, quantized, b, bias, rows, K, c0, c1);
+  else tiles_over_blocks<T, false>(out, ldo, quantized, b, bias, rows, K, c0, c1);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-// Touching ahead (core/gemm.cpp) is the one choice in the GEMM that goes opposite ways on the CPUs
-// these pages meet, and wasm cannot ask which CPU it runs on, so it is measured here: on weights
+// The GEMM's choices that go opposite ways on the CPUs these pages meet, which wasm cannot ask
+// about, so they are measured here: touching ahead, and the integer dot-add (below).
+//
+// Touching ahead (core/gemm.cpp): on weights
 // from memory, products of 11–17 rows (3–4 row tiles) are faster with the touches on some CPUs
 // and without them on others (docs/performance.md, "Decisions"). Products of 18 rows and more
 // touch everywhere, 10 and fewer nowhere.
@@ -44,5 +46,27 @@ TouchTuning tune_touching(const std::vector<GemmProduct>& products);
 bool touching_matters(const MatrixRef& b);
 // The last tuning's result (tuned false if none).
 TouchTuning touch_tuning();
+
+// The integer dot-add (i32x4.relaxed_dot_i8x16_i7x16_add_s, core/relaxed_dots.h) sums 16 int8
+// products into 4 int32 lanes: one instruction where the CPU has a dot-add (AVX-VNNI, arm64's dot
+// product extension), five where it has not, slower than the int8 dot and the additions it
+// replaces; and Node 20's baseline compiler computes it wrongly in some functions. So the products
+// over blocks (relaxed build) take it only where it measured exact and faster at their first call:
+// each kernel it changes, run on random blocks each way, gave the same bits in every round, and
+// the products took at most 0.9 the time (the fastest round of each way). Either way the products
+// give the same bits.
+struct DotAddTuning {
+  bool measured = false;  // measured (at the first product over blocks; never without relaxed SIMD)
+  bool exact = false;     // every product the same bits each way, in every round
+  double ms_on = 0, ms_off = 0;  // the products' time each way, the fastest round of each
+  bool on = false;        // what the products take now
+};
+// Whether the products over blocks take the dot-add now (measured at the first call).
+bool integer_dot_add();
+// On or off for the tests and benchmarks; false (and nothing changed) where on was asked and the
+// dot-add did not measure exact. A build without relaxed SIMD never takes it.
+bool set_integer_dot_add(bool on);
+// What was measured (nothing yet before the first product over blocks), and the choice now.
+DotAddTuning dot_add_tuning();
 
 }  // namespace mh

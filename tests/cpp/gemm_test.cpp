@@ -393,6 +393,36 @@ TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
       }
 }
 
+// The integer dot-add (core/gemm_tuning.h) gives the products over blocks the same bits as the
+// sums it replaces: decoding's row (one panel at a time, and 4 or 2 streams side by side at K 3072)
+// and tiles of every height, for every block type. Skipped where the engine computes the dot-add
+// wrongly (Node 20's baseline compiler: this runs under --no-liftoff, scripts/gemm-test-wasm.sh)
+// or the build has none.
+TEST(Gemm, DotAddGivesTheSameBits) {
+  if (!set_integer_dot_add(true)) GTEST_SKIP() << "no exact integer dot-add here";
+  set_integer_dot_add(false);
+  std::mt19937 rng(71);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
+    for (const int K : {32, 288, 3072})
+      for (const int N : {13, 1003}) {
+        const RandomBlocks m = random_blocks(type, K, N, rng);
+        const MatrixRef in_blocks{m.blocks.data(), type, K, true};
+        for (const int n : {1, 2, 3, 5, 37}) {
+          std::vector<float> a(static_cast<size_t>(n) * K), bias(N);
+          for (float& x : a) x = normal(rng);
+          for (float& x : bias) x = normal(rng);
+          std::vector<float> without(static_cast<size_t>(n) * N), with(without.size());
+          gemm(without.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+          ASSERT_TRUE(set_integer_dot_add(true));
+          gemm(with.data(), N, a.data(), K, in_blocks, bias.data(), n, K, N);
+          set_integer_dot_add(false);
+          EXPECT_EQ(0, std::memcmp(with.data(), without.data(), with.size() * 4))
+              << weight_type_name(type) << " K " << K << " N " << N << " n " << n;
+        }
+      }
+}
+
 // Decoding's row over many panels reads them as 4 or 2 streams side by side and the rest a panel
 // at a time (gemm_blocks.h, panels_side_by_side): every column must be the bits of its panel read
 // alone, and the float64 transcription's value, at widths and depths that give each of those parts

@@ -4,6 +4,7 @@
 // files), and the Hugging Face fixtures converted as llama.cpp converts them (gguf-writer.mjs), which
 // must give transformers' numbers — the architectures without a GGUF fixture of their own included.
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,6 +194,49 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
       }
     });
   }
+
+  // The integer dot-add (src/core/gemm_tuning.h) gives the products over blocks the same bits: every
+  // fixture's prefill (tiles) and decoding steps (one row) with it and without, in a Node process
+  // whose V8 runs only its optimizing compiler (Node 20's baseline compiler computes the dot-add
+  // wrongly in some functions: there the first product measures it inexact, and it stays off and
+  // cannot be turned on, as this process checks). Where it measured exact and faster it is on.
+  // Its own Node processes, as the relaxed build's: once is enough (not again in the plain build's run).
+  it.skipIf(process.env.MULTIHEAD_EXPECT_BUILD === 'simd')('the integer dot-add, where it computes exactly, gives the same bits; elsewhere it stays off', async () => {
+    const api = join(process.cwd(), 'bindings/multihead.mjs');
+    const run = (flags) => JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', `
+      import { loadMultihead, loadPretrained, runtimeInfo } from ${JSON.stringify(api)};
+      const core = await loadMultihead();
+      const bits = (x) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+      const out = { fixtures: {} };
+      for (const name of ${JSON.stringify(['llama-q8_0', 'qwen2-q4_0', 'llama-q4_k_m'])}) {
+        const model = await loadPretrained(${JSON.stringify(GGUF)} + '/' + name + '/model.gguf');
+        const ids = Int32Array.from({ length: 12 }, (_, i) => (i * 37 + 5) % model.config.vocabSize);
+        const once = () => {
+          const prefill = model.run(ids), context = model.createContext();
+          const steps = [];
+          for (let i = 1; i <= ids.length; i += 1) steps.push(bits(context.run(ids.subarray(0, i), { attentions: false, logits: [i - 1], reusePrefix: true }).logits));
+          context.dispose();
+          return [bits(prefill.logits), bits(prefill.attentions), ...steps];
+        };
+        const off = once();
+        out.info = (await runtimeInfo()).integerDotAdd;
+        out.accepted = core.setIntegerDotAdd(true);
+        const on = out.accepted ? once() : off;
+        core.setIntegerDotAdd(false);
+        out.fixtures[name] = on.filter((x, i) => x !== off[i]).length;
+        model.dispose();
+      }
+      console.log(JSON.stringify(out));`], { encoding: 'utf8', timeout: 120_000 }));
+    const optimized = run(['--no-liftoff']);
+    expect(optimized.info).toMatchObject({ measured: true, exact: true });
+    expect(optimized.accepted).toBe(true);
+    expect(optimized.fixtures).toEqual({ 'llama-q8_0': 0, 'qwen2-q4_0': 0, 'llama-q4_k_m': 0 });
+    const plain = run([]);  // as a user's program runs
+    expect(plain.info.measured).toBe(true);
+    expect(plain.accepted).toBe(plain.info.exact);
+    if (plain.info.on) expect(plain.info.exact).toBe(true);
+    expect(plain.fixtures).toEqual({ 'llama-q8_0': 0, 'qwen2-q4_0': 0, 'llama-q4_k_m': 0 });
+  }, 240_000);
 
   it('at 2 bytes a weight (weightType bf16) it stays close, with the same clear top tokens', async () => {
     const model = await loadPretrained(fileOf('llama-q8_0'), { weightType: 'bf16' });

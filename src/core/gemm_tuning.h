@@ -51,22 +51,24 @@ TouchTuning touch_tuning();
 // products into 4 int32 lanes: one instruction where the CPU has a dot-add (AVX-VNNI, arm64's dot
 // product extension), five where it has not, slower than the int8 dot and the additions it
 // replaces; and Node 20's baseline compiler computes it wrongly in some functions. So the products
-// over blocks (relaxed build) take it only where it measured exact and faster at their first call:
+// over blocks (relaxed build) take it only where it measured exact and faster, once, at the load
+// of the first model of blocks (io/checkpoint.cpp) or else at the first product over blocks:
 // each kernel it changes, run on random blocks each way, gave the same bits in every round, and
-// the products took at most 0.9 the time (the fastest round of each way). Either way the products
+// the products took at most 0.8 the time (the fastest round of each way: a margin that a
+// browser's coarse timer and the engine's compilers cannot cross). Either way the products
 // give the same bits.
 struct DotAddTuning {
-  bool measured = false;  // measured (at the first product over blocks; never without relaxed SIMD)
+  bool measured = false;  // measured yet (never in a build without relaxed SIMD)
   bool exact = false;     // every product the same bits each way, in every round
   double ms_on = 0, ms_off = 0;  // the products' time each way, the fastest round of each
   bool on = false;        // what the products take now
 };
-// Whether the products over blocks take the dot-add now (measured at the first call).
+// Whether the products over blocks take the dot-add now (measuring it first if not yet).
 bool integer_dot_add();
 // On or off for the tests and benchmarks; false (and nothing changed) where on was asked and the
 // dot-add did not measure exact. A build without relaxed SIMD never takes it.
 bool set_integer_dot_add(bool on);
-// What was measured (nothing yet before the first product over blocks), and the choice now.
+// What was measured (nothing before the measurement), and the choice now.
 DotAddTuning dot_add_tuning();
 
 }  // namespace mh

@@ -616,7 +616,7 @@ std::string CheckpointLoader::finish(std::unique_ptr<Transformer>& out) {
     if (tensor.type == WeightType::kF16) tensor.find_finite();
   tune_touching_once(tensors_);
   // A model of blocks: the integer dot-add is measured now, with the load, not at its first
-  // product, which would be a page's first keystroke (core/gemm_tuning.h; ~0.1 s).
+  // product, which would be a page's first keystroke (core/gemm_tuning.h).
   for (const auto& [name, tensor] : tensors_)
     if (is_block_type(tensor.type)) {
       integer_dot_add();

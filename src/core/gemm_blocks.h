@@ -29,6 +29,12 @@ namespace mh {
 
 // Private to gemm.cpp, the one file that includes it: internal linkage, as if written there.
 namespace {
+// Whether this build has the integer dot-add (integer_dot_add() then chooses, core/gemm_tuning.h).
+#if defined(__wasm_relaxed_simd__)
+constexpr bool kDotAddBuild = true;
+#else
+constexpr bool kDotAddBuild = false;
+#endif
 
 // The rows quantized (quantize_row), gemm's packed form of `a` for these products: per block of
 // 32, d = max |a| / 127, then q_a = round(a / d) (to nearest, ties to even) as int16 (16 floats'
@@ -39,13 +45,6 @@ namespace {
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
 // rounding takes them. In wasm 8 vectors a block.
 constexpr int kQuantizedBlockFloats = 42;
-// Whether this build has the integer dot-add (integer_dot_add() then chooses, core/gemm_tuning.h).
-#if defined(__wasm_relaxed_simd__)
-constexpr bool kDotAddBuild = true;
-#else
-constexpr bool kDotAddBuild = false;
-#endif
-
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
 // One block of 32 floats quantized: d, d · Σ q_a, and q_a as int16 (q16) and int8 (q8).
@@ -146,8 +145,9 @@ constexpr bool tile_reads_int8() {
 #endif
 }
 // The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
-// q_a the tile reads, from kTileQFloats on: fewer bytes for a tile's rows in L1 beside the panel,
-// and for a group of tiles in L2, than quantize_row's whole block.
+// q_a the tile reads, from kTileQFloats on (with the integer dot-add, the 8- and 6-bit tiles read
+// |q_a| and q_a's sign: the same 16 floats as int16 q_a): fewer bytes for a tile's rows in L1
+// beside the panel, and for a group of tiles in L2, than quantize_row's whole block.
 constexpr int kTileQFloats = 2;
 template <WeightType T>
 constexpr int tile_block_floats() { return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16); }
@@ -574,6 +574,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // block_row computes it. Per block, the integer sums of all R rows first (each group of the block
 // read once for the R rows), then add_block's float operations, with c as the accumulator in
 // memory (the sums take the registers). The sums:
+// - where integer_dot_add() (core/gemm_tuning.h), the integer dot-add (tile_sums);
 // - relaxed build, 4- and 5-bit blocks: the int8 dot (tile_sums);
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
 //   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot);

@@ -273,6 +273,7 @@ emscripten::val dotAddTuning() {
   out.set("exact", t.exact);
   out.set("msOn", t.ms_on);
   out.set("msOff", t.ms_off);
+  out.set("ratio", t.ratio);
   out.set("on", t.on);
   return out;
 }

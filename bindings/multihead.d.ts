@@ -216,11 +216,12 @@ export interface RuntimeInfo {
   /**
    * What the first product over 8-, 6-, 5- or 4-bit blocks (a GGUF model) measured of the
    * relaxed-SIMD integer dot-add: whether its products gave the same bits each way (`exact`), their
-   * time with it and without (fastest round, ms), and whether the products take it now (`on`: exact
-   * and at most 0.8 the time). Not measured before that product, nor in a build without relaxed
-   * SIMD. The results are the same bits either way.
+   * time with it and without (fastest round, ms), the median round's time with ÷ without (`ratio`),
+   * and whether the products take it now (`on`: exact and a ratio of at most 0.8). Not measured
+   * before the first model of blocks, nor in a build without relaxed SIMD. The results are the same
+   * bits either way.
    */
-  integerDotAdd: { measured: boolean; exact: boolean; msOn: number; msOff: number; on: boolean };
+  integerDotAdd: { measured: boolean; exact: boolean; msOn: number; msOff: number; ratio: number; on: boolean };
 }
 export declare function runtimeInfo(): Promise<RuntimeInfo>;
 export declare const MAX_TOKENS: number;

@@ -54,13 +54,14 @@ TouchTuning touch_tuning();
 // over blocks (relaxed build) take it only where it measured exact and faster, once, at the load
 // of the first model of blocks (io/checkpoint.cpp) or else at the first product over blocks:
 // each kernel it changes, run on random blocks each way, gave the same bits in every round, and
-// the products took at most 0.8 the time (the fastest round of each way: a margin that a
-// browser's coarse timer and the engine's compilers cannot cross). Either way the products
-// give the same bits.
+// the products took at most 0.8 the time (the median of the rounds' ratios, each round's passes
+// back to back: a margin wider than a browser's coarse timer, the engine's compilers and a shared
+// machine moved it on a CPU where the dot-add is slower). Either way the same bits.
 struct DotAddTuning {
   bool measured = false;  // measured yet (never in a build without relaxed SIMD)
   bool exact = false;     // every product the same bits each way, in every round
   double ms_on = 0, ms_off = 0;  // the products' time each way, the fastest round of each
+  double ratio = 0;       // the median round's time with ÷ without
   bool on = false;        // what the products take now
 };
 // Whether the products over blocks take the dot-add now (measuring it first if not yet).

@@ -49,10 +49,11 @@ TouchTuning touch_tuning();
 
 // The integer dot-add (i32x4.relaxed_dot_i8x16_i7x16_add_s, core/relaxed_dots.h) sums 16 int8
 // products into 4 int32 lanes: one instruction where the CPU has a dot-add (AVX-VNNI, arm64's dot
-// product extension), five where it has not, slower than the int8 dot and the additions it
-// replaces; and Node 20's baseline compiler computes it wrongly in some functions. So the products
-// over blocks (relaxed build) take it only where it measured exact and faster, once, at the load
-// of the first model of blocks (io/checkpoint.cpp) or else at the first product over blocks:
+// product extension), several where it has not (five on x64), slower than the int8 dot and the
+// additions it replaces; and Node 20's baseline compiler computes it wrongly in some functions. So
+// the products over blocks (relaxed build) take it only where it measured exact and faster
+// (core/gemm_dot_add.h), once, at the load of the first model of blocks (io/checkpoint.cpp) or
+// else at the first product over blocks:
 // each kernel it changes, run on random blocks each way, gave the same bits in every round, and
 // the products took at most 0.8 the time (the median of the rounds' ratios, each round's passes
 // back to back: a margin wider than a browser's coarse timer, the engine's compilers and a shared

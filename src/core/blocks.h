@@ -80,18 +80,27 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
 }
 
 #if defined(__wasm_simd128__)
-// Group g (rows 4g … 4g + 3) of a block: the values of columns 0–3 in `left` and of 4–7 in `right`,
-// each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…31 for kQ5, 0…15 for kQ4).
-inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
+// The bytes of a group of 4 rows of a block.
+constexpr int block_group_bytes(WeightType t) { return t == WeightType::kQ4 ? 16 : 32; }
+
+// The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values of columns 0–3
+// in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…31 for
+// kQ5, 0…15 for kQ4). kQ4's high nibbles: each byte less its low nibble, shifted in 16-bit lanes
+// (no bit crosses a byte), where an 8-bit shift is a shift and a mask built anew in V8; the
+// saturating subtraction, because LLVM folds a plain one back into that shift and mask.
+inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   if (t != WeightType::kQ4) {
-    const int at = t == WeightType::kQ8 ? 32 : 64;
-    left = wasm_v128_load(block + at + 32 * g);
-    right = wasm_v128_load(block + at + 16 + 32 * g);
+    left = wasm_v128_load(group);
+    right = wasm_v128_load(group + 16);
     return;
   }
-  const v128_t bytes = wasm_v128_load(block + 64 + 16 * g);
+  const v128_t bytes = wasm_v128_load(group);
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
-  right = wasm_u8x16_shr(bytes, 4);
+  right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
+}
+// Group g (rows 4g … 4g + 3) of a block, as block_group_at.
+inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
+  block_group_at(t, block + block_float_bytes(t) + block_group_bytes(t) * g, left, right);
 }
 #endif
 

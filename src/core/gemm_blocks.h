@@ -383,19 +383,27 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
 // acc_lo, acc_hi (columns 0–3, 4–7) += (scale · d) · Σ q_a q, the 8 scales at `scales`: a block's
 // (kQ8, kQ4) or a half block's (kQ6: block + 32 · half; kQ5: the block's, once a half). The one
 // place these float operations are written, for decoding and tiles.
+// (scale_lo, scale_hi: the 8 scales loaded; d: the row block's first float, d, in every lane.)
+inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, v128_t scale_lo, v128_t scale_hi, v128_t d, v128_t sum_lo,
+                       v128_t sum_hi) {
+  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(scale_lo, d), wasm_f32x4_convert_i32x4(sum_lo)));
+  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(scale_hi, d), wasm_f32x4_convert_i32x4(sum_hi)));
+}
 inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, const float* row_block, v128_t sum_lo,
                        v128_t sum_hi) {
-  const v128_t d = splat_lane(wasm_v128_load(row_block), 0);
-  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales), d), wasm_f32x4_convert_i32x4(sum_lo)));
-  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(scales + 16), d), wasm_f32x4_convert_i32x4(sum_hi)));
+  add_scaled(acc_lo, acc_hi, wasm_v128_load(scales), wasm_v128_load(scales + 16), splat_lane(wasm_v128_load(row_block), 0),
+             sum_lo, sum_hi);
 }
 
 // acc_lo, acc_hi −= min · d Σ q_a, the block's mins (kQ4, kQ5) times the quantized row's sum
 // (quantize_row).
+// (min_lo, min_hi: the 8 mins loaded; sum_a: the row block's second float, d Σ q_a, in every lane.)
+inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, v128_t min_lo, v128_t min_hi, v128_t sum_a) {
+  acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(min_lo, sum_a));
+  acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(min_hi, sum_a));
+}
 inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
-  const v128_t sum_a = splat_lane(wasm_v128_load(row_block), 1);
-  acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_v128_load(block + 32), sum_a));
-  acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_v128_load(block + 48), sum_a));
+  subtract_mins(acc_lo, acc_hi, wasm_v128_load(block + 32), wasm_v128_load(block + 48), splat_lane(wasm_v128_load(row_block), 1));
 }
 
 // acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4): add_scaled, then subtract_mins for kQ4.
@@ -581,7 +589,10 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 //   kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
 //   kQ5's mins), as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
-// same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
+// same reason: inlined, its loops would be nested in its callers', and V8 would unroll them. The
+// loops over a block's groups walk pointers, not a group index: from an index V8 computed each
+// broadcast's address anew (a `lea` each, its broadcasts taking no offset); from a pointer it keeps
+// each row's base in a register.
 #if defined(__wasm_simd128__)
 // sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
 // one block, as group_sums' (each group read once for the R rows).
@@ -589,13 +600,15 @@ template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
   v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
   for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-  for (int g = kFirst; g < kFirst + kGroups; ++g) {
+  const int16_t* rows = reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst;  // row 0's values of group g
+  const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
+  for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
     v128_t left, right;
-    block_group(T, block, g, left, right);
+    block_group_at(T, group, left, right);
     const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
     const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
     for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load64_splat(reinterpret_cast<const int16_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats) + 4 * g);
+      const v128_t x = wasm_v128_load64_splat(rows + r * 2 * tile_block_floats<T>());
       p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
       p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
       p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
@@ -617,17 +630,19 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
 #if defined(__wasm_relaxed_simd__)
   if constexpr (kDotAdd) {
     for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
-    for (int g = kFirst; g < kFirst + kGroups; ++g) {
+    const int8_t* rows = reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst;
+    const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
+    for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
       v128_t left, right;
-      block_group(T, block, g, left, right);
+      block_group_at(T, group, left, right);
       for (int r = 0; r < R; ++r) {
-        const int8_t* row = reinterpret_cast<const int8_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats);
+        const int8_t* row = rows + r * 4 * tile_block_floats<T>();
         if constexpr (tile_reads_int8<T>()) {
-          const v128_t x = wasm_v128_load32_splat(row + 4 * g);
+          const v128_t x = wasm_v128_load32_splat(row);
           sum[r][0] = dot_add_i8x16_i7x16(x, left, sum[r][0]);
           sum[r][1] = dot_add_i8x16_i7x16(x, right, sum[r][1]);
         } else {  // quantize_rows' |q_a|, then the signs
-          const v128_t y = wasm_v128_load32_splat(row + 4 * g), m = wasm_v128_load32_splat(row + 32 + 4 * g);
+          const v128_t y = wasm_v128_load32_splat(row), m = wasm_v128_load32_splat(row + 32);
           sum[r][0] = signed_dot_add(left, m, y, sum[r][0]);
           sum[r][1] = signed_dot_add(right, m, y, sum[r][1]);
         }
@@ -638,11 +653,13 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
   if constexpr (tile_reads_int8<T>()) {
     v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
     for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-    for (int g = kFirst; g < kFirst + kGroups; ++g) {
+    const int8_t* rows = reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst;
+    const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
+    for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
       v128_t left, right;
-      block_group(T, block, g, left, right);
+      block_group_at(T, group, left, right);
       for (int r = 0; r < R; ++r) {
-        const v128_t x = wasm_v128_load32_splat(reinterpret_cast<const int8_t*>(a_block + r * tile_block_floats<T>() + kTileQFloats) + 4 * g);
+        const v128_t x = wasm_v128_load32_splat(rows + r * 4 * tile_block_floats<T>());
         pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
         pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
       }
@@ -660,9 +677,10 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
 // (F: tile_block_floats).
 template <int R, int F>
 inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* a_block, const v128_t (&sum)[R][2]) {
+  const v128_t scale_lo = wasm_v128_load(scales), scale_hi = wasm_v128_load(scales + 16);  // once for the R rows
   for (int r = R - 1; r >= 0; --r) {
     v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-    add_scaled(lo, hi, scales, a_block + r * F, sum[r][0], sum[r][1]);
+    add_scaled(lo, hi, scale_lo, scale_hi, splat_lane(wasm_v128_load(a_block + r * F), 0), sum[r][0], sum[r][1]);
     wasm_v128_store(c + r * ldc, lo);
     wasm_v128_store(c + r * ldc + 4, hi);
   }
@@ -696,9 +714,15 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       continue;
     }
     tile_sums<T, R, 0, kBlockRows / 4, kDotAdd>(block, a_block, sum);
+    // add_block's operations, with the block's scales and mins loaded once for the R rows
+    const v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
+    const v128_t min_lo = has_mins(T) ? wasm_v128_load(block + 32) : scale_lo;
+    const v128_t min_hi = has_mins(T) ? wasm_v128_load(block + 48) : scale_hi;
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-      add_block<T>(lo, hi, block, a_block + r * tile_block_floats<T>(), sum[r][0], sum[r][1]);
+      const v128_t row_block = wasm_v128_load(a_block + r * tile_block_floats<T>());
+      add_scaled(lo, hi, scale_lo, scale_hi, splat_lane(row_block, 0), sum[r][0], sum[r][1]);
+      if constexpr (has_mins(T)) subtract_mins(lo, hi, min_lo, min_hi, splat_lane(row_block, 1));
       wasm_v128_store(c + r * ldc, lo);
       wasm_v128_store(c + r * ldc + 4, hi);
     }

@@ -496,6 +496,48 @@ TEST(Gemm, IntegerTilesAtTheirEdges) {
       }
 }
 
+// A row's quantization (d = max |a| / 127, q_a = a / d rounded to nearest, ties to even) read back
+// one q_a a column: column j's only value is a 1 at row j, with scale 1, so its product is d · q_a[j].
+// Rows whose largest |a| is 127 (d = 1) or 63.5 (d = 0.5), positive or negative, hold ties (k + ½)
+// and values either side of them; in decoding's row and in tiles, every block type that has a 1.
+TEST(Gemm, RowsQuantizeToNearestTiesToEven) {
+  constexpr int K = kBlockRows, N = kBlockRows;
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5}) {
+    std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
+    for (int j = 0; j < N; ++j) {
+      int q[kBlockRows] = {};
+      q[j] = 1;
+      uint8_t* block = blocks.data() + block_offset(type, 0, j, K);
+      const float scales[2] = {1.0f, 1.0f};
+      if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
+      else write_block_column(type, block, j % 8, 1.0f, 0.0f, q);
+    }
+    const MatrixRef in_blocks{blocks.data(), type, K, true};
+    for (const float largest : {127.0f, -127.0f, 63.5f}) {
+      const float d = std::fabs(largest) / 127.0f;
+      std::vector<float> row(K);
+      row[0] = largest;
+      for (int k = 1; k < K; ++k) {
+        const float half_steps = static_cast<float>((k % 2 ? 1 : -1) * (k / 2 * 2 + 1)) * 0.5f;  // ±0.5, ±1.5, …
+        row[k] = d * (half_steps + (k % 3 == 0 ? 0.0f : k % 3 == 1 ? 1e-3f : -1e-3f));
+      }
+      row[K - 1] = -largest;
+      const int n = 5;
+      std::vector<float> a(static_cast<size_t>(n) * K), got(static_cast<size_t>(n) * N);
+      for (int i = 0; i < n; ++i) std::copy(row.begin(), row.end(), a.begin() + i * K);
+      gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
+      std::vector<float> by_row(N);
+      gemm(by_row.data(), N, row.data(), K, in_blocks, nullptr, 1, K, N);
+      for (int j = 0; j < N; ++j) {
+        const double want = d * std::nearbyint(static_cast<double>(row[j] * (1.0f / d)));
+        const std::string where = weight_type_name(type) + " largest " + std::to_string(largest) + " column " + std::to_string(j);
+        EXPECT_EQ(by_row[j], want) << where << " (a = " << row[j] << ")";
+        for (int i = 0; i < n; ++i) EXPECT_EQ(got[i * N + j], want) << where << " row " << i;
+      }
+    }
+  }
+}
+
 // kQ8 blocks hold −127…127: a −128 (which no ggml quantizer writes) is stored as −127, so that
 // relaxed SIMD's dot, which moves a sign onto the stored value, cannot overflow.
 TEST(Gemm, EightBitBlocksStoreMinus128AsMinus127) {

@@ -83,11 +83,11 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
 // The bytes of a group of 4 rows of a block.
 constexpr int block_group_bytes(WeightType t) { return t == WeightType::kQ4 ? 16 : 32; }
 
-// The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values of columns 0–3
-// in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8 for kQ8 and kQ6, 0…31 for
-// kQ5, 0…15 for kQ4). kQ4's high nibbles: each byte less its low nibble, shifted in 16-bit lanes
-// (no bit crosses a byte), where an 8-bit shift is a shift and a mask built anew in V8; the
-// saturating subtraction, because LLVM folds a plain one back into that shift and mask.
+// The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
+// of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8 for kQ8
+// and kQ6, 0…31 for kQ5, 0…15 for kQ4). kQ4's high nibbles: each byte less its low nibble, shifted
+// in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and a mask built anew in
+// V8; the saturating subtraction, because LLVM folds a plain one back into that shift and mask.
 inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   if (t != WeightType::kQ4) {
     left = wasm_v128_load(group);

@@ -52,10 +52,10 @@ struct QuantizedBlock {
   float d, sum;
   v128_t q16[4], q8[2];
 };
-// max |x| and the rounding are written so as to cost V8 one or two instructions each: wasm's f32x4.max
-// (NaN and −0 rules), f32x4.abs and i32x4.trunc_sat are 8, 3 and 6 on x64. |x|'s order is that of
-// x's bits shifted left by one (the sign dropped), as unsigned integers; and y + 1.5 · 2^23, for
-// |y| < 2^22, rounds y to the nearest integer, ties to even, into the low bits of its mantissa.
+// max |x| and the rounding are written so as to cost V8 one or two instructions each, where wasm's
+// f32x4.max (NaN and −0 rules), f32x4.abs and i32x4.trunc_sat are 8, 3 and 6 on x64: |x|'s order is
+// that of x's bits shifted left by one (the sign dropped), as unsigned integers; and y + 1.5 · 2^23,
+// for |y| < 2^22, holds y rounded to nearest, ties to even, in the low bits of its mantissa.
 inline QuantizedBlock quantize_block(const float* x) {
   QuantizedBlock out;
   v128_t v[8];
@@ -604,7 +604,7 @@ template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
   v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
   for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-  const int16_t* rows = reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst;  // row 0's values of group g
+  const int16_t* rows = reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst;  // row 0's, in the group
   const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
   for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
     v128_t left, right;

@@ -593,32 +593,42 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 //   kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
 //   kQ5's mins), as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
-// same reason: inlined, its loops would be nested in its callers', and V8 would unroll them. The
-// loops over a block's groups walk pointers, not a group index: from an index V8 computed each
-// broadcast's address anew (a `lea` each, its broadcasts taking no offset); from a pointer it keeps
-// each row's base in a register.
+// same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
 #if defined(__wasm_simd128__)
+// each(group, rows) for groups [kFirst, kFirst + kGroups) of one block: the group's bytes
+// (block_group_at) and the tile's row 0's values in it (Q: the tiles' int8 or int16 q_a; row r's
+// are r · tile_block_floats<T>() floats on). It walks pointers, not a group index: from an index V8
+// computed each broadcast's address anew (a `lea` each, its broadcasts taking no offset); from a
+// pointer it keeps each row's base in a register.
+template <WeightType T, typename Q, int kFirst, int kGroups, typename Each>
+inline void for_each_group(const uint8_t* block, const float* a_block, Each each) {
+  const Q* rows = reinterpret_cast<const Q*>(a_block + kTileQFloats) + 4 * kFirst;
+  const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
+  for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4)
+    each(group, rows);
+}
+// Row r's values of a group, from row 0's (for_each_group).
+template <WeightType T, typename Q>
+inline const Q* tile_row(const Q* rows, int r) { return rows + r * tile_block_floats<T>() * (sizeof(float) / sizeof(Q)); }
 // sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
 // one block, as group_sums' (each group read once for the R rows).
 template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
   v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
   for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-  const int16_t* rows = reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst;  // row 0's, in the group
-  const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
-  for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
+  for_each_group<T, int16_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int16_t* rows) {
     v128_t left, right;
     block_group_at(T, group, left, right);
     const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
     const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
     for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load64_splat(rows + r * 2 * tile_block_floats<T>());
+      const v128_t x = wasm_v128_load64_splat(tile_row<T>(rows, r));
       p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
       p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
       p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
       p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
     }
-  }
+  });
   for (int r = 0; r < R; ++r) {
     sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
     sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
@@ -634,13 +644,11 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
 #if defined(__wasm_relaxed_simd__)
   if constexpr (kDotAdd) {
     for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
-    const int8_t* rows = reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst;
-    const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
-    for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
+    for_each_group<T, int8_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int8_t* rows) {
       v128_t left, right;
       block_group_at(T, group, left, right);
       for (int r = 0; r < R; ++r) {
-        const int8_t* row = rows + r * 4 * tile_block_floats<T>();
+        const int8_t* row = tile_row<T>(rows, r);
         if constexpr (tile_reads_int8<T>()) {
           const v128_t x = wasm_v128_load32_splat(row);
           sum[r][0] = dot_add_i8x16_i7x16(x, left, sum[r][0]);
@@ -651,23 +659,21 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
           sum[r][1] = signed_dot_add(right, m, y, sum[r][1]);
         }
       }
-    }
+    });
     return;
   }
   if constexpr (tile_reads_int8<T>()) {
     v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
     for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-    const int8_t* rows = reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst;
-    const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
-    for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4) {
+    for_each_group<T, int8_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int8_t* rows) {
       v128_t left, right;
       block_group_at(T, group, left, right);
       for (int r = 0; r < R; ++r) {
-        const v128_t x = wasm_v128_load32_splat(rows + r * 4 * tile_block_floats<T>());
+        const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
         pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
         pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
       }
-    }
+    });
     for (int r = 0; r < R; ++r) {
       sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
       sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);

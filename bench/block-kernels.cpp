@@ -20,10 +20,12 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/blocks.h"
 #include "core/gemm.h"
+#include "core/gemm_tuning.h"
 
 #include "peak.h"
 
@@ -185,13 +187,35 @@ int main(int argc, char** argv) {
       r.of_peak.push_back((flops / s) / (steps * double(kAccumulators) * 4 * 2 / spin_s));
     }
   mh::set_integer_block_tiles(true);
-  std::printf("{\"kernel\":\"%s\",\"peakGflops\":%.2f}\n", mh::gemm_kernel_name(), peak_gflops());
+  // The peaks: the multiply-add loop, and the integer products each integer tile is made of. A
+  // tile's "ofOwnPeak" is its median fraction of the multiply-add loop scaled to its own product's
+  // peak (the two peaks measured here, back to back).
+  const double fma_peak = peak_gflops();
+  const bool dot_add = mh::integer_dot_add();
+  const double dot16 = integer_peak_gflops<IntegerProduct::kDot16>(),
+               dot8 = integer_peak_gflops<IntegerProduct::kDot8>(),
+               dot8_wide = integer_peak_gflops<IntegerProduct::kDot8Wide>(),
+               dot_add_peak = integer_peak_gflops<IntegerProduct::kDotAdd>();
+  std::printf("{\"kernel\":\"%s\",\"peakGflops\":%.2f,\"integerDotAdd\":%s}\n", mh::gemm_kernel_name(), fma_peak,
+              dot_add ? "true" : "false");
+  const std::pair<const char*, double> peaks[] = {
+      {"16-bit dot + add", dot16}, {"int8 dot + 16-bit add", dot8}, {"int8 dot widened + add", dot8_wide}, {"int8 dot-add", dot_add_peak}};
+  for (const auto& [name, gflops] : peaks)
+    if (gflops > 0) std::printf("{\"peak\":\"%s\",\"gflops\":%.2f,\"ofFmaPeak\":%.3f}\n", name, gflops, gflops / fma_peak);
+  // The product each tile's sums take (core/gemm_blocks.h): 4- and 5-bit values fit the int8 dot's
+  // 7-bit operand; 8- and 6-bit ones take 16-bit dots, or the dot-add with the row's sign moved.
+  const auto own_peak = [&](const Row& r) {
+    if (!r.integer_tiles || r.b.type == mh::WeightType::kF32) return fma_peak;
+    if (dot_add) return dot_add_peak;
+    const bool narrow = r.b.type == mh::WeightType::kQ4 || r.b.type == mh::WeightType::kQ5;
+    return narrow && dot8 > 0 ? dot8 : dot16;
+  };
   for (Row& r : rows) {
     std::sort(r.seconds.begin(), r.seconds.end());
     std::sort(r.of_peak.begin(), r.of_peak.end());
-    const double s = r.seconds[r.seconds.size() / 2];
-    std::printf("{\"product\":\"%s\",\"ms\":%.3f,\"gflops\":%.2f,\"ofPeak\":%.3f}\n", r.name.c_str(), s * 1e3,
-                2.0 * r.n * r.K * r.N / s / 1e9, r.of_peak[r.of_peak.size() / 2]);
+    const double s = r.seconds[r.seconds.size() / 2], of_peak = r.of_peak[r.of_peak.size() / 2];
+    std::printf("{\"product\":\"%s\",\"ms\":%.3f,\"gflops\":%.2f,\"ofPeak\":%.3f,\"ofOwnPeak\":%.3f}\n", r.name.c_str(),
+                s * 1e3, 2.0 * r.n * r.K * r.N / s / 1e9, of_peak, of_peak * fma_peak / own_peak(r));
   }
   if (sink == 12345.0f) std::printf("#");
   return 0;

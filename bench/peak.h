@@ -15,6 +15,7 @@
 #include <wasm_simd128.h>
 
 #include "core/read_streams.h"
+#include "core/relaxed_dots.h"
 
 using f32x4 = v128_t;
 static inline f32x4 splat(float x) { return wasm_f32x4_splat(x); }
@@ -67,6 +68,64 @@ inline double peak_gflops(long iterations = 25'000'000) {  // 12 × 4 × 2 flops
 }
 
 #if defined(__wasm_simd128__)
+// The integer peaks: the exact integer products the block tiles (core/gemm_blocks.h) are made of,
+// on registers only as the loop above, 12 independent chains acc = acc + dot(acc, c) (the multiply
+// takes the accumulator, so that it cannot be hoisted). Rates in GFLOP-equivalents, 2 a
+// multiply-add, as the tiles' are counted: the ceiling each tile's arithmetic allows on this core.
+enum class IntegerProduct {
+  kDot16,      // i32x4.dot_i16x8_s + i32x4.add, 8 a pair: 8- and 6-bit tiles, the plain build's 4/5-bit
+  kDot8,       // i16x8.relaxed_dot_i8x16_i7x16_s + i16x8.add, 16 a pair: the relaxed 4- and 5-bit tiles
+  kDot8Wide,   // the same dot, its pairs widened by a 16-bit dot with ones + i32x4.add: 8-bit x 8-bit by it
+  kDotAdd,     // i32x4.relaxed_dot_i8x16_i7x16_add_s, 16 an instruction where the CPU has a dot-add
+};
+
+template <IntegerProduct kProduct>
+__attribute__((noinline)) int integer_spin(long iterations, int seed) {
+  v128_t acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = wasm_i32x4_splat(seed + i);
+  const v128_t c = wasm_i8x16_splat(5), ones = wasm_i16x8_splat(1);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kAccumulators; ++i) {
+      if constexpr (kProduct == IntegerProduct::kDot16) {
+        acc[i] = wasm_i32x4_add(acc[i], wasm_i32x4_dot_i16x8(acc[i], c));
+      } else {
+#if defined(__wasm_relaxed_simd__)
+        if constexpr (kProduct == IntegerProduct::kDot8)
+          acc[i] = wasm_i16x8_add(acc[i], mh::dot_i8x16_i7x16(acc[i], c));
+        else if constexpr (kProduct == IntegerProduct::kDot8Wide)
+          acc[i] = wasm_i32x4_add(acc[i], wasm_i32x4_dot_i16x8(mh::dot_i8x16_i7x16(acc[i], c), ones));
+        else
+          acc[i] = mh::dot_add_i8x16_i7x16(acc[i], c, acc[i]);
+#endif
+      }
+    }
+  }
+  v128_t total = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) total = wasm_i32x4_add(total, acc[i]);
+  return wasm_i32x4_extract_lane(total, 0);
+}
+
+// The best of 5 runs, as peak_gflops; 0 for the int8 dots in the plain build, which has none.
+template <IntegerProduct kProduct>
+inline double integer_peak_gflops(long iterations = 12'500'000) {
+#if !defined(__wasm_relaxed_simd__)
+  if (kProduct != IntegerProduct::kDot16) return 0;
+#endif
+  const double per_step = kAccumulators * 2.0 * (kProduct == IntegerProduct::kDot16 ? 8 : 16);
+  integer_spin<kProduct>(iterations / 10, 1);
+  double best = 0;
+  int sink = 0;
+  for (int run = 0; run < 5; ++run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sink += integer_spin<kProduct>(iterations, 1 + run);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, iterations * per_step / s / 1e9);
+  }
+  if (sink == 12345) std::printf("#");
+  return best;
+}
+
 // One thread's read bandwidth over `data` (256 MiB) read once as kStreams runs side by side (its
 // quarters, each a whole number of 4 KB pages, or the whole), GB/s.
 template <int kStreams>

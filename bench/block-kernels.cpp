@@ -7,7 +7,9 @@
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
-// minute); the rows take turns, a round at a time. Prints one JSON object per line.
+// minute); the rows take turns, a round at a time. Then the integer peaks (bench/peak.h: the
+// integer products the tiles are made of, on registers only) and, for each row, "ofOwnPeak": its
+// fraction of the peak of the product its tiles take. Prints one JSON object per line.
 // Built as bench/run.sh builds kernels.cpp (the relaxed one rewritten by scripts/relax-wasm.mjs):
 //   em++ -O3 -std=c++17 -Isrc -ffp-contract=off -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 \
 //     -sMAXIMUM_MEMORY=2GB -msimd128 [-mrelaxed-simd] bench/block-kernels.cpp src/core/gemm.cpp \

@@ -714,9 +714,10 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       tile_sums<T, R, 4, 4, kDotAdd>(block, a_block, sum);
       tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
       if constexpr (T == WeightType::kQ5) {
+        const v128_t min_lo = wasm_v128_load(block + 32), min_hi = wasm_v128_load(block + 48);  // once for the R rows
         for (int r = R - 1; r >= 0; --r) {
           v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-          subtract_mins(lo, hi, block, a_block + r * tile_block_floats<T>());
+          subtract_mins(lo, hi, min_lo, min_hi, splat_lane(wasm_v128_load(a_block + r * tile_block_floats<T>()), 1));
           wasm_v128_store(c + r * ldc, lo);
           wasm_v128_store(c + r * ldc + 4, hi);
         }

@@ -1,9 +1,10 @@
-// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h) against float32 panels, in wasm: GPT-2 small's
+// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h; q4k: Q4_K's super-blocks) against float32 panels, in wasm: GPT-2 small's
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q6, q5, q4    integer tiles (the rows quantized to 8 bits a block, each block's sums as integers)
-//   q8 w, q6 w, q5 w, q4 w  the blocks widened into float32 panels for the float32 tile
+//   q8, q6, q5, q4, q4k    integer tiles (the rows quantized to 8 bits a block, each block's sums as
+//                          integers; q4k's a super-block of 256)
+//   q8 w, q6 w, q5 w, q4 w, q4k w  the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
@@ -19,6 +20,7 @@
 //   decode_main below; Llama-3.2-1B's shape needs -sMAXIMUM_MEMORY=4GB)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -46,6 +48,16 @@ struct Row {
 std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937& rng) {
   std::vector<uint8_t> bytes(static_cast<size_t>(mh::block_matrix_bytes(t, K, N)));
   std::normal_distribution<float> normal(0.0f, 0.02f);
+  if (t == mh::WeightType::kQ4K) {
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; k += mh::kSuperRows) {
+        int q[mh::kSuperRows], sc[mh::kSuperBlocks], m[mh::kSuperBlocks];
+        for (int& v : q) v = static_cast<int>(rng() % 16);
+        for (int b = 0; b < mh::kSuperBlocks; ++b) sc[b] = static_cast<int>(rng() % 64), m[b] = static_cast<int>(rng() % 64);
+        mh::write_q4k_column(bytes.data() + mh::block_offset(t, k, j, K), j % 8, 0.001f * normal(rng), 0.001f * std::fabs(normal(rng)), sc, m, q);
+      }
+    return bytes;
+  }
   for (int j = 0; j < N; ++j)
     for (int k = 0; k < K; k += mh::kBlockRows) {
       int q[mh::kBlockRows];
@@ -80,10 +92,10 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 5;
+  constexpr int kTypes = 6;
   const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                        mh::WeightType::kQ4};
-  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4"};
+                                        mh::WeightType::kQ4, mh::WeightType::kQ4K};
+  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k"};
   // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 and q5 beside q8 and q4.
   const auto skipped = [&](int t) {
     return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5);
@@ -139,14 +151,16 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-  const mh::WeightType block_types[] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5, mh::WeightType::kQ4};
-  const char* block_names[] = {"q8", "q6", "q5", "q4"};
+  constexpr int kBlockTypes = 5;
+  const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
+                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K};
+  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k"};
   std::vector<std::vector<float>> f32;
-  std::vector<std::vector<uint8_t>> blocks[4];  // [type][shape]
+  std::vector<std::vector<uint8_t>> blocks[kBlockTypes];  // [type][shape]
   for (const auto& s : shapes) {
     f32.emplace_back(static_cast<size_t>(s[0]) * s[1]);
     for (float& x : f32.back()) x = 0.02f * normal(rng);
-    for (int t = 0; t < 4; ++t) blocks[t].push_back(random_blocks(block_types[t], s[0], s[1], rng));
+    for (int t = 0; t < kBlockTypes; ++t) blocks[t].push_back(random_blocks(block_types[t], s[0], s[1], rng));
   }
   std::vector<Row> rows;
   for (const int n : {64, 256})
@@ -154,7 +168,7 @@ int main(int argc, char** argv) {
       const int K = shapes[s][0], N = shapes[s][1];
       const std::string shape = std::to_string(n) + " × " + std::to_string(K) + " × " + std::to_string(N);
       rows.push_back({"f32 " + shape, n, K, N, {f32[s].data(), mh::WeightType::kF32, K, true}, true, {}, {}});
-      for (int t = 0; t < 4; ++t)
+      for (int t = 0; t < kBlockTypes; ++t)
         for (const bool integer_tiles : {true, false})
           rows.push_back({std::string(block_names[t]) + (integer_tiles ? " " : " w ") + shape, n, K, N,
                           {blocks[t][s].data(), block_types[t], K, true}, integer_tiles, {}, {}});
@@ -208,8 +222,8 @@ int main(int argc, char** argv) {
   // 7-bit operand; 8- and 6-bit ones take 16-bit dots, or the dot-add with the row's sign moved.
   const auto own_peak = [&](const Row& r) {
     if (!r.integer_tiles || r.b.type == mh::WeightType::kF32) return fma_peak;
-    if (dot_add) return dot_add_peak;
-    const bool narrow = r.b.type == mh::WeightType::kQ4 || r.b.type == mh::WeightType::kQ5;
+    if (dot_add && r.b.type != mh::WeightType::kQ4K) return dot_add_peak;  // kQ4K's tiles take the int8 dot
+    const bool narrow = r.b.type == mh::WeightType::kQ4 || r.b.type == mh::WeightType::kQ5 || r.b.type == mh::WeightType::kQ4K;
     return narrow && dot8 > 0 ? dot8 : dot16;
   };
   for (Row& r : rows) {

@@ -2,7 +2,8 @@
 // `llama` GGUF (d 768, 12 layers × 12 heads, FFN 3072, 50257 tokens, tied head; `--llama-1b`:
 // Llama-3.2-1B's, d 2048, 16 layers, 32 / 8 heads × 64, FFN 8192, 128256 tokens, tied, against its
 // F32 file loaded as bf16, which is what a 1B model's float weights take in this heap), random weights written
-// as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do. In Node, the relaxed
+// as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do; GPT-2's shape also as a
+// Q4_K file of random blocks (bench/gguf-common.mjs), kept with its integer scales. In Node, the relaxed
 // build, one thread (--threads N for more): load time and bytes in memory; prefill of 64 and 256
 // tokens with the last row's logits (what llama.cpp computes) and with every attention; decoding's
 // ms a token against the bound the measured read bandwidth sets on its bytes. Prefill over blocks
@@ -31,7 +32,7 @@ const SHAPE = big
   ? { name: 'Llama-3.2-1B', d: 2048, layers: 16, heads: 32, kvHeads: 8, ff: 8192, vocab: 128256 }
   : { name: 'GPT-2 small', d: 768, layers: 12, heads: 12, kvHeads: 12, ff: 3072, vocab: 50257 };
 // The float baseline first; its file is F32 for both (bf16: loaded with weightType 'bf16').
-const TYPES = big ? ['bf16', 'q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0'];
+const TYPES = big ? ['bf16', 'q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0', 'q4_k'];
 const GROUPS = big ? [['bf16', 'q4_0'], ['q8_0', 'q4_0']] : [TYPES];
 const fileType = (type) => (type === 'bf16' ? 'f32' : type);
 
@@ -77,6 +78,7 @@ for (const type of TYPES) {
   console.log(`writing ${path(type)}`);
   // Llama-3.2-1B's F32 file (4.9 GB) is written a tensor at a time.
   if (big) writeModelFile(path(type), SHAPES['llama-3.2-1b'], () => fileType(type));
+  else if (type === 'q4_k') writeModelFile(path(type), SHAPES['gpt2-small'], () => 'q4_k');
   else writeModel(path(type), type);
 }
 

@@ -422,7 +422,8 @@ export interface PretrainedConfig {
    * What the weight matrices are kept in: the checkpoint's type, or loadPretrained's weightType; a
    * GGUF file's 8-bit (Q8_0, Q5_0), 6-bit (Q6_K), 5-bit (Q5_1, Q5_K) or 4-bit (Q4_0, Q4_1, Q4_K)
    * blocks stay 'q8', 'q6', 'q5' or 'q4' (the first layer's query projection's; a layer's other
-   * matrices may differ).
+   * matrices may differ). Q4_K's 'q4' keeps its integer scales: 0.625 bytes a weight, where Q4_0's
+   * and Q4_1's take 0.75.
    */
   readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q6' | 'q5' | 'q4';
   /** Image models (vit, deit, dinov2): the side of the image the position table was made for; 0 for text models. */

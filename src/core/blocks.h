@@ -7,10 +7,14 @@
 //        (q within −32…31: a scale for each 16 rows, as Q6_K has)
 //   kQ5: float scale[8]; float min[8]; uint8 q[8 groups][8 columns][4 rows]   value = scale[c] · q − min[c]   320 bytes
 //        (q within 0…31)
-// — 1.125, 0.75, 1.25 and 1.25 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+//   kQ4K: 8 consecutive blocks (rows 256s … 256s + 255) make a super-block, as Q4_K's: block j of it holds
+//        a 32-byte share of the super-block's floats and integer scales, then kQ4's 128 bytes of values
+//        (uint8 q[8 groups][4][4 rows]): 160 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c],
+//        Q4_K's own (q4k_meta: d, dmin, the 6-bit sc and m).
+// — 1.125, 0.75, 1.25, 1.25 and 0.625 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
 // GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, Q6_K becomes kQ6, Q5_1 and Q5_K
-// become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
+// become kQ5, Q4_K becomes kQ4K (K a whole number of 256 rows), without a change of value: the product and then the difference in float32 are what ggml's dequantization
 // computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
 
@@ -27,14 +31,43 @@ namespace mh {
 
 constexpr int kBlockRows = 32;
 
+constexpr int kSuperRows = 256, kSuperBlocks = kSuperRows / kBlockRows;  // kQ4K's super-block
+
 constexpr bool is_block_type(WeightType t) {
-  return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6 || t == WeightType::kQ5;
+  return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6 || t == WeightType::kQ5 ||
+         t == WeightType::kQ4K;
 }
-constexpr int64_t block_bytes(WeightType t) { return t == WeightType::kQ8 ? 288 : t == WeightType::kQ4 ? 192 : 320; }
+constexpr int64_t block_bytes(WeightType t) {
+  return t == WeightType::kQ8 ? 288 : t == WeightType::kQ4 ? 192 : t == WeightType::kQ4K ? 160 : 320;
+}
 // The types whose value is scale · q − min (q unsigned), with the 8 mins after the 8 scales.
 constexpr bool has_mins(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ5; }
-// The bytes of a block's floats (scales, and kQ4's and kQ5's mins) before its values.
-constexpr int block_float_bytes(WeightType t) { return t == WeightType::kQ8 ? 32 : 64; }
+// The types of 4-bit values, two columns a byte.
+constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K; }
+// The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or kQ4K's share.
+constexpr int block_float_bytes(WeightType t) { return t == WeightType::kQ8 || t == WeightType::kQ4K ? 32 : 64; }
+// The rows a matrix of type t has a whole number of (and a product's K): kQ4K's super-blocks.
+constexpr int type_rows(WeightType t) { return t == WeightType::kQ4K ? kSuperRows : kBlockRows; }
+// Which block of its super-block holds row k (kQ4K; 0 for the other types, whose blocks stand alone).
+inline int block_in_super(WeightType t, int64_t k) { return t == WeightType::kQ4K ? static_cast<int>(k / kBlockRows % kSuperBlocks) : 0; }
+
+// kQ4K: byte x (< 256) of a super-block's shares, the 8 blocks' first 32 bytes, from its first block:
+//   0–31 float d[8]; 32–63 float dmin[8];
+//   64 + 16p + 8h + 2i + e: uint8 m[2p + e][4h + i] (p < 4: sub-blocks 2p, 2p + 1 side by side for the
+//     columns 4h … 4h + 3: what a 16-bit dot with two sub-blocks' row sums takes, widened);
+//   128 + 16j + 2c + e: uint8 sc[j][c] (twice: a 16-bit dot with sub-block j's int16 pairs takes it, widened).
+inline uint8_t* q4k_meta(uint8_t* super, int x) { return super + block_bytes(WeightType::kQ4K) * (x / 32) + x % 32; }
+inline const uint8_t* q4k_meta(const uint8_t* super, int x) { return super + block_bytes(WeightType::kQ4K) * (x / 32) + x % 32; }
+inline int q4k_m_byte(int j, int c) { return 64 + 16 * (j / 2) + 8 * (c / 4) + 2 * (c % 4) + j % 2; }
+inline int q4k_sc_byte(int j, int c) { return 128 + 16 * j + 2 * c; }
+inline float q4k_float(const uint8_t* super, int x) {
+  float value;
+  std::memcpy(&value, q4k_meta(super, x), 4);
+  return value;
+}
+// Sub-block j's scale and min of column c as Q4_K's dequantization makes them (float32 products).
+inline float q4k_scale(const uint8_t* super, int j, int c) { return q4k_float(super, 4 * c) * static_cast<float>(*q4k_meta(super, q4k_sc_byte(j, c))); }
+inline float q4k_min(const uint8_t* super, int j, int c) { return q4k_float(super, 32 + 4 * c) * static_cast<float>(*q4k_meta(super, q4k_m_byte(j, c))); }
 
 // Bytes of a K × N matrix of a block type: ⌈N/8⌉ panels of K/32 blocks.
 inline int64_t block_matrix_bytes(WeightType t, int64_t K, int64_t N) {
@@ -51,28 +84,31 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
 inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 4; }
 inline int block_q6_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }
 inline int block_q5_byte(int r, int c) { return block_q6_byte(r, c); }  // after the scales and mins
-inline int block_q4_byte(int r, int c) { return 64 + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
+inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 
 // The integer q of row r, column c of one block.
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
   if (t == WeightType::kQ6) return static_cast<int8_t>(block[block_q6_byte(r, c)]);
   if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
-  const uint8_t byte = block[block_q4_byte(r, c)];
+  const uint8_t byte = block[block_q4_byte(r, c, t)];
   return c < 4 ? byte & 15 : byte >> 4;
 }
 
-// The scale of row r, column c of one block.
-inline float block_scale(WeightType t, const uint8_t* block, int r, int c) {
+// The scale of row r, column c of one block (sub: block_in_super).
+inline float block_scale(WeightType t, const uint8_t* block, int r, int c, int sub) {
+  if (t == WeightType::kQ4K) return q4k_scale(block - block_bytes(t) * sub, sub, c);
   float scale;
   std::memcpy(&scale, block + 4 * c + (t == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
   return scale;
 }
 
-// Element (r, c) of one block (r < 32, c < 8) as float32.
-inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
-  const float scale = block_scale(t, block, r, c);
+// Element (r, c) of one block (r < 32, c < 8) as float32; sub: which block of its super-block it is
+// (block_in_super of its first row).
+inline float block_element(WeightType t, const uint8_t* block, int r, int c, int sub) {
+  const float scale = block_scale(t, block, r, c, sub);
   const float q = static_cast<float>(block_integer(t, block, r, c));
+  if (t == WeightType::kQ4K) return scale * q - q4k_min(block - block_bytes(t) * sub, sub, c);
   if (!has_mins(t)) return scale * q;
   float min;
   std::memcpy(&min, block + 32 + 4 * c, 4);
@@ -81,15 +117,15 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c) {
 
 #if defined(__wasm_simd128__)
 // The bytes of a group of 4 rows of a block.
-constexpr int block_group_bytes(WeightType t) { return t == WeightType::kQ4 ? 16 : 32; }
+constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : 32; }
 
 // The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
 // of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8 for kQ8
-// and kQ6, 0…31 for kQ5, 0…15 for kQ4). kQ4's high nibbles: each byte less its low nibble, shifted
+// and kQ6, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its low nibble, shifted
 // in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and a mask built anew in
 // V8; the saturating subtraction, because LLVM folds a plain one back into that shift and mask.
 inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
-  if (t != WeightType::kQ4) {
+  if (!has_nibbles(t)) {
     left = wasm_v128_load(group);
     right = wasm_v128_load(group + 16);
     return;
@@ -105,13 +141,19 @@ inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left,
 #endif
 
 // out (rows × 8, row-major) = rows [first, first + rows) of one block as float32: in wasm, whole
-// groups of 4 rows in a few vector operations; the same products and differences as block_element.
-inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first, int rows, float* out) {
+// groups of 4 rows in a few vector operations; the same products and differences as block_element
+// (sub: as there).
+inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first, int rows, float* out, int sub) {
 #if defined(__wasm_simd128__)
   if (first % 4 == 0 && rows % 4 == 0) {
-    v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
-    const v128_t min_lo = has_mins(t) ? wasm_v128_load(block + 32) : wasm_f32x4_splat(0.0f);
-    const v128_t min_hi = has_mins(t) ? wasm_v128_load(block + 48) : wasm_f32x4_splat(0.0f);
+    const bool mins = has_mins(t) || t == WeightType::kQ4K;
+    alignas(16) float q4k[16];  // kQ4K: this block's scales, then mins, as Q4_K's dequantization makes them
+    if (t == WeightType::kQ4K)
+      for (int c = 0; c < 8; ++c) q4k[c] = block_scale(t, block, 0, c, sub), q4k[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
+    const uint8_t* floats = t == WeightType::kQ4K ? reinterpret_cast<const uint8_t*>(q4k) : block;
+    v128_t scale_lo = wasm_v128_load(floats), scale_hi = wasm_v128_load(floats + 16);
+    const v128_t min_lo = mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
+    const v128_t min_hi = mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {
@@ -120,8 +162,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
         const v128_t lo = wasm_f32x4_mul(scale_lo, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(q)));
         const v128_t hi = wasm_f32x4_mul(scale_hi, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(q)));
         // kQ8 and kQ6 subtract nothing: x − 0 is x, the same bits as the product alone.
-        wasm_v128_store(out, has_mins(t) ? wasm_f32x4_sub(lo, min_lo) : lo);
-        wasm_v128_store(out + 4, has_mins(t) ? wasm_f32x4_sub(hi, min_hi) : hi);
+        wasm_v128_store(out, mins ? wasm_f32x4_sub(lo, min_lo) : lo);
+        wasm_v128_store(out + 4, mins ? wasm_f32x4_sub(hi, min_hi) : hi);
         out += 8;
       }
     };
@@ -132,7 +174,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       }
       v128_t left, right;
       block_group(t, block, g, left, right);
-      const bool is_signed = t != WeightType::kQ4;  // kQ5's 0…31 are the same signed
+      const bool is_signed = !has_nibbles(t);  // kQ5's 0…31 are the same signed
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);
     }
@@ -140,7 +182,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
   }
 #endif
   for (int r = first; r < first + rows; ++r)
-    for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c);
+    for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c, sub);
 }
 
 // Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5).
@@ -180,21 +222,22 @@ inline void write_q6_block_column(uint8_t* block, int c, const float* scales, co
 // and write_q6_block_column do (see there why; kQ5's sums count on 0…31 too); kQ4's are within 0…15
 // already.
 inline void clamp_block_values(WeightType t, int8_t* q, int64_t n) {
-  if (t == WeightType::kQ4) return;
+  if (has_nibbles(t)) return;
   const int8_t lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
   for (int64_t i = 0; i < n; ++i) q[i] = q[i] < lo ? lo : q[i] > hi ? hi : q[i];
 }
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, clamped as
 // clamp_block_values does) are q[c · stride …], and `floats` are the block's leading floats as it
-// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8]).
+// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8]; kQ4K its
+// 32 bytes of the super-block's shares).
 // The same bytes as write_block_column / write_q6_block_column for each column, written in order
 // a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {
   std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
   uint8_t* out = block + block_float_bytes(t);
   for (int g = 0; g < kBlockRows / 4; ++g) {
-    if (t == WeightType::kQ4) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
+    if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
       for (int c = 0; c < 4; ++c) {
         uint32_t low, high;
         std::memcpy(&low, q + c * stride + 4 * g, 4);
@@ -204,6 +247,21 @@ inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int
       }
     } else {
       for (int c = 0; c < 8; ++c) std::memcpy(out + 32 * g + 4 * c, q + c * stride + 4 * g, 4);
+    }
+  }
+}
+
+// Writes column c (< 8) of a kQ4K super-block (its 8 blocks from `super`): 256 values q (0…15) with
+// Q4_K's d, dmin and the 8 sub-blocks' sc and m (0…63), as the loader's write_block_panel writes them.
+inline void write_q4k_column(uint8_t* super, int c, float d, float dmin, const int* sc, const int* m, const int* q) {
+  std::memcpy(q4k_meta(super, 4 * c), &d, 4);
+  std::memcpy(q4k_meta(super, 32 + 4 * c), &dmin, 4);
+  for (int j = 0; j < kSuperBlocks; ++j) {
+    *q4k_meta(super, q4k_m_byte(j, c)) = static_cast<uint8_t>(m[j]);
+    q4k_meta(super, q4k_sc_byte(j, c))[0] = q4k_meta(super, q4k_sc_byte(j, c))[1] = static_cast<uint8_t>(sc[j]);
+    for (int r = 0; r < kBlockRows; ++r) {
+      uint8_t& byte = super[block_bytes(WeightType::kQ4K) * j + block_q4_byte(r, c, WeightType::kQ4K)];
+      byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[32 * j + r] << 4) : (byte & 0xf0) | (q[32 * j + r] & 15));
     }
   }
 }

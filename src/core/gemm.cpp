@@ -96,7 +96,7 @@ const float* panel_of(const MatrixRef& b, int k0, int depth, int j, int width, f
   if constexpr (is_block_type(T)) {  // always panels; k0 and depth whole blocks (depth_block())
     const uint8_t* base = static_cast<const uint8_t*>(b.data);
     for (int k = k0; k < k0 + depth; k += kBlockRows)
-      dequantize_block_rows(T, base + block_offset(T, k, j, b.ld), 0, kBlockRows, scratch + (k - k0) * 8);
+      dequantize_block_rows(T, base + block_offset(T, k, j, b.ld), 0, kBlockRows, scratch + (k - k0) * 8, block_in_super(T, k));
     return scratch;
   } else {
     if (!b.panels) {
@@ -285,7 +285,7 @@ void columns(float* out, int64_t ldo, const float* a, int64_t lda, const MatrixR
         quantize_rows<T>(quantized.data(), a, lda, n, K);
       }
       const float* rows = prepacked ? prepacked : quantized.data();
-      if (n == 1) block_row<T>(out, rows, kQuantizedBlockFloats, b, bias, K, c0, c1);
+      if (n == 1) block_row<T>(out, rows, row_unit_floats<T>(), b, bias, K, c0, c1);
       else block_tiles<T>(out, ldo, rows, b, bias, n, K, c0, c1);
       return;
     }
@@ -383,6 +383,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kQ4: columns<WeightType::kQ4>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ6: columns<WeightType::kQ6>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ5: columns<WeightType::kQ5>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ4K: columns<WeightType::kQ4K>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 
@@ -474,6 +475,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
       case WeightType::kQ8: quantize_rows<WeightType::kQ8>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ6: quantize_rows<WeightType::kQ6>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ5: quantize_rows<WeightType::kQ5>(packing.data(), a, lda, n, K); break;
+      case WeightType::kQ4K: quantize_rows<WeightType::kQ4K>(packing.data(), a, lda, n, K); break;
       default: quantize_rows<WeightType::kQ4>(packing.data(), a, lda, n, K); break;
     }
   }

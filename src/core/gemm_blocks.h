@@ -124,7 +124,7 @@ constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return T == WeightType::kQ4 || T == WeightType::kQ5 ? 4 : 2;
+  return T == WeightType::kQ4 || T == WeightType::kQ5 || T == WeightType::kQ4K ? 4 : 2;
 #else
   return 2;
 #endif
@@ -143,7 +143,7 @@ inline int block_tile_height(int i, int rows, int tallest) {
 template <WeightType T>
 constexpr bool tile_reads_int8() {
 #if defined(__wasm_relaxed_simd__)
-  return T == WeightType::kQ4 || T == WeightType::kQ5;
+  return T == WeightType::kQ4 || T == WeightType::kQ5 || T == WeightType::kQ4K;
 #else
   return false;
 #endif
@@ -153,8 +153,69 @@ constexpr bool tile_reads_int8() {
 // |q_a| and q_a's sign: the same 16 floats as int16 q_a): fewer bytes for a tile's rows in L1
 // beside the panel, and for a group of tiles in L2, than quantize_row's whole block.
 constexpr int kTileQFloats = 2;
+// kQ4K's rows are quantized once for 256 values (llama.cpp's Q8_K, with which its Q4_K products
+// run), so that a super-block's 8 sub-blocks sum as integers, each times its integer scale, and
+// its floats are applied once (q4k_tile): d = max |a| / 127 over the 256, q_a as quantize_block
+// rounds them, and each sub-block's Σ q_a as int16 (its mins'). Floats: [0] d, [4, 8) the 8 sums,
+// then q_a as int8 (the relaxed build's int8 dot) or int16 (16-bit dots).
+constexpr int kSuperQFloats = 8;
 template <WeightType T>
-constexpr int tile_block_floats() { return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16); }
+constexpr int tile_block_floats() {
+  if constexpr (T == WeightType::kQ4K) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
+  return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16);
+}
+// The floats of a quantized row's unit (a block; kQ4K's: a super-block) in decoding's form.
+template <WeightType T>
+constexpr int row_unit_floats() { return T == WeightType::kQ4K ? tile_block_floats<T>() : kQuantizedBlockFloats; }
+
+// A unit of a panel, a block (kQ4K's: a super-block): its rows and bytes.
+template <WeightType T>
+constexpr int unit_rows() { return type_rows(T); }
+template <WeightType T>
+constexpr int64_t unit_bytes() { return block_bytes(T) * (unit_rows<T>() / kBlockRows); }
+
+// out = 256 values x quantized as a kQ4K row's unit (tile_block_floats).
+inline void quantize_super(float* out, const float* x) {
+  [[maybe_unused]] constexpr bool int8 = tile_reads_int8<WeightType::kQ4K>();
+  int16_t sums[kSuperBlocks];
+#if defined(__wasm_simd128__)
+  v128_t largest = wasm_i32x4_shl(wasm_v128_load(x), 1);  // as quantize_block
+  for (int i = 1; i < kSuperRows / 4; ++i) largest = wasm_u32x4_max(largest, wasm_i32x4_shl(wasm_v128_load(x + 4 * i), 1));
+  largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
+  largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
+  const float d = wasm_f32x4_extract_lane(wasm_u32x4_shr(largest, 1), 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+  const v128_t scale = wasm_f32x4_splat(inverse), rounding = wasm_f32x4_splat(12582912.0f);  // 1.5 · 2^23
+  for (int j = 0; j < kSuperBlocks; ++j) {
+    v128_t q[8];  // within ±127
+    for (int i = 0; i < 8; ++i)
+      q[i] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + 32 * j + 4 * i), scale), rounding), rounding);
+    v128_t sum = q[0];
+    for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
+    sums[j] = static_cast<int16_t>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
+                                   wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+    v128_t q16[4];
+    for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
+    if (int8) {
+      for (int v = 0; v < 2; ++v) wasm_v128_store(out + kSuperQFloats + 8 * j + 4 * v, wasm_i8x16_narrow_i16x8(q16[2 * v], q16[2 * v + 1]));
+    } else {
+      for (int v = 0; v < 4; ++v) wasm_v128_store(out + kSuperQFloats + 16 * j + 4 * v, q16[v]);
+    }
+  }
+#else
+  float most = 0;
+  for (int k = 0; k < kSuperRows; ++k) most = std::max(most, std::fabs(x[k]));
+  const float d = most / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+  int16_t* q_a = reinterpret_cast<int16_t*>(out + kSuperQFloats);
+  for (int j = 0; j < kSuperBlocks; ++j) {
+    int sum = 0;
+    for (int k = 32 * j; k < 32 * j + 32; ++k) sum += q_a[k] = static_cast<int16_t>(std::nearbyint(x[k] * inverse));
+    sums[j] = static_cast<int16_t>(sum);
+  }
+#endif
+  out[0] = d;
+  out[1] = out[2] = out[3] = 0.0f;
+  std::memcpy(out + 4, sums, sizeof sums);
+}
 
 // packed = rows × K of a (rows lda apart) quantized for products over blocks of T: one row
 // (decoding) as quantize_row quantizes it; more in tiles of block_tile_height() rows, each block in
@@ -162,6 +223,17 @@ constexpr int tile_block_floats() { return kTileQFloats + (tile_reads_int8<T>() 
 // one pointer walks it: block b of its row r (of h) at (b · h + r) · tile_block_floats<T>().
 template <WeightType T>
 void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) {
+  if constexpr (T == WeightType::kQ4K) {  // one row as a tile of one
+    constexpr int floats = tile_block_floats<T>();
+    const int supers = K / kSuperRows;
+    for (int i = 0, h; i < rows; i += h) {
+      h = block_tile_height(i, rows, block_tile_rows<T>());
+      float* tile_start = packed + static_cast<int64_t>(i) * supers * floats;
+      for (int r = 0; r < h; ++r)
+        for (int s = 0; s < supers; ++s) quantize_super(tile_start + (s * h + r) * floats, a + (i + r) * lda + s * kSuperRows);
+    }
+    return;
+  }
   if (rows == 1) return quantize_row(packed, a, K);
   constexpr int floats = tile_block_floats<T>();
   const int blocks = K / kBlockRows;
@@ -248,9 +320,9 @@ inline v128_t splat_lane(v128_t v, int i) {
 }
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over groups [kFirst, kFirst + kGroups) of one block (rows
 // 4 · kFirst on), for columns 0–3 and 4–7, as int32, by 16-bit dots.
+// (q_a: the row's int16 values of the block, rows 0 on.)
 template <WeightType T, int kFirst, int kGroups>
-inline void group_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
-  const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
+inline void group_sums(const uint8_t* block, const int16_t* q_a, v128_t& sum_lo, v128_t& sum_hi) {
   v128_t p0 = wasm_i32x4_splat(0), p1 = p0, p2 = p0, p3 = p0;
   for (int g = kFirst; g < kFirst + kGroups; ++g) {
     // (q_a of rows 0–3) twice, by a shuffle: load64_splat at an offset costs V8 a register (splat_lane)
@@ -330,7 +402,7 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
     sum_hi = wasm_i32x4_extadd_pairwise_i16x8(pairs_hi);
   }
 #else
-  group_sums<T, 0, kBlockRows / 4>(block, row_block, sum_lo, sum_hi);
+  group_sums<T, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row_block + 2), sum_lo, sum_hi);
 #endif
 }
 
@@ -380,7 +452,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
   sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
   sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
 #else
-  group_sums<T, 4 * kHalf, 4>(block, row_block, sum_lo, sum_hi);
+  group_sums<T, 4 * kHalf, 4>(block, reinterpret_cast<const int16_t*>(row_block + 2), sum_lo, sum_hi);
 #endif
 }
 
@@ -435,6 +507,79 @@ inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block
   }
 }
 
+// kQ4K (the super-block's floats and integer scales: q4k_meta). sum_lo, sum_hi += sub-block j's
+// sums Σ q_a q (sum_lo, sum_hi: pair_lo, pair_hi's int16 pairs in the relaxed build, int32 column
+// sums in the plain one) times its scales sc[j]: one 16-bit dot of the pairs with sc twice, or an
+// int32 product.
+inline void add_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, int j, v128_t sum_lo, v128_t sum_hi) {
+  const v128_t sc = wasm_v128_load(q4k_meta(super, q4k_sc_byte(j, 0)));  // sc[j][c] twice, c = 0…7
+#if defined(__wasm_relaxed_simd__)
+  int_lo = wasm_i32x4_add(int_lo, wasm_i32x4_dot_i16x8(sum_lo, wasm_u16x8_extend_low_u8x16(sc)));
+  int_hi = wasm_i32x4_add(int_hi, wasm_i32x4_dot_i16x8(sum_hi, wasm_u16x8_extend_high_u8x16(sc)));
+#else
+  const v128_t low16 = wasm_i32x4_splat(0xffff);  // sc twice in 16-bit lanes, read as int32: sc
+  int_lo = wasm_i32x4_add(int_lo, wasm_i32x4_mul(sum_lo, wasm_v128_and(wasm_u16x8_extend_low_u8x16(sc), low16)));
+  int_hi = wasm_i32x4_add(int_hi, wasm_i32x4_mul(sum_hi, wasm_v128_and(wasm_u16x8_extend_high_u8x16(sc), low16)));
+#endif
+}
+// min_lo, min_hi = Σ_j m[j][c] · Σ q_a of sub-block j, as int32 (sums: the row's 8 int16 sums):
+// two sub-blocks a 16-bit dot.
+inline void q4k_min_sums(const uint8_t* super, v128_t sums, v128_t& min_lo, v128_t& min_hi) {
+  min_lo = min_hi = wasm_i32x4_splat(0);
+  for (int p = 0; p < kSuperBlocks / 2; ++p) {
+    const v128_t m = wasm_v128_load(q4k_meta(super, q4k_m_byte(2 * p, 0))), pair = splat_lane(sums, p);
+    min_lo = wasm_i32x4_add(min_lo, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(m), pair));
+    min_hi = wasm_i32x4_add(min_hi, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(m), pair));
+  }
+}
+// acc += (d · d_a) · Σ_j sc Σ q_a q, then acc −= (dmin · d_a) · Σ_j m Σ q_a: a super-block's float
+// operations, once for its 256 rows (d_lo, d_hi, dmin_lo, dmin_hi loaded; d_a in every lane).
+inline void q4k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v128_t dmin_lo, v128_t dmin_hi, v128_t d_a,
+                    v128_t int_lo, v128_t int_hi, v128_t min_lo, v128_t min_hi) {
+  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(d_lo, d_a), wasm_f32x4_convert_i32x4(int_lo)));
+  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(d_hi, d_a), wasm_f32x4_convert_i32x4(int_hi)));
+  acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(dmin_lo, d_a), wasm_f32x4_convert_i32x4(min_lo)));
+  acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(dmin_hi, d_a), wasm_f32x4_convert_i32x4(min_hi)));
+}
+// acc_lo, acc_hi += one kQ4K super-block of a panel times the row's (quantize_super): each
+// sub-block's integer sums (block_sums' for 4-bit values), times its scales, added as int32; then
+// q4k_add.
+inline void add_panel_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row) {
+  v128_t int_lo = wasm_i32x4_splat(0), int_hi = int_lo;
+  for (int j = 0; j < kSuperBlocks; ++j) {
+    const uint8_t* block = super + block_bytes(WeightType::kQ4K) * j;
+#if defined(__wasm_relaxed_simd__)
+    const v128_t nibble = wasm_i8x16_splat(15);
+    v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+    for (int half = 0; half < 2; ++half) {
+      const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j + 4 * half);
+      for (int i = 0; i < 4; ++i) {
+        const v128_t bytes = wasm_v128_load(block + 32 + 16 * (4 * half + i)), a = splat_lane(q_a, i);
+        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
+        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
+        keep_in_order(pairs_lo, pairs_hi);
+      }
+    }
+    add_sub_block(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
+#else
+    v128_t sum_lo, sum_hi;
+    group_sums<WeightType::kQ4K, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j, sum_lo, sum_hi);
+    add_sub_block(int_lo, int_hi, super, j, sum_lo, sum_hi);
+#endif
+  }
+  v128_t min_lo, min_hi;
+  q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
+  const v128_t dmin = wasm_v128_load(q4k_meta(super, 32));
+  q4k_add(acc_lo, acc_hi, wasm_v128_load(super), wasm_v128_load(super + 16), dmin, wasm_v128_load(q4k_meta(super, 48)),
+          splat_lane(wasm_v128_load(row), 0), int_lo, int_hi, min_lo, min_hi);
+}
+// A unit of a panel (a block; kQ4K's: a super-block) times the row's.
+template <WeightType T, bool kDotAdd>
+inline void add_panel_unit(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* unit, const float* row_unit) {
+  if constexpr (T == WeightType::kQ4K) add_panel_super(acc_lo, acc_hi, unit, row_unit);
+  else add_panel_block<T, kDotAdd>(acc_lo, acc_hi, unit, row_unit);
+}
+
 // Decoding's row over N · D whole panels from column j, read as N streams side by side: stream n
 // is the D panels from j + 8 · n · D, contiguous in memory, and the N streams advance a block at a
 // time together. Each column is summed exactly as one panel alone sums it (the same bits).
@@ -452,10 +597,10 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
       block[n] = base + block_offset(T, 0, jn, b.ld) + zero;
     }
     const float* row_block = quantized + zero;
-    for (int k = 0; k < blocks; ++k, row_block += kQuantizedBlockFloats)
+    for (int k = 0; k < blocks; k += unit_rows<T>() / kBlockRows, row_block += row_unit_floats<T>())
       for (int n = 0; n < N; ++n) {
-        add_panel_block<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
-        block[n] += block_bytes(T);
+        add_panel_unit<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
+        block[n] += unit_bytes<T>();
       }
     for (int n = 0; n < N; ++n) {
       const int jn = j + 8 * (n * D + i);
@@ -493,7 +638,8 @@ void row_over_blocks(float* out, const float* quantized, const MatrixRef& b, con
   // rest a panel at a time. Shorter streams (a chunk of a product split over threads) and the plain
   // build (its 16-bit dots run at half the rate memory streams) measured no faster, or slower
   // (docs/performance.md, "Decoding over blocks: streams side by side").
-  if constexpr (kDecodingInStreams) {
+  // (Not kQ4K's super-blocks: side by side, they measured up to 2× slower than one panel at a time.)
+  if constexpr (kDecodingInStreams && T != WeightType::kQ4K) {
     const int64_t panel_bytes = int64_t{blocks} * block_bytes(T);
     const int spacing = crossing_spacing(panel_bytes);
     int panels = j == c0 ? (c1 - j) / 8 : 0;
@@ -517,8 +663,8 @@ void row_over_blocks(float* out, const float* quantized, const MatrixRef& b, con
     const uint8_t* block = base + block_offset(T, 0, j, b.ld) + zero;  // a panel's blocks are consecutive
     const float* row_block = quantized + zero;
     for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
-         block += block_bytes(T), row_block += kQuantizedBlockFloats)
-      add_panel_block<T, kDotAdd>(acc_lo, acc_hi, block, row_block);
+         block += unit_bytes<T>(), row_block += row_unit_floats<T>())
+      add_panel_unit<T, kDotAdd>(acc_lo, acc_hi, block, row_block);
     if (c0 <= j && j + 8 <= c1) {  // a whole panel: no call to memcpy (a loop of 8 becomes one)
       wasm_v128_store(out + j, acc_lo);
       wasm_v128_store(out + j + 4, acc_hi);
@@ -542,6 +688,39 @@ template <WeightType T>
 void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
+  if constexpr (T == WeightType::kQ4K) {  // as add_panel_super: the same integers, the same float operations
+    for (int j = c0 / 8 * 8; j < c1; j += 8) {
+      float acc[8];
+      for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+      const uint8_t* super = base + block_offset(T, 0, j, b.ld);
+      for (int s = 0; s < K / kSuperRows; ++s, super += kSuperBlocks * block_bytes(T)) {
+        const float* row = quantized + s * step;
+        const int16_t* q_a = reinterpret_cast<const int16_t*>(row + kSuperQFloats);
+        int16_t sums[kSuperBlocks];
+        std::memcpy(sums, row + 4, sizeof sums);
+        int32_t ints[8] = {}, mins[8] = {};
+        for (int sub = 0; sub < kSuperBlocks; ++sub) {
+          int32_t sum[8] = {};
+          for (int g = 0; g < kBlockRows / 4; ++g) {
+            const uint8_t* q = super + block_bytes(T) * sub + 32 + 16 * g;
+            const int16_t* a4 = q_a + 32 * sub + 4 * g;
+            for (int c = 0; c < 4; ++c)
+              for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
+          }
+          for (int c = 0; c < 8; ++c) {
+            ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
+            mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
+          }
+        }
+        for (int c = 0; c < 8; ++c) {
+          acc[c] += (q4k_float(super, 4 * c) * row[0]) * static_cast<float>(ints[c]);
+          acc[c] -= (q4k_float(super, 32 + 4 * c) * row[0]) * static_cast<float>(mins[c]);
+        }
+      }
+      for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
+    }
+    return;
+  }
   for (int j = c0 / 8 * 8; j < c1; j += 8) {
     float acc[8];
     for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
@@ -600,23 +779,28 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // are r · tile_block_floats<T>() floats on). It walks pointers, not a group index: from an index V8
 // computed each broadcast's address anew (a `lea` each, its broadcasts taking no offset); from a
 // pointer it keeps each row's base in a register.
-template <WeightType T, typename Q, int kFirst, int kGroups, typename Each>
-inline void for_each_group(const uint8_t* block, const float* a_block, Each each) {
-  const Q* rows = reinterpret_cast<const Q*>(a_block + kTileQFloats) + 4 * kFirst;
-  const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * kFirst;
+// (for_each_group_at: from the first group's bytes and row 0's values in it.)
+template <WeightType T, typename Q, int kGroups, typename Each>
+inline void for_each_group_at(const uint8_t* group, const Q* rows, Each each) {
   for (const uint8_t* end = group + block_group_bytes(T) * kGroups; group < end; group += block_group_bytes(T), rows += 4)
     each(group, rows);
+}
+template <WeightType T, typename Q, int kFirst, int kGroups, typename Each>
+inline void for_each_group(const uint8_t* block, const float* a_block, Each each) {
+  for_each_group_at<T, Q, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
+                                   reinterpret_cast<const Q*>(a_block + kTileQFloats) + 4 * kFirst, each);
 }
 // Row r's values of a group, from row 0's (for_each_group).
 template <WeightType T, typename Q>
 inline const Q* tile_row(const Q* rows, int r) { return rows + r * tile_block_floats<T>() * (sizeof(float) / sizeof(Q)); }
 // sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
 // one block, as group_sums' (each group read once for the R rows).
-template <WeightType T, int R, int kFirst, int kGroups>
-inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
+// (tile_group_sums_at: from the first group's bytes and row 0's values in it.)
+template <WeightType T, int R, int kGroups>
+inline void tile_group_sums_at(const uint8_t* groups, const int16_t* rows0, v128_t (&sum)[R][2]) {
   v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
   for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-  for_each_group<T, int16_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int16_t* rows) {
+  for_each_group_at<T, int16_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int16_t* rows) {
     v128_t left, right;
     block_group_at(T, group, left, right);
     const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
@@ -633,6 +817,11 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
     sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
     sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
   }
+}
+template <WeightType T, int R, int kFirst, int kGroups>
+inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
+  tile_group_sums_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
+                                    reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst, sum);
 }
 // sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
 // with kDotAdd by the integer dot-add (8- and 6-bit values with the sign moved, as decoding's);
@@ -696,8 +885,66 @@ inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* 
   }
 }
 
+// A tile of prefill over kQ4K's super-blocks, every element as add_panel_super computes it: per
+// sub-block the R rows' integer sums (the int8 dot's int16 pairs, or 16-bit dots' int32 sums, as
+// tile_sums' for kQ4), each times the sub-block's scales into int32 (add_sub_block); then once a
+// super-block the mins and the float operations (q4k_add), with c as the accumulator in memory.
+template <int R>
+void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+  constexpr WeightType T = WeightType::kQ4K;
+  constexpr int F = tile_block_floats<T>();
+  for (int r = 0; r < R; ++r) {
+    wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
+    wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
+  }
+  const int zero = g_zero;  // see g_zero (gemm_tiles.h): the loop's pointers from 32-bit arithmetic
+  const float* a_super = a + zero;
+  const uint8_t* super = panel + zero;
+  for (const uint8_t* end = super + int64_t{blocks} * block_bytes(T); super < end;
+       super += kSuperBlocks * block_bytes(T), a_super += R * F) {
+    v128_t ints[R][2];
+    for (int r = 0; r < R; ++r) ints[r][0] = ints[r][1] = wasm_i32x4_splat(0);
+    for (int j = 0; j < kSuperBlocks; ++j) {
+      const uint8_t* block = super + block_bytes(T) * j;
+#if defined(__wasm_relaxed_simd__)
+      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs (8 · 2 · 127 · 15 = 30480 at most)
+      for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+      for_each_group_at<T, int8_t, kBlockRows / 4>(
+          block + block_float_bytes(T), reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j,
+          [&](const uint8_t* group, const int8_t* rows) {
+            v128_t left, right;
+            block_group_at(T, group, left, right);
+            for (int r = 0; r < R; ++r) {
+              const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
+              pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+              pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+            }
+          });
+      for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
+#else
+      v128_t sum[R][2];
+      tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
+                                               reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j, sum);
+      for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
+#endif
+    }
+    const v128_t d_lo = wasm_v128_load(super), d_hi = wasm_v128_load(super + 16);  // once for the R rows
+    const v128_t dmin_lo = wasm_v128_load(q4k_meta(super, 32)), dmin_hi = wasm_v128_load(q4k_meta(super, 48));
+    for (int r = R - 1; r >= 0; --r) {
+      const float* row = a_super + r * F;
+      v128_t min_lo, min_hi;
+      q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
+      v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+      q4k_add(lo, hi, d_lo, d_hi, dmin_lo, dmin_hi, splat_lane(wasm_v128_load(row), 0), ints[r][0], ints[r][1], min_lo, min_hi);
+      wasm_v128_store(c + r * ldc, lo);
+      wasm_v128_store(c + r * ldc + 4, hi);
+    }
+  }
+}
+
 template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+  if constexpr (T == WeightType::kQ4K) return q4k_tile<R>(c, ldc, a, panel, blocks, bias);
   for (int r = 0; r < R; ++r) {
     wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
     wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
@@ -770,7 +1017,7 @@ template <WeightType T, bool kDotAdd>
 void tiles_over_blocks(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows,
                        int K, int c0, int c1) {
   const int blocks = K / kBlockRows, tallest = block_tile_rows<T>();
-  const int64_t row_floats = int64_t{blocks} * tile_block_floats<T>();
+  const int64_t row_floats = int64_t{K / unit_rows<T>()} * tile_block_floats<T>();
   const int group_rows = static_cast<int>(std::max<int64_t>(1, kBlockTileBytes / (4 * std::max<int64_t>(row_floats, 1))));
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int i0 = 0, i1; i0 < rows; i0 = i1) {

@@ -237,9 +237,11 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && config_.head_dim % kBlockRows != 0)
       return WeightType::kF32;
     if (!sh.gguf) return storage == MatrixStorage::kQ8_0 ? WeightType::kQ8 : WeightType::kQ4;
-    switch (ggml::regrouping(sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type)) {
+    const uint32_t stored = sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type;
+    switch (ggml::regrouping(stored)) {
       case ggml::Regrouping::kEight: return WeightType::kQ8;
-      case ggml::Regrouping::kFour: return WeightType::kQ4;
+      case ggml::Regrouping::kFour:  // Q4_K keeps its integer scales (core/blocks.h, kQ4K)
+        return stored == ggml::kQ4_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ4K : WeightType::kQ4;
       case ggml::Regrouping::kSix: return WeightType::kQ6;
       case ggml::Regrouping::kFive: return WeightType::kQ5;
       default: return WeightType::kF32;
@@ -394,10 +396,26 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
   float* mins = scales.data() + blocks;
   const int c = static_cast<int>(column % 8);
   int8_t* q = stage->q.data() + c * K;
-  ggml::regroup_row(type, row, K, scales.data(), mins, q);
+  if (dest.type == WeightType::kQ4K) {  // the super-block's shares, 8 blocks' 32 bytes, are contiguous in the stage
+    thread_local std::vector<uint8_t> integers;  // sc [K/32], then m [K/32]
+    integers.resize(static_cast<size_t>(2 * blocks));
+    uint8_t *sc = integers.data(), *m = sc + blocks;
+    ggml::regroup_q4_k_row(row, K, scales.data(), mins, sc, m, q);
+    for (int64_t s = 0; s < K / kSuperRows; ++s) {
+      uint8_t* shares = reinterpret_cast<uint8_t*>(stage->floats.data() + s * kSuperBlocks * per_block);
+      std::memcpy(shares + 4 * c, &scales[s], 4);
+      std::memcpy(shares + 32 + 4 * c, &mins[s], 4);
+      for (int j = 0; j < kSuperBlocks; ++j) {
+        shares[q4k_m_byte(j, c)] = m[s * kSuperBlocks + j];
+        shares[q4k_sc_byte(j, c)] = shares[q4k_sc_byte(j, c) + 1] = sc[s * kSuperBlocks + j];
+      }
+    }
+  } else {
+    ggml::regroup_row(type, row, K, scales.data(), mins, q);
+  }
   clamp_block_values(dest.type, q, K);
   float* floats = stage->floats.data();
-  for (int64_t b = 0; b < blocks; ++b) {
+  for (int64_t b = 0; b < blocks && dest.type != WeightType::kQ4K; ++b) {
     floats[b * per_block + c] = dest.type == WeightType::kQ6 ? scales[2 * b] : scales[b];
     if (per_block == 16) floats[b * per_block + 8 + c] = dest.type == WeightType::kQ6 ? scales[2 * b + 1] : mins[b];
   }

@@ -279,6 +279,20 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
   }
 }
 
+void regroup_q4_k_row(const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q) {
+  const uint8_t* b = static_cast<const uint8_t*>(source);
+  for (int64_t i = 0; i < count / 256; ++i, b += type_info(kQ4_K)->bytes, q += 256, sc += 8, m += 8) {
+    d[i] = f16_at(b), dmin[i] = f16_at(b + 2);
+    for (int sub = 0; sub < 8; ++sub) {
+      int scale, min;
+      scale_min(b + 4, sub, scale, min);
+      sc[sub] = static_cast<uint8_t>(scale), m[sub] = static_cast<uint8_t>(min);
+      const uint8_t* row = b + 16 + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
+      for (int l = 0; l < 32; ++l) q[32 * sub + l] = static_cast<int8_t>((row[l] >> (4 * (sub % 2))) & 0xF);
+    }
+  }
+}
+
 // v within [lo, hi], NaN (0 times an infinite inverse) as `zero`: what a subnormal scale would
 // otherwise make undefined (ggml's own quantizers leave it so); other values are within range already.
 static float within(float v, float lo, float hi, float zero) { return v >= lo ? (v <= hi ? v : hi) : (v < lo ? lo : zero); }

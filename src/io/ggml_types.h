@@ -47,6 +47,10 @@ Regrouping regrouping(uint32_t type);
 // (kSix: count/16 scales, no mins), count q.
 void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, float* mins, int8_t* q);
 
+// count elements of Q4_K (whole blocks of 256) → per block of 256 its d and dmin (f16 widened), the 8
+// sub-blocks' 6-bit sc and m, and 256 q (0…15): value = (d · sc) · q − dmin · m, the kQ4K form.
+void regroup_q4_k_row(const void* src, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q);
+
 // count float32 values (a multiple of 32) → Q8_0 or Q4_0 blocks at dst, as ggml's reference
 // quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) make them, so that a checkpoint
 // quantized while loading holds what llama.cpp's conversion of it would. type: kQ8_0 or kQ4_0.

@@ -10,7 +10,7 @@ namespace mh {
 float Tensor::at(int64_t r, int64_t c) const {
   if (is_block_type(type))
     return block_element(type, bytes.data() + block_offset(type, r, c, rows), static_cast<int>(r % kBlockRows),
-                         static_cast<int>(c % 8));
+                         static_cast<int>(c % 8), block_in_super(type, r));
   const int64_t i = index(r, c);
   if (type == WeightType::kF32) {
     float value;
@@ -28,7 +28,8 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
     for (int64_t r = 0; r < count; ++r)
       for (int64_t c = 0; c < cols; c += 8) {
         const int64_t k = first + r;
-        dequantize_block_rows(type, bytes.data() + block_offset(type, k, c, rows), static_cast<int>(k % kBlockRows), 1, eight);
+        dequantize_block_rows(type, bytes.data() + block_offset(type, k, c, rows), static_cast<int>(k % kBlockRows), 1, eight,
+                              block_in_super(type, k));
         std::copy(eight, eight + std::min<int64_t>(8, cols - c), out + r * cols + c);
       }
     return;
@@ -50,7 +51,9 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
 
 void Tensor::find_finite() {
   known_finite = true;
-  if (is_block_type(type)) {  // the values are small integers: the scales (and mins) are what could not be finite
+  // The values are small integers: the scales (and mins) are what could not be finite. kQ4K's shares
+  // hold its floats and bytes of at most 63, which read as a float's top byte are finite.
+  if (is_block_type(type)) {
     for (int64_t b = 0; b < stored_bytes(); b += block_bytes(type)) {
       float f[16];
       std::memcpy(f, bytes.data() + b, block_float_bytes(type));
@@ -70,6 +73,18 @@ void Tensor::find_finite() {
 }
 
 void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {
+  if (type == WeightType::kQ4K) {  // a sub-block's sc and m at 0 make its values 0
+    for (int64_t c = 0; c < cols; c += 8)
+      for (int64_t k = first; k < first + count; k += kBlockRows) {
+        const int j = block_in_super(type, k);
+        uint8_t* super = stored.data() + block_offset(type, k - kBlockRows * j, c, rows);
+        for (int column = 0; column < 8; ++column) {
+          *q4k_meta(super, q4k_m_byte(j, column)) = 0;
+          q4k_meta(super, q4k_sc_byte(j, column))[0] = q4k_meta(super, q4k_sc_byte(j, column))[1] = 0;
+        }
+      }
+    return;
+  }
   if (is_block_type(type)) {  // a block's scales (and mins) at 0 make its values 0
     for (int64_t c = 0; c < cols; c += 8)
       for (int64_t k = first; k < first + count; k += kBlockRows)

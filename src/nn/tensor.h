@@ -67,7 +67,7 @@ struct Tensor {
   MatrixRef matrix() const { return {bytes.data(), type, panels ? rows : cols, panels, known_finite}; }
   // Rows [first, rows) as gemm's operand, in place: in panel layout too, since a panel's rows are
   // 8 elements apart and its stride (8 · ld) stays that of the whole matrix (a block type's: from a
-  // whole block, first a multiple of 32).
+  // whole block, first a multiple of 32; kQ4K's of 256).
   MatrixRef matrix_rows(int64_t first) const {
     const int64_t offset = is_block_type(type) ? first / kBlockRows * block_bytes(type)
                                                : first * (panels ? 8 : cols) * weight_type_bytes(type);

@@ -28,6 +28,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kQ4: return "Q4";
     case WeightType::kQ6: return "Q6";
     case WeightType::kQ5: return "Q5";
+    case WeightType::kQ4K: return "Q4K";
   }
   return "?";
 }
@@ -274,11 +275,32 @@ struct RandomBlocks {
   std::vector<uint8_t> blocks;
   std::vector<float> f32;
 };
+// kQ4K: Q4_K's d and dmin, 6-bit sc and m (0…63, and 63 where `q_of` makes the values), and
+// (d · sc) · q − dmin · m.
 RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int (*q_of)(std::mt19937&, int r) = nullptr) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   RandomBlocks m;
   m.blocks.assign(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
   m.f32.assign(static_cast<size_t>(K) * ((N + 7) / 8 * 8), 0.0f);
+  if (type == WeightType::kQ4K) {
+    for (int j = 0; j < N; ++j)
+      for (int k0 = 0; k0 < K; k0 += kSuperRows) {
+        int q[kSuperRows], sc[kSuperBlocks], mins[kSuperBlocks];
+        for (int r = 0; r < kSuperRows; ++r) q[r] = q_of ? q_of(rng, r) % 16 : static_cast<int>(rng() % 16);
+        for (int b = 0; b < kSuperBlocks; ++b)
+          sc[b] = q_of ? 63 : static_cast<int>(rng() % 64), mins[b] = q_of ? 63 : static_cast<int>(rng() % 64);
+        const float d = 0.002f * normal(rng), dmin = 0.004f * std::fabs(normal(rng));
+        uint8_t* super = m.blocks.data() + block_offset(type, k0, j, K);
+        write_q4k_column(super, j % 8, d, dmin, sc, mins, q);
+        for (int r = 0; r < kSuperRows; ++r) {
+          const int b = r / kBlockRows;
+          const float value = block_element(type, super + b * block_bytes(type), r % kBlockRows, j % 8, b);
+          EXPECT_EQ(value, (d * static_cast<float>(sc[b])) * static_cast<float>(q[r]) - dmin * static_cast<float>(mins[b]));
+          m.f32[panel_index(k0 + r, j, K)] = value;
+        }
+      }
+    return m;
+  }
   for (int j = 0; j < N; ++j)
     for (int k0 = 0; k0 < K; k0 += kBlockRows) {
       int q[kBlockRows];
@@ -294,7 +316,7 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
       if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
       else write_block_column(type, block, j % 8, scale, min, q);
       for (int r = 0; r < kBlockRows; ++r) {
-        const float value = block_element(type, block, r, j % 8);
+        const float value = block_element(type, block, r, j % 8, 0);
         const float defined = has_mins(type)            ? scale * static_cast<float>(q[r]) - min
                               : type == WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r])
                                                         : scale * static_cast<float>(q[r]);
@@ -312,12 +334,31 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
 // kQ6's scale is the one of the row's 16 (bytes 0–31: rows 0–15, 32–63: rows 16–31).
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
+// kQ4K as llama.cpp's Q4_K products with Q8_K rows: d_a and q_a once for 256 values, then per 256
+// (d · d_a) Σ_sub sc Σ q_a q − (dmin · d_a) Σ_sub m Σ q_a.
 struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
 Quantized quantized_reference(WeightType type, const uint8_t* blocks, const float* row, int K, int j, float bias) {
   Quantized out;
   out.value = bias;
   out.magnitude = std::fabs(bias);
-  for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+  for (int k0 = 0; type == WeightType::kQ4K && k0 < K; k0 += kSuperRows) {
+    double most = 0;
+    for (int k = k0; k < k0 + kSuperRows; ++k) most = std::max(most, std::fabs(double(row[k])));
+    const float d_a = static_cast<float>(most) / 127.0f;
+    const uint8_t* super = blocks + block_offset(type, k0, j, K);
+    const double d = q4k_float(super, 4 * (j % 8)), dmin = q4k_float(super, 32 + 4 * (j % 8));
+    for (int b = 0; b < kSuperBlocks; ++b) {
+      const double sc = *q4k_meta(super, q4k_sc_byte(b, j % 8)), m = *q4k_meta(super, q4k_m_byte(b, j % 8));
+      for (int r = 0; r < kBlockRows; ++r) {
+        const double q_a = d_a > 0 ? std::nearbyint(double(row[k0 + 32 * b + r] * (1.0f / d_a))) : 0.0;
+        const int q = block_integer(type, super + b * block_bytes(type), r, j % 8);
+        out.value += d * d_a * sc * q_a * q - dmin * d_a * m * q_a;
+        out.magnitude += std::fabs(d * d_a * sc * q_a * q) + std::fabs(dmin * d_a * m * q_a);
+        out.exact_bound += std::fabs(d * sc * q - dmin * m) * d_a / 2;
+      }
+    }
+  }
+  for (int k0 = 0; type != WeightType::kQ4K && k0 < K; k0 += kBlockRows) {
     double most = 0, a_size = 0;
     for (int k = k0; k < k0 + kBlockRows; ++k)
       most = std::max(most, std::fabs(double(row[k]))), a_size += std::fabs(double(row[k]));
@@ -342,6 +383,17 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
   return out;
 }
 
+// The depths a test takes for a block type: kQ4K's rounded up to whole super-blocks (256 rows), once each.
+std::vector<int> depths_of(WeightType type, std::initializer_list<int> depths) {
+  std::vector<int> out;
+  for (const int K : depths) {
+    const int k = (K + type_rows(type) - 1) / type_rows(type) * type_rows(type);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  return out;
+}
+constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ4K};
+
 // Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
 // (prefill) alike: each row of a product gives the bits of that row alone, at 1 and 3 threads,
@@ -352,8 +404,8 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
 TEST(Gemm, BlocksGiveTheQuantizedProductInTilesAndRowsAlike) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
-    for (const int K : {32, 288, 2080})
+  for (const WeightType type : kBlockTypes)
+    for (const int K : depths_of(type, {32, 288, 2080}))
       for (const int N : {8, 13, 203}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         const MatrixRef in_blocks{m.blocks.data(), type, K, true}, widened{m.f32.data(), WeightType::kF32, K, true};
@@ -403,8 +455,8 @@ TEST(Gemm, DotAddGivesTheSameBits) {
   set_integer_dot_add(false);
   std::mt19937 rng(71);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
-    for (const int K : {32, 288, 3072})
+  for (const WeightType type : kBlockTypes)
+    for (const int K : depths_of(type, {32, 288, 3072}))
       for (const int N : {13, 1003}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         const MatrixRef in_blocks{m.blocks.data(), type, K, true};
@@ -431,8 +483,8 @@ TEST(Gemm, DotAddGivesTheSameBits) {
 TEST(Gemm, DecodingStreamsGiveEachPanelsBits) {
   std::mt19937 rng(59);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
-    for (const int K : {32, 288, 768, 3072})
+  for (const WeightType type : kBlockTypes)
+    for (const int K : depths_of(type, {32, 288, 768, 3072}))
       for (const int N : {203, 300, 637, 1003}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         std::vector<float> a(K), bias(N), got(N), alone(N);
@@ -463,8 +515,8 @@ TEST(Gemm, DecodingStreamsGiveEachPanelsBits) {
 TEST(Gemm, IntegerTilesAtTheirEdges) {
   std::mt19937 rng(41);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5})
-    for (const int K : {32, 64, 96, 160})
+  for (const WeightType type : kBlockTypes)
+    for (const int K : type == WeightType::kQ4K ? std::vector<int>{256, 512} : std::vector<int>{32, 64, 96, 160})
       for (const int N : {3, 8, 21}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         const MatrixRef in_blocks{m.blocks.data(), type, K, true};
@@ -589,7 +641,7 @@ TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
   for (int r = 0; r < kBlockRows; ++r) {
     const int want = r % 3 == 0 ? 0 : r % 3 == 1 ? 31 : r;
     EXPECT_EQ(block_integer(WeightType::kQ5, five_bits.data(), r, 6), want) << r;
-    EXPECT_EQ(block_element(WeightType::kQ5, five_bits.data(), r, 6), 0.5f * static_cast<float>(want) - 0.25f) << r;
+    EXPECT_EQ(block_element(WeightType::kQ5, five_bits.data(), r, 6, 0), 0.5f * static_cast<float>(want) - 0.25f) << r;
   }
   std::vector<uint8_t> block(static_cast<size_t>(block_bytes(WeightType::kQ6)), 0);
   int q[kBlockRows];
@@ -599,7 +651,70 @@ TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
   for (int r = 0; r < kBlockRows; ++r) {
     const int want = r % 3 == 0 ? -32 : r % 3 == 1 ? 31 : r - 16;
     EXPECT_EQ(block_integer(WeightType::kQ6, block.data(), r, 3), want) << r;
-    EXPECT_EQ(block_element(WeightType::kQ6, block.data(), r, 3), (r < 16 ? 0.5f : -0.25f) * static_cast<float>(want)) << r;
+    EXPECT_EQ(block_element(WeightType::kQ6, block.data(), r, 3, 0), (r < 16 ? 0.5f : -0.25f) * static_cast<float>(want)) << r;
+  }
+}
+
+// kQ4K at its extremes: every q 15 with sc and m 63, or q alternating 0 and 15 by row or half, against
+// rows of one value (every q_a ±127) and of alternating signs, where the relaxed build's int16 pairs
+// over a sub-block come closest to overflowing (8 · 2 · 127 · 15 = 30480) and the int32 sums over a
+// super-block are largest (8 · 63 · 32 · 127 · 15 ≈ 3.1e7, past float32's 2^24); tiles and rows
+// alike, and the float64 transcription. And a row quantized once for 256, read back one q_a a
+// column (d = 1, sc = 1, nothing else): d_a · q_a, rounded to nearest, ties to even.
+TEST(Gemm, Q4KBlocksAtTheirExtremes) {
+  std::mt19937 rng(73);
+  const int K = 512, N = 19;
+  int (*const patterns[])(std::mt19937&, int) = {
+      [](std::mt19937&, int) { return 15; }, [](std::mt19937&, int r) { return r % 2 ? 0 : 15; },
+      [](std::mt19937&, int r) { return r % 32 < 16 ? 0 : 15; }};
+  for (auto* pattern : patterns) {
+    const RandomBlocks m = random_blocks(WeightType::kQ4K, K, N, rng, pattern);
+    const MatrixRef in_blocks{m.blocks.data(), WeightType::kQ4K, K, true};
+    for (const float value : {-3.5f, 2.0f}) {
+      const int n = 5;
+      std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
+      for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
+      gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
+      for (int i = 0; i < n; ++i) {
+        gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
+        const std::string where = std::to_string(value) + " row " + std::to_string(i);
+        EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << where;
+        for (int j = 0; j < N; ++j) {
+          const Quantized q = quantized_reference(WeightType::kQ4K, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
+          ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << where << " column " << j;
+        }
+      }
+    }
+  }
+  constexpr int columns = 32;
+  std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(WeightType::kQ4K, kSuperRows, columns)), 0);
+  const auto row_of = [](int j) { return 8 * j + j % 8; };  // column j reads row 8j + j % 8: every sub-block
+  for (int j = 0; j < columns; ++j) {
+    int q[kSuperRows] = {}, sc[kSuperBlocks] = {}, mins[kSuperBlocks] = {};
+    q[row_of(j)] = 1;
+    sc[row_of(j) / kBlockRows] = 1;
+    write_q4k_column(blocks.data() + block_offset(WeightType::kQ4K, 0, j, kSuperRows), j % 8, 1.0f, 0.0f, sc, mins, q);
+  }
+  const MatrixRef in_blocks{blocks.data(), WeightType::kQ4K, kSuperRows, true};
+  for (const float largest : {127.0f, -127.0f, 63.5f}) {
+    const float d = std::fabs(largest) / 127.0f;
+    std::vector<float> row(kSuperRows);
+    for (int k = 0; k < kSuperRows; ++k) {
+      const float half_steps = static_cast<float>((k % 2 ? 1 : -1) * (k / 2 % 60 * 2 + 1)) * 0.5f;  // ±0.5, ±1.5, …
+      row[k] = d * (half_steps + (k % 3 == 0 ? 0.0f : k % 3 == 1 ? 1e-3f : -1e-3f));
+    }
+    row[1] = largest, row[kSuperRows - 2] = -largest;
+    const int n = 5;
+    std::vector<float> a(static_cast<size_t>(n) * kSuperRows), got(static_cast<size_t>(n) * columns), by_row(columns);
+    for (int i = 0; i < n; ++i) std::copy(row.begin(), row.end(), a.begin() + i * kSuperRows);
+    gemm(got.data(), columns, a.data(), kSuperRows, in_blocks, nullptr, n, kSuperRows, columns);
+    gemm(by_row.data(), columns, row.data(), kSuperRows, in_blocks, nullptr, 1, kSuperRows, columns);
+    for (int j = 0; j < columns; ++j) {
+      const double want = d * std::nearbyint(static_cast<double>(row[row_of(j)] * (1.0f / d)));
+      const std::string where = "largest " + std::to_string(largest) + " column " + std::to_string(j);
+      EXPECT_EQ(by_row[j], want) << where << " (a = " << row[row_of(j)] << ")";
+      for (int i = 0; i < n; ++i) EXPECT_EQ(got[i * columns + j], want) << where << " row " << i;
+    }
   }
 }
 

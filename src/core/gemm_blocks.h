@@ -541,37 +541,42 @@ inline void q4k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v1
   acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(dmin_lo, d_a), wasm_f32x4_convert_i32x4(min_lo)));
   acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(dmin_hi, d_a), wasm_f32x4_convert_i32x4(min_hi)));
 }
-// acc_lo, acc_hi += one kQ4K super-block of a panel times the row's (quantize_super): each
-// sub-block's integer sums (block_sums' for 4-bit values), times its scales, added as int32; then
-// q4k_add.
-inline void add_panel_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row) {
-  v128_t int_lo = wasm_i32x4_splat(0), int_hi = int_lo;
-  for (int j = 0; j < kSuperBlocks; ++j) {
-    const uint8_t* block = super + block_bytes(WeightType::kQ4K) * j;
+// int_lo, int_hi += sub-block j of a kQ4K super-block times the row's (quantize_super): its integer
+// sums (block_sums' for 4-bit values), times its scales (add_sub_block).
+inline void add_super_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
+  const uint8_t* block = super + block_bytes(WeightType::kQ4K) * j;
 #if defined(__wasm_relaxed_simd__)
-    const v128_t nibble = wasm_i8x16_splat(15);
-    v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-    for (int half = 0; half < 2; ++half) {
-      const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j + 4 * half);
-      for (int i = 0; i < 4; ++i) {
-        const v128_t bytes = wasm_v128_load(block + 32 + 16 * (4 * half + i)), a = splat_lane(q_a, i);
-        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
-        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
-        keep_in_order(pairs_lo, pairs_hi);
-      }
+  const v128_t nibble = wasm_i8x16_splat(15);
+  v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+  for (int half = 0; half < 2; ++half) {
+    const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j + 4 * half);
+    for (int i = 0; i < 4; ++i) {
+      const v128_t bytes = wasm_v128_load(block + 32 + 16 * (4 * half + i)), a = splat_lane(q_a, i);
+      pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
+      pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
+      keep_in_order(pairs_lo, pairs_hi);
     }
-    add_sub_block(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
-#else
-    v128_t sum_lo, sum_hi;
-    group_sums<WeightType::kQ4K, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j, sum_lo, sum_hi);
-    add_sub_block(int_lo, int_hi, super, j, sum_lo, sum_hi);
-#endif
   }
+  add_sub_block(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
+#else
+  v128_t sum_lo, sum_hi;
+  group_sums<WeightType::kQ4K, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j, sum_lo, sum_hi);
+  add_sub_block(int_lo, int_hi, super, j, sum_lo, sum_hi);
+#endif
+}
+// acc_lo, acc_hi += a kQ4K super-block's integer sums (int_lo, int_hi) as floats, with its mins (q4k_add).
+inline void finish_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row, v128_t int_lo, v128_t int_hi) {
   v128_t min_lo, min_hi;
   q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
   const v128_t dmin = wasm_v128_load(q4k_meta(super, 32));
   q4k_add(acc_lo, acc_hi, wasm_v128_load(super), wasm_v128_load(super + 16), dmin, wasm_v128_load(q4k_meta(super, 48)),
           splat_lane(wasm_v128_load(row), 0), int_lo, int_hi, min_lo, min_hi);
+}
+// acc_lo, acc_hi += one kQ4K super-block of a panel times the row's.
+inline void add_panel_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row) {
+  v128_t int_lo = wasm_i32x4_splat(0), int_hi = int_lo;
+  for (int j = 0; j < kSuperBlocks; ++j) add_super_sub_block(int_lo, int_hi, super, row, j);
+  finish_super(acc_lo, acc_hi, super, row, int_lo, int_hi);
 }
 // A unit of a panel (a block; kQ4K's: a super-block) times the row's.
 template <WeightType T, bool kDotAdd>
@@ -597,11 +602,18 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
       block[n] = base + block_offset(T, 0, jn, b.ld) + zero;
     }
     const float* row_block = quantized + zero;
-    for (int k = 0; k < blocks; k += unit_rows<T>() / kBlockRows, row_block += row_unit_floats<T>())
-      for (int n = 0; n < N; ++n) {
-        add_panel_unit<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
-        block[n] += unit_bytes<T>();
+    for (int k = 0; k < blocks; k += unit_rows<T>() / kBlockRows, row_block += row_unit_floats<T>()) {
+      if constexpr (T == WeightType::kQ4K) {  // a sub-block of each stream in turn, as the other types' blocks
+        v128_t ints[N][2];
+        for (int n = 0; n < N; ++n) ints[n][0] = ints[n][1] = wasm_i32x4_splat(0);
+        for (int sub = 0; sub < kSuperBlocks; ++sub)
+          for (int n = 0; n < N; ++n) add_super_sub_block(ints[n][0], ints[n][1], block[n], row_block, sub);
+        for (int n = 0; n < N; ++n) finish_super(acc[n][0], acc[n][1], block[n], row_block, ints[n][0], ints[n][1]);
+      } else {
+        for (int n = 0; n < N; ++n) add_panel_block<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
       }
+      for (int n = 0; n < N; ++n) block[n] += unit_bytes<T>();
+    }
     for (int n = 0; n < N; ++n) {
       const int jn = j + 8 * (n * D + i);
       wasm_v128_store(out + jn, acc[n][0]);
@@ -638,12 +650,13 @@ void row_over_blocks(float* out, const float* quantized, const MatrixRef& b, con
   // rest a panel at a time. Shorter streams (a chunk of a product split over threads) and the plain
   // build (its 16-bit dots run at half the rate memory streams) measured no faster, or slower
   // (docs/performance.md, "Decoding over blocks: streams side by side").
-  // (Not kQ4K's super-blocks: side by side, they measured up to 2× slower than one panel at a time.)
-  if constexpr (kDecodingInStreams && T != WeightType::kQ4K) {
+  if constexpr (kDecodingInStreams) {
     const int64_t panel_bytes = int64_t{blocks} * block_bytes(T);
     const int spacing = crossing_spacing(panel_bytes);
     int panels = j == c0 ? (c1 - j) / 8 : 0;
     for (const int streams : {4, 2}) {
+      // kQ4K's super-blocks as 2 streams: 4 side by side measured up to 2× slower (more sums live at once).
+      if (T == WeightType::kQ4K && streams == 4) continue;
       const int D = panels / (streams * spacing) * spacing;  // panels a stream
       if (D * panel_bytes < kShortestStream) continue;
       if (streams == 4) panels_side_by_side<T, 4, kDotAdd>(out, quantized, b, bias, blocks, j, D);

@@ -836,6 +836,23 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
   tile_group_sums_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
                                     reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst, sum);
 }
+#if defined(__wasm_relaxed_simd__)
+// pairs[r] = the int16 pair sums of row r of a tile by the int8 dot, over kGroups groups of 4- or
+// 5-bit values from `groups` (rows0: row 0's int8 values in the first; for_each_group_at).
+template <WeightType T, int R, int kGroups>
+inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&pairs)[R][2]) {
+  for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+  for_each_group_at<T, int8_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int8_t* rows) {
+    v128_t left, right;
+    block_group_at(T, group, left, right);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
+      pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+      pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+    }
+  });
+}
+#endif
 // sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
 // with kDotAdd by the integer dot-add (8- and 6-bit values with the sign moved, as decoding's);
 // otherwise in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16 pairs added
@@ -866,16 +883,8 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
   }
   if constexpr (tile_reads_int8<T>()) {
     v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
-    for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-    for_each_group<T, int8_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int8_t* rows) {
-      v128_t left, right;
-      block_group_at(T, group, left, right);
-      for (int r = 0; r < R; ++r) {
-        const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
-        pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
-        pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
-      }
-    });
+    tile_pairs_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
+                                 reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst, pairs);
     for (int r = 0; r < R; ++r) {
       sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
       sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
@@ -898,6 +907,16 @@ inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* 
   }
 }
 
+// c's R rows (8 floats each) = bias (or 0); returns g_zero (gemm_tiles.h), from which the tile's
+// loop makes its pointers with 32-bit arithmetic.
+template <int R>
+inline int start_tile(float* c, int64_t ldc, const float* bias) {
+  for (int r = 0; r < R; ++r) {
+    wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
+    wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
+  }
+  return g_zero;
+}
 // A tile of prefill over kQ4K's super-blocks, every element as add_panel_super computes it: per
 // sub-block the R rows' integer sums (the int8 dot's int16 pairs, or 16-bit dots' int32 sums, as
 // tile_sums' for kQ4), each times the sub-block's scales into int32 (add_sub_block); then once a
@@ -906,11 +925,7 @@ template <int R>
 void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   constexpr WeightType T = WeightType::kQ4K;
   constexpr int F = tile_block_floats<T>();
-  for (int r = 0; r < R; ++r) {
-    wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
-    wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
-  }
-  const int zero = g_zero;  // see g_zero (gemm_tiles.h): the loop's pointers from 32-bit arithmetic
+  const int zero = start_tile<R>(c, ldc, bias);
   const float* a_super = a + zero;
   const uint8_t* super = panel + zero;
   for (const uint8_t* end = super + int64_t{blocks} * block_bytes(T); super < end;
@@ -921,18 +936,8 @@ void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int b
       const uint8_t* block = super + block_bytes(T) * j;
 #if defined(__wasm_relaxed_simd__)
       v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs (8 · 2 · 127 · 15 = 30480 at most)
-      for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
-      for_each_group_at<T, int8_t, kBlockRows / 4>(
-          block + block_float_bytes(T), reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j,
-          [&](const uint8_t* group, const int8_t* rows) {
-            v128_t left, right;
-            block_group_at(T, group, left, right);
-            for (int r = 0; r < R; ++r) {
-              const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
-              pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
-              pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
-            }
-          });
+      tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
+                                          reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j, pairs);
       for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
 #else
       v128_t sum[R][2];
@@ -958,11 +963,7 @@ void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int b
 template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   if constexpr (T == WeightType::kQ4K) return q4k_tile<R>(c, ldc, a, panel, blocks, bias);
-  for (int r = 0; r < R; ++r) {
-    wasm_v128_store(c + r * ldc, bias ? wasm_v128_load(bias) : wasm_f32x4_splat(0.0f));
-    wasm_v128_store(c + r * ldc + 4, bias ? wasm_v128_load(bias + 4) : wasm_f32x4_splat(0.0f));
-  }
-  const int zero = g_zero;  // see g_zero (gemm_tiles.h): the loop's pointers from 32-bit arithmetic
+  const int zero = start_tile<R>(c, ldc, bias);
   const float* a_block = a + zero;
   const uint8_t* block = panel + zero;
   for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;

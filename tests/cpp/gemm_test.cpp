@@ -600,6 +600,27 @@ TEST(Gemm, EightBitBlocksStoreMinus128AsMinus127) {
   for (int r = 0; r < kBlockRows; ++r) EXPECT_EQ(block_integer(WeightType::kQ8, block.data(), r, 5), r % 2 ? -127 : 127 - r);
 }
 
+// Rows of one value (every q_a ±127; row 1 with its signs alternating) times m, K × N: tiles and rows
+// alike, and the float64 transcription.
+void expect_rows_of_one_value(WeightType type, const RandomBlocks& m, int K, int N) {
+  const MatrixRef in_blocks{m.blocks.data(), type, K, true};
+  for (const float value : {-3.5f, 2.0f}) {
+    const int n = 5;
+    std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
+    for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;
+    gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
+    for (int i = 0; i < n; ++i) {
+      gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
+      const std::string where = weight_type_name(type) + " " + std::to_string(value) + " row " + std::to_string(i);
+      EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << where;
+      for (int j = 0; j < N; ++j) {
+        const Quantized q = quantized_reference(type, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
+        ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << where << " column " << j;
+      }
+    }
+  }
+}
+
 // kQ6 and kQ5 blocks at their extremes: every value at an end of −32…31 (0…31), or alternating,
 // against rows of one value (every q_a ±127), where the relaxed build's int16 sums over a half
 // block come closest to overflowing (4 groups · 2 · 127 · 32 = 32512; kQ5: 4 · 2 · 127 · 31 =
@@ -615,25 +636,7 @@ TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
       [](std::mt19937&, int) { return 31; }, [](std::mt19937&, int) { return 0; },
       [](std::mt19937&, int r) { return r % 2 ? 0 : 31; }, [](std::mt19937&, int r) { return r < 16 ? 0 : 31; }};
   for (const WeightType type : {WeightType::kQ6, WeightType::kQ5})
-    for (auto* pattern : type == WeightType::kQ6 ? six : five) {
-      const RandomBlocks m = random_blocks(type, K, N, rng, pattern);
-      const MatrixRef in_blocks{m.blocks.data(), type, K, true};
-      for (const float value : {-3.5f, 2.0f}) {
-        const int n = 5;
-        std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
-        for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
-        gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
-        for (int i = 0; i < n; ++i) {
-          gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
-          const std::string where = weight_type_name(type) + " " + std::to_string(value) + " row " + std::to_string(i);
-          EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << where;
-          for (int j = 0; j < N; ++j) {
-            const Quantized q = quantized_reference(type, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
-            ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << where << " column " << j;
-          }
-        }
-      }
-    }
+    for (auto* pattern : type == WeightType::kQ6 ? six : five) expect_rows_of_one_value(type, random_blocks(type, K, N, rng, pattern), K, N);
   std::vector<uint8_t> five_bits(static_cast<size_t>(block_bytes(WeightType::kQ5)), 0);
   int outside[kBlockRows];
   for (int r = 0; r < kBlockRows; ++r) outside[r] = r % 3 == 0 ? -5 : r % 3 == 1 ? 40 : r;
@@ -667,25 +670,7 @@ TEST(Gemm, Q4KBlocksAtTheirExtremes) {
   int (*const patterns[])(std::mt19937&, int) = {
       [](std::mt19937&, int) { return 15; }, [](std::mt19937&, int r) { return r % 2 ? 0 : 15; },
       [](std::mt19937&, int r) { return r % 32 < 16 ? 0 : 15; }};
-  for (auto* pattern : patterns) {
-    const RandomBlocks m = random_blocks(WeightType::kQ4K, K, N, rng, pattern);
-    const MatrixRef in_blocks{m.blocks.data(), WeightType::kQ4K, K, true};
-    for (const float value : {-3.5f, 2.0f}) {
-      const int n = 5;
-      std::vector<float> a(static_cast<size_t>(n) * K, value), got(static_cast<size_t>(n) * N), by_row(N);
-      for (int k = 0; k < K; ++k) a[K + k] = k % 2 ? value : -value;  // row 1: signs alternating
-      gemm(got.data(), N, a.data(), K, in_blocks, nullptr, n, K, N);
-      for (int i = 0; i < n; ++i) {
-        gemm(by_row.data(), N, a.data() + i * K, K, in_blocks, nullptr, 1, K, N);
-        const std::string where = std::to_string(value) + " row " + std::to_string(i);
-        EXPECT_EQ(0, std::memcmp(got.data() + i * N, by_row.data(), N * 4)) << where;
-        for (int j = 0; j < N; ++j) {
-          const Quantized q = quantized_reference(WeightType::kQ4K, m.blocks.data(), a.data() + i * K, K, j, 0.0f);
-          ASSERT_LE(std::fabs(q.value - got[i * N + j]), 1e-6 * q.magnitude) << where << " column " << j;
-        }
-      }
-    }
-  }
+  for (auto* pattern : patterns) expect_rows_of_one_value(WeightType::kQ4K, random_blocks(WeightType::kQ4K, K, N, rng, pattern), K, N);
   constexpr int columns = 32;
   std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(WeightType::kQ4K, kSuperRows, columns)), 0);
   const auto row_of = [](int j) { return 8 * j + j % 8; };  // column j reads row 8j + j % 8: every sub-block

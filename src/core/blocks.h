@@ -13,8 +13,8 @@
 //        Q4_K's own (q4k_meta: d, dmin, the 6-bit sc and m).
 // — 1.125, 0.75, 1.25, 1.25 and 0.625 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
-// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0, Q4_1 and Q4_K become kQ4, Q6_K becomes kQ6, Q5_1 and Q5_K
-// become kQ5, Q4_K becomes kQ4K (K a whole number of 256 rows), without a change of value: the product and then the difference in float32 are what ggml's dequantization
+// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 and Q4_1 become kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6, Q5_1
+// and Q5_K become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
 // computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
 

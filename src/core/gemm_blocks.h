@@ -1,6 +1,6 @@
 // The GEMM's products over blocks of 8-, 6-, 5- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
-// has the storage): rows of `a` quantized to 8 bits per block of 32, as llama.cpp does, and each
-// block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
+// has the storage): rows of `a` quantized to 8 bits per block of 32 (for kQ4K once per 256, as
+// llama.cpp's Q8_K), as llama.cpp does, and each block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
 // integer sums are exact, and the float operations around them are the same, in the same order.
 // Where this measured faster than widening the blocks into float32 panels is in docs/performance.md
@@ -56,23 +56,30 @@ struct QuantizedBlock {
 // f32x4.max (NaN and −0 rules), f32x4.abs and i32x4.trunc_sat are 8, 3 and 6 on x64: |x|'s order is
 // that of x's bits shifted left by one (the sign dropped), as unsigned integers; and y + 1.5 · 2^23,
 // for |y| < 2^22, holds y rounded to nearest, ties to even, in the low bits of its mantissa.
-inline QuantizedBlock quantize_block(const float* x) {
-  QuantizedBlock out;
-  v128_t v[8];
-  for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(x + 4 * i);
-  v128_t largest = wasm_i32x4_shl(v[0], 1);  // |x|'s bits, shifted
-  for (int i = 1; i < 8; ++i) largest = wasm_u32x4_max(largest, wasm_i32x4_shl(v[i], 1));
+// d = max |x| / 127 over the n (a multiple of 4) floats at x.
+inline float quantization_step(const float* x, int n) {
+  v128_t largest = wasm_i32x4_shl(wasm_v128_load(x), 1);  // |x|'s bits, shifted
+  for (int i = 4; i < n; i += 4) largest = wasm_u32x4_max(largest, wasm_i32x4_shl(wasm_v128_load(x + i), 1));
   largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
   largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
-  const float d = wasm_f32x4_extract_lane(wasm_u32x4_shr(largest, 1), 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-  out.d = d;
-  const v128_t scale = wasm_f32x4_splat(inverse), rounding = wasm_f32x4_splat(12582912.0f);  // 1.5 · 2^23
-  v128_t q[8];  // within ±127
-  for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(v[i], scale), rounding), rounding);
+  return wasm_f32x4_extract_lane(wasm_u32x4_shr(largest, 1), 0) / 127.0f;
+}
+// q[i] = the 32 floats at x times `inverse` (in every lane), rounded to nearest, ties to even (within
+// ±127), as int32; returns Σ q.
+inline int quantize_32(const float* x, v128_t inverse, v128_t (&q)[8]) {
+  const v128_t rounding = wasm_f32x4_splat(12582912.0f);  // 1.5 · 2^23
+  for (int i = 0; i < 8; ++i) q[i] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + 4 * i), inverse), rounding), rounding);
   v128_t sum = q[0];
   for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
-  out.sum = d * static_cast<float>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
-                                   wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+  return wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) + wasm_i32x4_extract_lane(sum, 2) +
+         wasm_i32x4_extract_lane(sum, 3);
+}
+inline QuantizedBlock quantize_block(const float* x) {
+  QuantizedBlock out;
+  const float d = quantization_step(x, kBlockRows), inverse = d > 0 ? 1.0f / d : 0.0f;
+  out.d = d;
+  v128_t q[8];
+  out.sum = d * static_cast<float>(quantize_32(x, wasm_f32x4_splat(inverse), q));
   for (int i = 0; i < 4; ++i) out.q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
   out.q8[0] = wasm_i8x16_narrow_i16x8(out.q16[0], out.q16[1]);
   out.q8[1] = wasm_i8x16_narrow_i16x8(out.q16[2], out.q16[3]);
@@ -168,31 +175,19 @@ constexpr int tile_block_floats() {
 template <WeightType T>
 constexpr int row_unit_floats() { return T == WeightType::kQ4K ? tile_block_floats<T>() : kQuantizedBlockFloats; }
 
-// A unit of a panel, a block (kQ4K's: a super-block): its rows and bytes.
+// The bytes of a unit of a panel, a block (kQ4K's: a super-block, type_rows(T) rows).
 template <WeightType T>
-constexpr int unit_rows() { return type_rows(T); }
-template <WeightType T>
-constexpr int64_t unit_bytes() { return block_bytes(T) * (unit_rows<T>() / kBlockRows); }
+constexpr int64_t unit_bytes() { return block_bytes(T) * (type_rows(T) / kBlockRows); }
 
 // out = 256 values x quantized as a kQ4K row's unit (tile_block_floats).
 inline void quantize_super(float* out, const float* x) {
   [[maybe_unused]] constexpr bool int8 = tile_reads_int8<WeightType::kQ4K>();
   int16_t sums[kSuperBlocks];
 #if defined(__wasm_simd128__)
-  v128_t largest = wasm_i32x4_shl(wasm_v128_load(x), 1);  // as quantize_block
-  for (int i = 1; i < kSuperRows / 4; ++i) largest = wasm_u32x4_max(largest, wasm_i32x4_shl(wasm_v128_load(x + 4 * i), 1));
-  largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 2, 3, 0, 1));
-  largest = wasm_u32x4_max(largest, wasm_i32x4_shuffle(largest, largest, 1, 0, 3, 2));
-  const float d = wasm_f32x4_extract_lane(wasm_u32x4_shr(largest, 1), 0) / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
-  const v128_t scale = wasm_f32x4_splat(inverse), rounding = wasm_f32x4_splat(12582912.0f);  // 1.5 · 2^23
+  const float d = quantization_step(x, kSuperRows), inverse = d > 0 ? 1.0f / d : 0.0f;
   for (int j = 0; j < kSuperBlocks; ++j) {
-    v128_t q[8];  // within ±127
-    for (int i = 0; i < 8; ++i)
-      q[i] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + 32 * j + 4 * i), scale), rounding), rounding);
-    v128_t sum = q[0];
-    for (int i = 1; i < 8; ++i) sum = wasm_i32x4_add(sum, q[i]);
-    sums[j] = static_cast<int16_t>(wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) +
-                                   wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+    v128_t q[8];
+    sums[j] = static_cast<int16_t>(quantize_32(x + 32 * j, wasm_f32x4_splat(inverse), q));
     v128_t q16[4];
     for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
     if (int8) {
@@ -341,6 +336,25 @@ inline void group_sums(const uint8_t* block, const int16_t* q_a, v128_t& sum_lo,
   sum_hi = wasm_i32x4_add(wasm_i32x4_shuffle(p2, p3, 0, 2, 4, 6), wasm_i32x4_shuffle(p2, p3, 1, 3, 5, 7));
 }
 
+#if defined(__wasm_relaxed_simd__)
+// pairs_lo, pairs_hi = the int16 pair sums of a row's 32 values (int8, at q_a) times a block's
+// 32 × 8 values of 4 bits (from `values`) by the int8 dot: 0…15 fit its 7-bit operand as they
+// are, and the pairs add up over the block without overflow (8 · 2 · 127 · 15 = 30480); the high
+// nibbles by a 16-bit shift (one instruction, where an 8-bit one is several in V8).
+inline void nibble_pairs(const uint8_t* values, const float* q_a, v128_t& pairs_lo, v128_t& pairs_hi) {
+  const v128_t nibble = wasm_i8x16_splat(15);
+  pairs_lo = pairs_hi = wasm_i16x8_splat(0);
+  for (int half = 0; half < 2; ++half) {
+    const v128_t row = wasm_v128_load(q_a + 4 * half);
+    for (int i = 0; i < 4; ++i) {
+      const v128_t bytes = wasm_v128_load(values + 16 * (4 * half + i)), a = splat_lane(row, i);
+      pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
+      pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
+      keep_in_order(pairs_lo, pairs_hi);
+    }
+  }
+}
+#endif
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32; with
 // kDotAdd by the integer dot-add (core/gemm_tuning.h), the same sums.
 template <WeightType T, bool kDotAdd>
@@ -383,21 +397,8 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
       }
     }
   } else {
-    // 0…15 fit the 7-bit operand as they are, and the int16 pairs add up over the block without
-    // overflow (8 · 2 · 127 · 15 = 30480), widened once; the high nibbles by a 16-bit shift (one
-    // instruction, where an 8-bit one is several in V8).
-    const v128_t nibble = wasm_i8x16_splat(15);
-    v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-    for (int half = 0; half < 2; ++half) {
-      const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * half);
-      for (int i = 0; i < 4; ++i) {
-        const int g = 4 * half + i;
-        const v128_t bytes = wasm_v128_load(block + 64 + 16 * g), a = splat_lane(q_a, i);
-        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
-        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
-        keep_in_order(pairs_lo, pairs_hi);
-      }
-    }
+    v128_t pairs_lo, pairs_hi;
+    nibble_pairs(block + 64, row_block + 18, pairs_lo, pairs_hi);
     sum_lo = wasm_i32x4_extadd_pairwise_i16x8(pairs_lo);
     sum_hi = wasm_i32x4_extadd_pairwise_i16x8(pairs_hi);
   }
@@ -546,17 +547,8 @@ inline void q4k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v1
 inline void add_super_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
   const uint8_t* block = super + block_bytes(WeightType::kQ4K) * j;
 #if defined(__wasm_relaxed_simd__)
-  const v128_t nibble = wasm_i8x16_splat(15);
-  v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-  for (int half = 0; half < 2; ++half) {
-    const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j + 4 * half);
-    for (int i = 0; i < 4; ++i) {
-      const v128_t bytes = wasm_v128_load(block + 32 + 16 * (4 * half + i)), a = splat_lane(q_a, i);
-      pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_and(bytes, nibble)));
-      pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble)));
-      keep_in_order(pairs_lo, pairs_hi);
-    }
-  }
+  v128_t pairs_lo, pairs_hi;
+  nibble_pairs(block + block_float_bytes(WeightType::kQ4K), row + kSuperQFloats + 8 * j, pairs_lo, pairs_hi);
   add_sub_block(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
 #else
   v128_t sum_lo, sum_hi;
@@ -602,7 +594,7 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
       block[n] = base + block_offset(T, 0, jn, b.ld) + zero;
     }
     const float* row_block = quantized + zero;
-    for (int k = 0; k < blocks; k += unit_rows<T>() / kBlockRows, row_block += row_unit_floats<T>()) {
+    for (int k = 0; k < blocks; k += type_rows(T) / kBlockRows, row_block += row_unit_floats<T>()) {
       if constexpr (T == WeightType::kQ4K) {  // a sub-block of each stream in turn, as the other types' blocks
         v128_t ints[N][2];
         for (int n = 0; n < N; ++n) ints[n][0] = ints[n][1] = wasm_i32x4_splat(0);
@@ -697,6 +689,11 @@ void block_row(float* out, const float* quantized, int /*step: kQuantizedBlockFl
   else row_over_blocks<T, false>(out, quantized, b, bias, K, c0, c1);
 }
 #else
+// sum[c] += Σ_i a4[i] · q[i][c] over a group of 4 rows of 4-bit values (q: its 16 bytes, block_q4_byte's order).
+inline void add_nibble_group(int32_t* sum, const uint8_t* q, const int16_t* a4) {
+  for (int c = 0; c < 4; ++c)
+    for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
+}
 template <WeightType T>
 void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
@@ -714,12 +711,8 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
         int32_t ints[8] = {}, mins[8] = {};
         for (int sub = 0; sub < kSuperBlocks; ++sub) {
           int32_t sum[8] = {};
-          for (int g = 0; g < kBlockRows / 4; ++g) {
-            const uint8_t* q = super + block_bytes(T) * sub + 32 + 16 * g;
-            const int16_t* a4 = q_a + 32 * sub + 4 * g;
-            for (int c = 0; c < 4; ++c)
-              for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
-          }
+          for (int g = 0; g < kBlockRows / 4; ++g)
+            add_nibble_group(sum, super + block_bytes(T) * sub + 32 + 16 * g, q_a + 32 * sub + 4 * g);
           for (int c = 0; c < 8; ++c) {
             ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
             mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
@@ -756,9 +749,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
           for (int c = 0; c < 8; ++c)
             for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
         } else {
-          const uint8_t* q = block + 64 + 16 * g;
-          for (int c = 0; c < 4; ++c)
-            for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
+          add_nibble_group(sum, block + 64 + 16 * g, a4);
         }
       }
       for (int c = 0; c < 8; ++c) {
@@ -1031,7 +1022,7 @@ template <WeightType T, bool kDotAdd>
 void tiles_over_blocks(float* out, int64_t ldo, const float* quantized, const MatrixRef& b, const float* bias, int rows,
                        int K, int c0, int c1) {
   const int blocks = K / kBlockRows, tallest = block_tile_rows<T>();
-  const int64_t row_floats = int64_t{K / unit_rows<T>()} * tile_block_floats<T>();
+  const int64_t row_floats = int64_t{K / type_rows(T)} * tile_block_floats<T>();
   const int group_rows = static_cast<int>(std::max<int64_t>(1, kBlockTileBytes / (4 * std::max<int64_t>(row_floats, 1))));
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
   for (int i0 = 0, i1; i0 < rows; i0 = i1) {

@@ -138,7 +138,7 @@ class PretrainedCore {
       case mh::WeightType::kF16: return "f16";
       case mh::WeightType::kBF16: return "bf16";
       case mh::WeightType::kQ8: return "q8";
-      case mh::WeightType::kQ4: case mh::WeightType::kQ4K: return "q4";
+      case mh::WeightType::kQ4: case mh::WeightType::kQ4K: case mh::WeightType::kQ40: return "q4";
       case mh::WeightType::kQ6: return "q6";
       case mh::WeightType::kQ5: return "q5";
       default: return "f32";

@@ -422,8 +422,8 @@ export interface PretrainedConfig {
    * What the weight matrices are kept in: the checkpoint's type, or loadPretrained's weightType; a
    * GGUF file's 8-bit (Q8_0, Q5_0), 6-bit (Q6_K), 5-bit (Q5_1, Q5_K) or 4-bit (Q4_0, Q4_1, Q4_K)
    * blocks stay 'q8', 'q6', 'q5' or 'q4' (the first layer's query projection's; a layer's other
-   * matrices may differ). Q4_K's 'q4' keeps its integer scales: 0.625 bytes a weight, where Q4_0's
-   * and Q4_1's take 0.75.
+   * matrices may differ). Q4_0's and Q4_K's 'q4' take 0.625 bytes a weight (Q4_K keeps its integer
+   * scales), Q4_1's 0.75.
    */
   readonly weightType: 'f32' | 'f16' | 'bf16' | 'q8' | 'q6' | 'q5' | 'q4';
   /** Image models (vit, deit, dinov2): the side of the image the position table was made for; 0 for text models. */
@@ -895,7 +895,7 @@ export declare function loadPretrained<Model extends PretrainedModel | EncoderDe
      * 'f32' widens every matrix to float32 (a GGUF file's 8-, 6-, 5- and 4-bit blocks too: the same
      * results, 3–5× the memory). 'q8_0' and 'q4_0' quantize a safetensors checkpoint while it
      * loads, as llama.cpp's Q8_0 / Q4_0 would: its nn.Linear matrices (inputs a multiple of 32) in
-     * 8- or 4-bit blocks, about 1.1 or 0.75 bytes a weight, the rest as stored. Left out: the
+     * 8- or 4-bit blocks, about 1.1 or 0.625 bytes a weight, the rest as stored. Left out: the
      * checkpoint's own type.
      */
     weightType?: 'f16' | 'bf16' | 'f32' | 'q8_0' | 'q4_0';

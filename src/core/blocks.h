@@ -11,9 +11,11 @@
 //        a 32-byte share of the super-block's floats and integer scales, then kQ4's 128 bytes of values
 //        (uint8 q[8 groups][4][4 rows]): 160 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c],
 //        Q4_K's own (q4k_meta: d, dmin, the 6-bit sc and m).
-// — 1.125, 0.75, 1.25, 1.25 and 0.625 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+//   kQ40: float scale[8]; uint8 q[8 groups][4][4 rows] (kQ4's)   value = scale[c] · q − 8 · scale[c]   160 bytes
+//        (Q4_0's d · (q − 8): its min is 8 · d, exact in float32, so it is not stored)
+// — 1.125, 0.75, 1.25, 1.25, 0.625 and 0.625 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
-// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 and Q4_1 become kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6, Q5_1
+// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 becomes kQ40, Q4_1 becomes kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6, Q5_1
 // and Q5_K become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
 // computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
@@ -35,17 +37,22 @@ constexpr int kSuperRows = 256, kSuperBlocks = kSuperRows / kBlockRows;  // kQ4K
 
 constexpr bool is_block_type(WeightType t) {
   return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6 || t == WeightType::kQ5 ||
-         t == WeightType::kQ4K;
+         t == WeightType::kQ4K || t == WeightType::kQ40;
 }
 constexpr int64_t block_bytes(WeightType t) {
-  return t == WeightType::kQ8 ? 288 : t == WeightType::kQ4 ? 192 : t == WeightType::kQ4K ? 160 : 320;
+  return t == WeightType::kQ8 ? 288 : t == WeightType::kQ4 ? 192 : t == WeightType::kQ4K || t == WeightType::kQ40 ? 160 : 320;
 }
-// The types whose value is scale · q − min (q unsigned), with the 8 mins after the 8 scales.
-constexpr bool has_mins(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ5; }
+// The types whose value is scale · q − min (q unsigned) with 8 mins: stored after the 8 scales
+// (stores_mins), or kQ40's 8 · scale.
+constexpr bool stores_mins(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ5; }
+constexpr bool has_mins(WeightType t) { return stores_mins(t) || t == WeightType::kQ40; }
 // The types of 4-bit values, two columns a byte.
-constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K; }
+constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K || t == WeightType::kQ40; }
+// The types whose values are unsigned (0…15, 0…31): what relaxed SIMD's int8 dot takes as its 7-bit
+// operand as they are, where signed 8-bit values need a sign moved first.
+constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5; }
 // The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or kQ4K's share.
-constexpr int block_float_bytes(WeightType t) { return t == WeightType::kQ8 || t == WeightType::kQ4K ? 32 : 64; }
+constexpr int block_float_bytes(WeightType t) { return stores_mins(t) || t == WeightType::kQ6 ? 64 : 32; }
 // The rows a matrix of type t has a whole number of (and a product's K): kQ4K's super-blocks.
 constexpr int type_rows(WeightType t) { return t == WeightType::kQ4K ? kSuperRows : kBlockRows; }
 // Which block of its super-block holds row k (kQ4K; 0 for the other types, whose blocks stand alone).
@@ -95,6 +102,13 @@ inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   return c < 4 ? byte & 15 : byte >> 4;
 }
 
+// The min of column c of a block of a has_mins type (kQ40's: 8 · scale, as Q4_0's d · (q − 8) is).
+inline float block_min(WeightType t, const uint8_t* block, int c) {
+  float min;
+  std::memcpy(&min, block + (stores_mins(t) ? 32 : 0) + 4 * c, 4);
+  return t == WeightType::kQ40 ? 8.0f * min : min;
+}
+
 // The scale of row r, column c of one block (sub: block_in_super).
 inline float block_scale(WeightType t, const uint8_t* block, int r, int c, int sub) {
   if (t == WeightType::kQ4K) return q4k_scale(block - block_bytes(t) * sub, sub, c);
@@ -110,9 +124,7 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c, int
   const float q = static_cast<float>(block_integer(t, block, r, c));
   if (t == WeightType::kQ4K) return scale * q - q4k_min(block - block_bytes(t) * sub, sub, c);
   if (!has_mins(t)) return scale * q;
-  float min;
-  std::memcpy(&min, block + 32 + 4 * c, 4);
-  return scale * q - min;
+  return scale * q - block_min(t, block, c);
 }
 
 #if defined(__wasm_simd128__)
@@ -152,8 +164,9 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       for (int c = 0; c < 8; ++c) q4k[c] = block_scale(t, block, 0, c, sub), q4k[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
     const uint8_t* floats = t == WeightType::kQ4K ? reinterpret_cast<const uint8_t*>(q4k) : block;
     v128_t scale_lo = wasm_v128_load(floats), scale_hi = wasm_v128_load(floats + 16);
-    const v128_t min_lo = mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
-    const v128_t min_hi = mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
+    const v128_t eight = wasm_f32x4_splat(8.0f);  // kQ40's mins: 8 · scale
+    const v128_t min_lo = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_lo, eight) : mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
+    const v128_t min_hi = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_hi, eight) : mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {
@@ -185,7 +198,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
     for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c, sub);
 }
 
-// Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5).
+// Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5;
+// kQ40's is 8 · scale whatever `min` says).
 // kQ8 stores −128 as −127: relaxed SIMD's int8 dot moves a sign onto these values (gemm.cpp,
 // block_row), which −128 would overflow; ggml's quantizers never write it (round(x / (max |x| / 127))),
 // so only a hand-made file meets the difference.
@@ -196,13 +210,13 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
       block[block_q8_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -127 ? -127 : q[r]));
     return;
   }
-  std::memcpy(block + 32 + 4 * c, &min, 4);
+  if (stores_mins(t)) std::memcpy(block + 32 + 4 * c, &min, 4);
   if (t == WeightType::kQ5) {  // 0…31, as clamp_block_values keeps them
     for (int r = 0; r < kBlockRows; ++r) block[block_q5_byte(r, c)] = static_cast<uint8_t>(q[r] < 0 ? 0 : q[r] > 31 ? 31 : q[r]);
     return;
   }
   for (int r = 0; r < kBlockRows; ++r) {
-    uint8_t& byte = block[block_q4_byte(r, c)];
+    uint8_t& byte = block[block_q4_byte(r, c, t)];
     byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[r] << 4) : (byte & 0xf0) | (q[r] & 15));
   }
 }
@@ -229,8 +243,8 @@ inline void clamp_block_values(WeightType t, int8_t* q, int64_t n) {
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, clamped as
 // clamp_block_values does) are q[c · stride …], and `floats` are the block's leading floats as it
-// keeps them (block_float_bytes: kQ8 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8]; kQ4K its
-// 32 bytes of the super-block's shares).
+// keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8];
+// kQ4K its 32 bytes of the super-block's shares).
 // The same bytes as write_block_column / write_q6_block_column for each column, written in order
 // a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {

@@ -131,7 +131,7 @@ constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return T == WeightType::kQ4 || T == WeightType::kQ5 || T == WeightType::kQ4K ? 4 : 2;
+  return has_unsigned_values(T) ? 4 : 2;
 #else
   return 2;
 #endif
@@ -150,7 +150,7 @@ inline int block_tile_height(int i, int rows, int tallest) {
 template <WeightType T>
 constexpr bool tile_reads_int8() {
 #if defined(__wasm_relaxed_simd__)
-  return T == WeightType::kQ4 || T == WeightType::kQ5 || T == WeightType::kQ4K;
+  return has_unsigned_values(T);
 #else
   return false;
 #endif
@@ -373,7 +373,7 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
           sum_lo = signed_dot_add(wasm_v128_load(block + 32 + 32 * g), m, y, sum_lo);
           sum_hi = signed_dot_add(wasm_v128_load(block + 48 + 32 * g), m, y, sum_hi);
         } else {
-          const v128_t bytes = wasm_v128_load(block + 64 + 16 * g), a = splat_lane(q_a, i);
+          const v128_t bytes = wasm_v128_load(block + block_float_bytes(T) + 16 * g), a = splat_lane(q_a, i);
           sum_lo = dot_add_i8x16_i7x16(a, wasm_v128_and(bytes, nibble), sum_lo);
           sum_hi = dot_add_i8x16_i7x16(a, wasm_v128_and(wasm_u16x8_shr(bytes, 4), nibble), sum_hi);
         }
@@ -398,7 +398,7 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
     }
   } else {
     v128_t pairs_lo, pairs_hi;
-    nibble_pairs(block + 64, row_block + 18, pairs_lo, pairs_hi);
+    nibble_pairs(block + block_float_bytes(T), row_block + 18, pairs_lo, pairs_hi);
     sum_lo = wasm_i32x4_extadd_pairwise_i16x8(pairs_lo);
     sum_hi = wasm_i32x4_extadd_pairwise_i16x8(pairs_hi);
   }
@@ -458,7 +458,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
 }
 
 // acc_lo, acc_hi (columns 0–3, 4–7) += (scale · d) · Σ q_a q, the 8 scales at `scales`: a block's
-// (kQ8, kQ4) or a half block's (kQ6: block + 32 · half; kQ5: the block's, once a half). The one
+// (kQ8, kQ4, kQ40) or a half block's (kQ6: block + 32 · half; kQ5: the block's, once a half). The one
 // place these float operations are written, for decoding and tiles.
 // (scale_lo, scale_hi: the 8 scales loaded; d: the row block's first float, d, in every lane.)
 inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, v128_t scale_lo, v128_t scale_hi, v128_t d, v128_t sum_lo,
@@ -472,23 +472,39 @@ inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, co
              sum_lo, sum_hi);
 }
 
-// acc_lo, acc_hi −= min · d Σ q_a, the block's mins (kQ4, kQ5) times the quantized row's sum
+// min_lo, min_hi = a has_mins block's 8 mins (core/blocks.h, block_min): kQ4's and kQ5's stored,
+// kQ40's 8 · its scales (exact).
+template <WeightType T>
+inline void load_mins(const uint8_t* block, v128_t& min_lo, v128_t& min_hi) {
+  if constexpr (T == WeightType::kQ40) {
+    min_lo = wasm_f32x4_mul(wasm_v128_load(block), wasm_f32x4_splat(8.0f));
+    min_hi = wasm_f32x4_mul(wasm_v128_load(block + 16), wasm_f32x4_splat(8.0f));
+  } else {
+    min_lo = wasm_v128_load(block + 32);
+    min_hi = wasm_v128_load(block + 48);
+  }
+}
+
+// acc_lo, acc_hi −= min · d Σ q_a, the block's mins (kQ4, kQ5, kQ40) times the quantized row's sum
 // (quantize_row).
 // (min_lo, min_hi: the 8 mins loaded; sum_a: the row block's second float, d Σ q_a, in every lane.)
 inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, v128_t min_lo, v128_t min_hi, v128_t sum_a) {
   acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(min_lo, sum_a));
   acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(min_hi, sum_a));
 }
+template <WeightType T>
 inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
-  subtract_mins(acc_lo, acc_hi, wasm_v128_load(block + 32), wasm_v128_load(block + 48), splat_lane(wasm_v128_load(row_block), 1));
+  v128_t min_lo, min_hi;
+  load_mins<T>(block, min_lo, min_hi);
+  subtract_mins(acc_lo, acc_hi, min_lo, min_hi, splat_lane(wasm_v128_load(row_block), 1));
 }
 
-// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4): add_scaled, then subtract_mins for kQ4.
+// acc_lo, acc_hi += one block's sums as floats (kQ8, kQ4, kQ40): add_scaled, then subtract_mins for kQ4 and kQ40.
 template <WeightType T>
 inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block, v128_t sum_lo,
                       v128_t sum_hi) {
   add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
-  if constexpr (has_mins(T)) subtract_mins(acc_lo, acc_hi, block, row_block);
+  if constexpr (has_mins(T)) subtract_mins<T>(acc_lo, acc_hi, block, row_block);
 }
 
 // acc_lo, acc_hi += one block of a panel times the row's block: its integer sums, then their float
@@ -501,7 +517,7 @@ inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block
     add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
     half_sums<T, 1, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
-    if constexpr (T == WeightType::kQ5) subtract_mins(acc_lo, acc_hi, block, row_block);
+    if constexpr (T == WeightType::kQ5) subtract_mins<T>(acc_lo, acc_hi, block, row_block);
   } else {
     block_sums<T, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
@@ -736,20 +752,21 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
       const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
       float scale[16], min[8];  // kQ6: the scales of rows 0–15, then of rows 16–31
       std::memcpy(scale, block, T == WeightType::kQ6 ? 64 : 32);
-      if (has_mins(T)) std::memcpy(min, block + 32, 32);
+      if (has_mins(T))
+        for (int c = 0; c < 8; ++c) min[c] = block_min(T, block, c);
       // The block's groups in their stored order (block_q8_byte, block_q6_byte, block_q4_byte), in
       // plain loops a compiler vectorizes: the element-by-element block_integer() had made the native
       // suite's GGUF fixtures 15× slower. kQ6 and kQ5 sum each half block (groups 0–3, 4–7) on its own.
       int32_t sum[16] = {};
       for (int g = 0; g < kBlockRows / 4; ++g) {
         const int16_t* a4 = q_a + 4 * g;
-        if constexpr (T != WeightType::kQ4) {
-          const int8_t* q = reinterpret_cast<const int8_t*>(block + (T == WeightType::kQ8 ? 32 : 64) + 32 * g);
+        if constexpr (!has_nibbles(T)) {
+          const int8_t* q = reinterpret_cast<const int8_t*>(block + block_float_bytes(T) + 32 * g);
           int32_t* half_sum = sum + (T == WeightType::kQ6 || T == WeightType::kQ5 ? 8 * (g / 4) : 0);
           for (int c = 0; c < 8; ++c)
             for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
         } else {
-          add_nibble_group(sum, block + 64 + 16 * g, a4);
+          add_nibble_group(sum, block + block_float_bytes(T) + 16 * g, a4);
         }
       }
       for (int c = 0; c < 8; ++c) {
@@ -966,7 +983,8 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       tile_sums<T, R, 4, 4, kDotAdd>(block, a_block, sum);
       tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
       if constexpr (T == WeightType::kQ5) {
-        const v128_t min_lo = wasm_v128_load(block + 32), min_hi = wasm_v128_load(block + 48);  // once for the R rows
+        v128_t min_lo, min_hi;  // once for the R rows
+        load_mins<T>(block, min_lo, min_hi);
         for (int r = R - 1; r >= 0; --r) {
           v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
           subtract_mins(lo, hi, min_lo, min_hi, splat_lane(wasm_v128_load(a_block + r * tile_block_floats<T>()), 1));
@@ -979,8 +997,8 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
     tile_sums<T, R, 0, kBlockRows / 4, kDotAdd>(block, a_block, sum);
     // add_block's operations, with the block's scales and mins loaded once for the R rows
     const v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
-    const v128_t min_lo = has_mins(T) ? wasm_v128_load(block + 32) : scale_lo;
-    const v128_t min_hi = has_mins(T) ? wasm_v128_load(block + 48) : scale_hi;
+    v128_t min_lo = scale_lo, min_hi = scale_hi;
+    if constexpr (has_mins(T)) load_mins<T>(block, min_lo, min_hi);
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
       const v128_t row_block = wasm_v128_load(a_block + r * tile_block_floats<T>());

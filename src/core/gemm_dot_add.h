@@ -23,7 +23,7 @@ std::atomic<int> g_dot_add_override{-1};  // -1: as measured
 #if defined(__wasm_relaxed_simd__)
 constexpr int kDotAddRounds = 7, kDotAddRepeats = 8;
 constexpr size_t kOutFloats = 5 * 203;  // the largest n · N of measure_dot_add's products
-constexpr WeightType kDotAddTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5};
+constexpr WeightType kDotAddTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40};
 
 uint32_t next_bits(uint64_t& state) {
   state = state * 6364136223846793005ull + 1442695040888963407ull;

@@ -236,11 +236,12 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
     const std::string& name = p.spec.name;
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".wo") == 0 && config_.head_dim % kBlockRows != 0)
       return WeightType::kF32;
-    if (!sh.gguf) return storage == MatrixStorage::kQ8_0 ? WeightType::kQ8 : WeightType::kQ4;
+    if (!sh.gguf) return storage == MatrixStorage::kQ8_0 ? WeightType::kQ8 : WeightType::kQ40;
     const uint32_t stored = sh.gguf_sources[p.source.info - sh.header.tensors.data()]->info->type;
     switch (ggml::regrouping(stored)) {
       case ggml::Regrouping::kEight: return WeightType::kQ8;
-      case ggml::Regrouping::kFour:  // Q4_K keeps its integer scales (core/blocks.h, kQ4K)
+      case ggml::Regrouping::kFour:  // Q4_K keeps its integer scales (core/blocks.h, kQ4K), Q4_0 no mins (kQ40)
+        if (stored == ggml::kQ4_0) return WeightType::kQ40;
         return stored == ggml::kQ4_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ4K : WeightType::kQ4;
       case ggml::Regrouping::kSix: return WeightType::kQ6;
       case ggml::Regrouping::kFive: return WeightType::kQ5;

@@ -29,6 +29,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kQ6: return "Q6";
     case WeightType::kQ5: return "Q5";
     case WeightType::kQ4K: return "Q4K";
+    case WeightType::kQ40: return "Q40";
   }
   return "?";
 }
@@ -310,7 +311,9 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
                : type == WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
                : type == WeightType::kQ5 ? static_cast<int>(rng() % 32)
                                          : static_cast<int>(rng() % 16);
-      const float scale = 0.05f * normal(rng), min = has_mins(type) ? 0.2f * normal(rng) : 0.0f;
+      // kQ40's min is Q4_0's 8 · d (not stored)
+      const float scale = 0.05f * normal(rng);
+      const float min = type == WeightType::kQ40 ? 8.0f * scale : has_mins(type) ? 0.2f * normal(rng) : 0.0f;
       const float scales[2] = {scale, 0.05f * normal(rng)};
       uint8_t* block = m.blocks.data() + block_offset(type, k0, j, K);
       if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
@@ -331,7 +334,8 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
 // blocks to 8 bits (d = max |a| / 127 and q_a = a · (1/d) rounded to nearest, ties to even, both
 // in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · d Σ q_a
 // (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row);
-// kQ6's scale is the one of the row's 16 (bytes 0–31: rows 0–15, 32–63: rows 16–31).
+// kQ6's scale is the one of the row's 16 (bytes 0–31: rows 0–15, 32–63: rows 16–31); kQ40's values
+// are Q4_0's d · (q − 8), summed as llama.cpp's Q4_0 products do: d · d_a Σ q_a (q − 8).
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
 // kQ4K as llama.cpp's Q4_K products with Q8_K rows: d_a and q_a once for 256 values, then per 256
@@ -365,17 +369,19 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
     const float d = static_cast<float>(most) / 127.0f;
     const uint8_t* block = blocks + block_offset(type, k0, j, K);
     float min = 0;
-    if (has_mins(type)) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
+    if (stores_mins(type)) std::memcpy(&min, block + 32 + 4 * (j % 8), 4);
+    const int offset = type == WeightType::kQ40 ? 8 : 0;
     double q_sum = 0;
     for (int r = 0; r < kBlockRows; ++r) {
       float scale;
       std::memcpy(&scale, block + 4 * (j % 8) + (type == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
       const double q_a = d > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d))) : 0.0;
       const int q = block_integer(type, block, r, j % 8);
-      out.value += double(scale) * d * q_a * q;
-      out.magnitude += std::fabs(double(scale) * d * q_a * q);
+      out.value += double(scale) * d * q_a * (q - offset);
+      // kQ40's float32 sums are taken as kQ4's, with min 8 · scale: their terms' sizes bound its rounding
+      out.magnitude += std::fabs(double(scale) * d * q_a * q) + offset * std::fabs(double(scale) * d * q_a);
       q_sum += q_a;
-      out.exact_bound += std::fabs(double(scale) * q - double(min)) * d / 2;
+      out.exact_bound += std::fabs(double(scale) * (q - offset) - double(min)) * d / 2;
     }
     out.value -= double(min) * d * q_sum;
     out.magnitude += std::fabs(double(min)) * a_size;
@@ -392,7 +398,8 @@ std::vector<int> depths_of(WeightType type, std::initializer_list<int> depths) {
   }
   return out;
 }
-constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ4K};
+constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ4K,
+                                      WeightType::kQ40};
 
 // Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
@@ -554,11 +561,12 @@ TEST(Gemm, IntegerTilesAtTheirEdges) {
 // and values either side of them; in decoding's row and in tiles, every block type that has a 1.
 TEST(Gemm, RowsQuantizeToNearestTiesToEven) {
   constexpr int K = kBlockRows, N = kBlockRows;
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5}) {
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40}) {
     std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
     for (int j = 0; j < N; ++j) {
       int q[kBlockRows] = {};
-      q[j] = 1;
+      if (type == WeightType::kQ40) std::fill(q, q + kBlockRows, 8);  // Q4_0's 0: q − 8
+      q[j] += 1;
       uint8_t* block = blocks.data() + block_offset(type, 0, j, K);
       const float scales[2] = {1.0f, 1.0f};
       if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);

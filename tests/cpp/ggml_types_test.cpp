@@ -286,10 +286,11 @@ TEST(GgmlTypes, Q4KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
 TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
   using mh::WeightType;
   std::mt19937 rng(907);
-  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5}) {
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40}) {
     for (int trial = 0; trial < 50; ++trial) {
-      const int lo = type == WeightType::kQ8 ? -128 : type == WeightType::kQ4 ? 0 : type == WeightType::kQ5 ? -5 : -40;
-      const int hi = type == WeightType::kQ8 ? 127 : type == WeightType::kQ4 ? 15 : 40;
+      const bool nibbles = mh::has_nibbles(type);
+      const int lo = type == WeightType::kQ8 ? -128 : nibbles ? 0 : type == WeightType::kQ5 ? -5 : -40;
+      const int hi = type == WeightType::kQ8 ? 127 : nibbles ? 15 : 40;
       int q[8][mh::kBlockRows];
       float floats[16];
       for (auto& column : q)

@@ -95,14 +95,18 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
   }
   const mh::TransformerConfig& c = model->config();
   mh::RunContext ctx(*model);
-  // Q8_0 and Q5_0 stay in 8-bit blocks, Q4_0 and Q4_1 in 4-bit ones, Q4_K in its super-blocks of
+  // Q8_0 and Q5_0 stay in 8-bit blocks, Q4_0 in 4-bit ones without mins, Q4_K in its super-blocks of
   // 4-bit values, Q6_K in 6-bit blocks (core/blocks.h); F16 and the rest are widened. The blocks take
-  // about a quarter (8-bit), a fifth (4-bit) or a sixth (Q4_K) of float32's bytes.
+  // about a quarter (8-bit) or a sixth (Q4_0, Q4_K) of float32's bytes.
   const mh::WeightType expected_wq = name == "llama-q8_0"     ? mh::WeightType::kQ8
                                      : name == "gpt2-f16"     ? mh::WeightType::kF32
                                      : name == "llama-q4_k_m" ? mh::WeightType::kQ4K
-                                                              : mh::WeightType::kQ4;
+                                                              : mh::WeightType::kQ40;
   EXPECT_EQ(model->weights().layers[0].wq->type, expected_wq) << name;
+  if (name == "qwen2-q4_0") {  // 0.625 bytes a weight: Q4_0's d as float32, its min not stored
+    const mh::Tensor& wq = *model->weights().layers[0].wq;
+    EXPECT_EQ(wq.stored_bytes(), wq.rows * ((wq.cols + 7) / 8 * 8) * 5 / 8);
+  }
   if (name == "llama-q4_k_m") {  // layers 2 and 3 have Q6_K values: a layer of mixed types
     const mh::Tensor& wv = *model->weights().layers[2].wv;
     EXPECT_EQ(wv.type, mh::WeightType::kQ6);

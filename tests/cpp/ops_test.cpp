@@ -191,7 +191,7 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
 // norms, contributions), rows zeroed (a head switched off), and the panels a product reads.
 TEST(Tensor, BlocksReadAsTheirValues) {
   std::mt19937 rng(5);
-  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ6}) {
+  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ6, mh::WeightType::kQ40}) {
     const int64_t rows = 96, cols = 21;
     mh::Tensor t;
     t.type = type;
@@ -207,7 +207,8 @@ TEST(Tensor, BlocksReadAsTheirValues) {
           v = type == mh::WeightType::kQ8   ? static_cast<int>(rng() % 255) - 127
               : type == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
                                             : static_cast<int>(rng() % 16);
-        const float scale = 0.01f * static_cast<float>(rng() % 100 + 1), min = type == mh::WeightType::kQ4 ? 0.05f : 0.0f;
+        const float scale = 0.01f * static_cast<float>(rng() % 100 + 1);
+        const float min = type == mh::WeightType::kQ4 ? 0.05f : type == mh::WeightType::kQ40 ? 8.0f * scale : 0.0f;  // Q4_0's 8 · d
         const float scales[2] = {scale, -0.5f * scale};  // kQ6: rows 0–15, 16–31
         uint8_t* block = t.bytes.data() + mh::block_offset(type, k0, c, rows);
         if (type == mh::WeightType::kQ6) mh::write_q6_block_column(block, static_cast<int>(c % 8), scales, q);
@@ -231,7 +232,7 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     t.find_finite();
     EXPECT_TRUE(t.known_finite);
     const float inf = INFINITY;
-    // The last of the block's floats: kQ4's last min, kQ6's last scale of rows 16–31.
+    // The last of the block's floats: kQ4's last min, kQ6's last scale of rows 16–31, kQ8's and kQ40's last scale.
     std::memcpy(t.bytes.data() + mh::block_offset(type, 64, 16, rows) + mh::block_float_bytes(type) - 4, &inf, 4);
     t.find_finite();
     EXPECT_FALSE(t.known_finite);

@@ -598,6 +598,43 @@ TEST(Gemm, RowsQuantizeToNearestTiesToEven) {
   }
 }
 
+// kQ40 is kQ4 with its mins computed (8 · scale, exact) instead of stored: Q4_0's blocks give the bits
+// they gave as kQ4 blocks with those mins — decoding's row, tiles, widened panels, each element —
+// so keeping 0.625 bytes a weight instead of 0.75 changes no result.
+TEST(Gemm, Q40BlocksGiveTheBitsOfQ4BlocksWithMinsOfEightScales) {
+  std::mt19937 rng(40);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const int K : {32, 288, 3072}) {
+    const int N = 29;
+    std::vector<uint8_t> q40(static_cast<size_t>(block_matrix_bytes(WeightType::kQ40, K, N)), 0);
+    std::vector<uint8_t> q4(static_cast<size_t>(block_matrix_bytes(WeightType::kQ4, K, N)), 0);
+    for (int j = 0; j < N; ++j)
+      for (int k0 = 0; k0 < K; k0 += kBlockRows) {
+        int q[kBlockRows];
+        for (int& v : q) v = static_cast<int>(rng() % 16);
+        const float d = half_to_float(float_to_half(0.01f * normal(rng)));  // Q4_0's d is a float16
+        write_block_column(WeightType::kQ40, q40.data() + block_offset(WeightType::kQ40, k0, j, K), j % 8, d, 0.0f, q);
+        write_block_column(WeightType::kQ4, q4.data() + block_offset(WeightType::kQ4, k0, j, K), j % 8, d, 8.0f * d, q);
+        for (int r = 0; r < kBlockRows; ++r)
+          ASSERT_EQ(block_element(WeightType::kQ40, q40.data() + block_offset(WeightType::kQ40, k0, j, K), r, j % 8, 0),
+                    d * static_cast<float>(q[r] - 8));  // Q4_0's definition (d · q and 8 · d are exact)
+      }
+    const MatrixRef as_q40{q40.data(), WeightType::kQ40, K, true}, as_q4{q4.data(), WeightType::kQ4, K, true};
+    for (const int n : {1, 4, 7}) {
+      std::vector<float> a(static_cast<size_t>(n) * K), bias(N), got(static_cast<size_t>(n) * N), want(got.size());
+      for (float& x : a) x = normal(rng);
+      for (float& x : bias) x = normal(rng);
+      for (const bool tiles : {true, false}) {
+        set_integer_block_tiles(tiles);
+        gemm(got.data(), N, a.data(), K, as_q40, bias.data(), n, K, N);
+        gemm(want.data(), N, a.data(), K, as_q4, bias.data(), n, K, N);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * 4)) << "K " << K << " n " << n << " tiles " << tiles;
+      }
+      set_integer_block_tiles(true);
+    }
+  }
+}
+
 // kQ8 blocks hold −127…127: a −128 (which no ggml quantizer writes) is stored as −127, so that
 // relaxed SIMD's dot, which moves a sign onto the stored value, cannot overflow.
 TEST(Gemm, EightBitBlocksStoreMinus128AsMinus127) {

@@ -92,10 +92,10 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 6;
+  constexpr int kTypes = 7;
   const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                        mh::WeightType::kQ4, mh::WeightType::kQ4K};
-  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k"};
+                                        mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40};
+  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k", "q40"};
   // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 and q5 beside q8 and q4.
   const auto skipped = [&](int t) {
     return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5);
@@ -151,10 +151,10 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-  constexpr int kBlockTypes = 5;
+  constexpr int kBlockTypes = 6;
   const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K};
-  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k"};
+                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40};
+  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k", "q40"};
   std::vector<std::vector<float>> f32;
   std::vector<std::vector<uint8_t>> blocks[kBlockTypes];  // [type][shape]
   for (const auto& s : shapes) {
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   const auto own_peak = [&](const Row& r) {
     if (!r.integer_tiles || r.b.type == mh::WeightType::kF32) return fma_peak;
     if (dot_add && r.b.type != mh::WeightType::kQ4K) return dot_add_peak;  // kQ4K's tiles take the int8 dot
-    const bool narrow = r.b.type == mh::WeightType::kQ4 || r.b.type == mh::WeightType::kQ5 || r.b.type == mh::WeightType::kQ4K;
+    const bool narrow = mh::has_unsigned_values(r.b.type);
     return narrow && dot8 > 0 ? dot8 : dot16;
   };
   for (Row& r : rows) {

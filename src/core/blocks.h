@@ -102,11 +102,13 @@ inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   return c < 4 ? byte & 15 : byte >> 4;
 }
 
-// The min of column c of a block of a has_mins type (kQ40's: 8 · scale, as Q4_0's d · (q − 8) is).
+// Q4_0's offset: its value d · (q − 8) is kQ40's scale · q − min with min = 8 · scale (exact).
+constexpr float kQ40Offset = 8.0f;
+// The min of column c of a block of a has_mins type (kQ40's: kQ40Offset · scale).
 inline float block_min(WeightType t, const uint8_t* block, int c) {
   float min;
   std::memcpy(&min, block + (stores_mins(t) ? 32 : 0) + 4 * c, 4);
-  return t == WeightType::kQ40 ? 8.0f * min : min;
+  return t == WeightType::kQ40 ? kQ40Offset * min : min;
 }
 
 // The scale of row r, column c of one block (sub: block_in_super).
@@ -164,9 +166,9 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       for (int c = 0; c < 8; ++c) q4k[c] = block_scale(t, block, 0, c, sub), q4k[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
     const uint8_t* floats = t == WeightType::kQ4K ? reinterpret_cast<const uint8_t*>(q4k) : block;
     v128_t scale_lo = wasm_v128_load(floats), scale_hi = wasm_v128_load(floats + 16);
-    const v128_t eight = wasm_f32x4_splat(8.0f);  // kQ40's mins: 8 · scale
-    const v128_t min_lo = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_lo, eight) : mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
-    const v128_t min_hi = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_hi, eight) : mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
+    const v128_t offset = wasm_f32x4_splat(kQ40Offset);  // kQ40's mins: offset · scale
+    const v128_t min_lo = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_lo, offset) : mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
+    const v128_t min_hi = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_hi, offset) : mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {

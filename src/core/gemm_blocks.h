@@ -473,12 +473,12 @@ inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, co
 }
 
 // min_lo, min_hi = a has_mins block's 8 mins (core/blocks.h, block_min): kQ4's and kQ5's stored,
-// kQ40's 8 · its scales (exact).
+// kQ40's kQ40Offset · its scales (exact).
 template <WeightType T>
 inline void load_mins(const uint8_t* block, v128_t& min_lo, v128_t& min_hi) {
   if constexpr (T == WeightType::kQ40) {
-    min_lo = wasm_f32x4_mul(wasm_v128_load(block), wasm_f32x4_splat(8.0f));
-    min_hi = wasm_f32x4_mul(wasm_v128_load(block + 16), wasm_f32x4_splat(8.0f));
+    min_lo = wasm_f32x4_mul(wasm_v128_load(block), wasm_f32x4_splat(kQ40Offset));
+    min_hi = wasm_f32x4_mul(wasm_v128_load(block + 16), wasm_f32x4_splat(kQ40Offset));
   } else {
     min_lo = wasm_v128_load(block + 32);
     min_hi = wasm_v128_load(block + 48);

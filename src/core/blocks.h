@@ -148,6 +148,17 @@ inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v12
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
   right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
 }
+// min_lo, min_hi = a has_mins block's 8 mins, as block_min gives them: kQ4's and kQ5's stored,
+// kQ40's kQ40Offset · its scales (exact).
+inline void load_block_mins(WeightType t, const uint8_t* block, v128_t& min_lo, v128_t& min_hi) {
+  if (t == WeightType::kQ40) {
+    min_lo = wasm_f32x4_mul(wasm_v128_load(block), wasm_f32x4_splat(kQ40Offset));
+    min_hi = wasm_f32x4_mul(wasm_v128_load(block + 16), wasm_f32x4_splat(kQ40Offset));
+  } else {
+    min_lo = wasm_v128_load(block + 32);
+    min_hi = wasm_v128_load(block + 48);
+  }
+}
 // Group g (rows 4g … 4g + 3) of a block, as block_group_at.
 inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
   block_group_at(t, block + block_float_bytes(t) + block_group_bytes(t) * g, left, right);
@@ -166,9 +177,8 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       for (int c = 0; c < 8; ++c) q4k[c] = block_scale(t, block, 0, c, sub), q4k[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
     const uint8_t* floats = t == WeightType::kQ4K ? reinterpret_cast<const uint8_t*>(q4k) : block;
     v128_t scale_lo = wasm_v128_load(floats), scale_hi = wasm_v128_load(floats + 16);
-    const v128_t offset = wasm_f32x4_splat(kQ40Offset);  // kQ40's mins: offset · scale
-    const v128_t min_lo = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_lo, offset) : mins ? wasm_v128_load(floats + 32) : wasm_f32x4_splat(0.0f);
-    const v128_t min_hi = t == WeightType::kQ40 ? wasm_f32x4_mul(scale_hi, offset) : mins ? wasm_v128_load(floats + 48) : wasm_f32x4_splat(0.0f);
+    v128_t min_lo = wasm_f32x4_splat(0.0f), min_hi = min_lo;
+    if (mins) load_block_mins(t, floats, min_lo, min_hi);  // kQ4K's: `floats` holds them as kQ4's would
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {

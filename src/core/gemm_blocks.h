@@ -472,19 +472,6 @@ inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* scales, co
              sum_lo, sum_hi);
 }
 
-// min_lo, min_hi = a has_mins block's 8 mins (core/blocks.h, block_min): kQ4's and kQ5's stored,
-// kQ40's kQ40Offset · its scales (exact).
-template <WeightType T>
-inline void load_mins(const uint8_t* block, v128_t& min_lo, v128_t& min_hi) {
-  if constexpr (T == WeightType::kQ40) {
-    min_lo = wasm_f32x4_mul(wasm_v128_load(block), wasm_f32x4_splat(kQ40Offset));
-    min_hi = wasm_f32x4_mul(wasm_v128_load(block + 16), wasm_f32x4_splat(kQ40Offset));
-  } else {
-    min_lo = wasm_v128_load(block + 32);
-    min_hi = wasm_v128_load(block + 48);
-  }
-}
-
 // acc_lo, acc_hi −= min · d Σ q_a, the block's mins (kQ4, kQ5, kQ40) times the quantized row's sum
 // (quantize_row).
 // (min_lo, min_hi: the 8 mins loaded; sum_a: the row block's second float, d Σ q_a, in every lane.)
@@ -495,7 +482,7 @@ inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, v128_t min_lo, v128_t 
 template <WeightType T>
 inline void subtract_mins(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
   v128_t min_lo, min_hi;
-  load_mins<T>(block, min_lo, min_hi);
+  load_block_mins(T, block, min_lo, min_hi);
   subtract_mins(acc_lo, acc_hi, min_lo, min_hi, splat_lane(wasm_v128_load(row_block), 1));
 }
 
@@ -728,7 +715,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
         for (int sub = 0; sub < kSuperBlocks; ++sub) {
           int32_t sum[8] = {};
           for (int g = 0; g < kBlockRows / 4; ++g)
-            add_nibble_group(sum, super + block_bytes(T) * sub + 32 + 16 * g, q_a + 32 * sub + 4 * g);
+            add_nibble_group(sum, super + block_bytes(T) * sub + block_float_bytes(T) + 16 * g, q_a + 32 * sub + 4 * g);
           for (int c = 0; c < 8; ++c) {
             ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
             mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
@@ -984,7 +971,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
       tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
       if constexpr (T == WeightType::kQ5) {
         v128_t min_lo, min_hi;  // once for the R rows
-        load_mins<T>(block, min_lo, min_hi);
+        load_block_mins(T, block, min_lo, min_hi);
         for (int r = R - 1; r >= 0; --r) {
           v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
           subtract_mins(lo, hi, min_lo, min_hi, splat_lane(wasm_v128_load(a_block + r * tile_block_floats<T>()), 1));
@@ -998,7 +985,7 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
     // add_block's operations, with the block's scales and mins loaded once for the R rows
     const v128_t scale_lo = wasm_v128_load(block), scale_hi = wasm_v128_load(block + 16);
     v128_t min_lo = scale_lo, min_hi = scale_hi;
-    if constexpr (has_mins(T)) load_mins<T>(block, min_lo, min_hi);
+    if constexpr (has_mins(T)) load_block_mins(T, block, min_lo, min_hi);
     for (int r = R - 1; r >= 0; --r) {
       v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
       const v128_t row_block = wasm_v128_load(a_block + r * tile_block_floats<T>());

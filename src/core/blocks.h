@@ -3,8 +3,8 @@
 //   kQ8: float scale[8]; int8 q[8 groups][8 columns][4 rows]         value = scale[c] · q        288 bytes
 //   kQ4: float scale[8]; float min[8]; uint8 q[8 groups][4][4 rows]   value = scale[c] · q − min[c] 192 bytes
 //        (the byte of column c < 4 holds c in its low nibble and c + 4 in its high one)
-//   kQ6: float scale[2 halves][8]; int8 q[8 groups][8 columns][4 rows]   value = scale[r / 16][c] · q   320 bytes
-//        (q within −32…31: a scale for each 16 rows, as Q6_K has)
+//   kQ6: float scale[2 halves][8]; uint8 u[8 groups][8 columns][4 rows]   value = scale[r / 16][c] · (u − 32)   320 bytes
+//        (u within 0…63, Q6_K's own 6-bit value, stored as it is: a scale for each 16 rows, as Q6_K has)
 //   kQ5: float scale[8]; float min[8]; uint8 q[8 groups][8 columns][4 rows]   value = scale[c] · q − min[c]   320 bytes
 //        (q within 0…31)
 //   kQ4K: 8 consecutive blocks (rows 256s … 256s + 255) make a super-block, as Q4_K's: block j of it holds
@@ -48,9 +48,11 @@ constexpr bool stores_mins(WeightType t) { return t == WeightType::kQ4 || t == W
 constexpr bool has_mins(WeightType t) { return stores_mins(t) || t == WeightType::kQ40; }
 // The types of 4-bit values, two columns a byte.
 constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K || t == WeightType::kQ40; }
-// The types whose values are unsigned (0…15, 0…31): what relaxed SIMD's int8 dot takes as its 7-bit
-// operand as they are, where signed 8-bit values need a sign moved first.
-constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5; }
+// The types whose stored values are unsigned (0…15, 0…31, kQ6's 0…63): what relaxed SIMD's int8 dot
+// takes as its 7-bit operand as they are, where signed 8-bit values need a sign moved first.
+constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6; }
+// kQ6's offset: Q6_K's value is (d · sc) · (u − 32), and the block stores u.
+constexpr int kQ6Offset = 32;
 // The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or kQ4K's share.
 constexpr int block_float_bytes(WeightType t) { return stores_mins(t) || t == WeightType::kQ6 ? 64 : 32; }
 // The rows a matrix of type t has a whole number of (and a product's K): kQ4K's super-blocks.
@@ -93,10 +95,10 @@ inline int block_q6_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 
 inline int block_q5_byte(int r, int c) { return block_q6_byte(r, c); }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 
-// The integer q of row r, column c of one block.
+// The integer q of row r, column c of one block (kQ6's u − 32).
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
-  if (t == WeightType::kQ6) return static_cast<int8_t>(block[block_q6_byte(r, c)]);
+  if (t == WeightType::kQ6) return block[block_q6_byte(r, c)] - kQ6Offset;
   if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
   const uint8_t byte = block[block_q4_byte(r, c, t)];
   return c < 4 ? byte & 15 : byte >> 4;
@@ -134,11 +136,12 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c, int
 constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : 32; }
 
 // The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
-// of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8 for kQ8
-// and kQ6, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its low nibble, shifted
-// in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and a mask built anew in
-// V8; the saturating subtraction, because LLVM folds a plain one back into that shift and mask.
-inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
+// as stored of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8
+// for kQ8, 0…63 for kQ6, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its
+// low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and
+// a mask built anew in V8; the saturating subtraction, because LLVM folds a plain one back into
+// that shift and mask.
+inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   if (!has_nibbles(t)) {
     left = wasm_v128_load(group);
     right = wasm_v128_load(group + 16);
@@ -147,6 +150,14 @@ inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v12
   const v128_t bytes = wasm_v128_load(group);
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
   right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
+}
+// The same group as integers q (block_integer): kQ6's u − 32 (int8), the others' as stored.
+inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
+  stored_group_at(t, group, left, right);
+  if (t == WeightType::kQ6) {
+    left = wasm_i8x16_sub(left, wasm_i8x16_splat(kQ6Offset));
+    right = wasm_i8x16_sub(right, wasm_i8x16_splat(kQ6Offset));
+  }
 }
 // min_lo, min_hi = a has_mins block's 8 mins, as block_min gives them: kQ4's and kQ5's stored,
 // kQ40's kQ40Offset · its scales (exact).
@@ -223,7 +234,7 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
     return;
   }
   if (stores_mins(t)) std::memcpy(block + 32 + 4 * c, &min, 4);
-  if (t == WeightType::kQ5) {  // 0…31, as clamp_block_values keeps them
+  if (t == WeightType::kQ5) {  // 0…31, as store_block_values keeps them
     for (int r = 0; r < kBlockRows; ++r) block[block_q5_byte(r, c)] = static_cast<uint8_t>(q[r] < 0 ? 0 : q[r] > 31 ? 31 : q[r]);
     return;
   }
@@ -233,28 +244,29 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
   }
 }
 
-// Writes column c (< 8) of a kQ6 block: 32 values with the scales of rows 0–15 and 16–31. Q6_K's
-// q − 32 is within −32…31; anything outside is clamped to it, since the relaxed build's sums count
-// on |q| ≤ 32 (gemm_blocks.h, block_sums) and only a hand-made block could hold more.
+// Writes column c (< 8) of a kQ6 block: 32 values q (Q6_K's u − 32) with the scales of rows 0–15
+// and 16–31, stored as u = q + 32. Q6_K's q is within −32…31; anything outside is clamped to it,
+// since the relaxed build's sums count on u within 0…63 (gemm_blocks.h, half_sums) and only a
+// hand-made block could hold more.
 inline void write_q6_block_column(uint8_t* block, int c, const float* scales, const int* q) {
   std::memcpy(block + 4 * c, &scales[0], 4);
   std::memcpy(block + 32 + 4 * c, &scales[1], 4);
-  for (int r = 0; r < kBlockRows; ++r)
-    block[block_q6_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -32 ? -32 : q[r] > 31 ? 31 : q[r]));
+  for (int r = 0; r < kBlockRows; ++r) block[block_q6_byte(r, c)] = static_cast<uint8_t>((q[r] < -32 ? -32 : q[r] > 31 ? 31 : q[r]) + kQ6Offset);
 }
 
-// What a block type keeps of a file's values, applied to n of them before write_block_panel:
-// kQ8's −128 becomes −127, kQ6's are clamped to −32…31 and kQ5's to 0…31, as write_block_column
-// and write_q6_block_column do (see there why; kQ5's sums count on 0…31 too); kQ4's are within 0…15
-// already.
-inline void clamp_block_values(WeightType t, int8_t* q, int64_t n) {
+// A file's values as a block type stores them, n of them in place, before write_block_panel:
+// kQ8's −128 becomes −127, kQ6's are clamped to −32…31 and stored as q + 32, kQ5's are clamped to
+// 0…31, as write_block_column and write_q6_block_column do (see there why; kQ5's sums count on
+// 0…31 too); kQ4's are within 0…15 already.
+inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
   if (has_nibbles(t)) return;
   const int8_t lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
-  for (int64_t i = 0; i < n; ++i) q[i] = q[i] < lo ? lo : q[i] > hi ? hi : q[i];
+  const int8_t offset = t == WeightType::kQ6 ? kQ6Offset : 0;
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>((q[i] < lo ? lo : q[i] > hi ? hi : q[i]) + offset);
 }
 
-// Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, clamped as
-// clamp_block_values does) are q[c · stride …], and `floats` are the block's leading floats as it
+// Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, as
+// store_block_values makes them) are q[c · stride …], and `floats` are the block's leading floats as it
 // keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8];
 // kQ4K its 32 bytes of the super-block's shares).
 // The same bytes as write_block_column / write_q6_block_column for each column, written in order

@@ -43,8 +43,11 @@ constexpr bool kDotAddBuild = false;
 // are scale · q − min with q unsigned, so a block's product is (scale · d) Σ q_a q − min · Σ a: with
 // Σ a of the float row the two terms' large common part (q averages 7.5) no longer cancels, and
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
-// rounding takes them. In wasm 8 vectors a block.
-constexpr int kQuantizedBlockFloats = 42;
+// rounding takes them. Then, as int32, 32 · Σ q_a over rows 0–15 and over rows 16–31: what makes
+// the relaxed build's sums over kQ6's stored u (0…63) Σ q_a (u − 32) (half_sums). In wasm 8 vectors
+// a block and 2 scalars.
+constexpr int kQuantizedBlockFloats = 44;
+constexpr int kQ6OffsetSums = 42;  // where quantize_row's 32 · Σ q_a of the half blocks are
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
 // One block of 32 floats quantized: d, d · Σ q_a, and q_a as int16 (q16) and int8 (q8).
@@ -74,6 +77,16 @@ inline int quantize_32(const float* x, v128_t inverse, v128_t (&q)[8]) {
   return wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) + wasm_i32x4_extract_lane(sum, 2) +
          wasm_i32x4_extract_lane(sum, 3);
 }
+// kQ6Offset · Σ q_a over rows 0–15 and over rows 16–31 of a quantized block, as int32 at `out`.
+inline void store_offset_sums(float* out, const QuantizedBlock& q) {
+  const v128_t lo = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[0], q.q16[1]));
+  const v128_t hi = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[2], q.q16[3]));
+  v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+  sums = wasm_i32x4_shl(wasm_i32x4_add(sums, wasm_i32x4_shuffle(sums, sums, 1, 0, 3, 2)), 5);  // · kQ6Offset
+  static_assert(kQ6Offset == 1 << 5, "the shift is kQ6Offset's");
+  const int32_t both[2] = {wasm_i32x4_extract_lane(sums, 0), wasm_i32x4_extract_lane(sums, 2)};
+  std::memcpy(out, both, sizeof both);
+}
 inline QuantizedBlock quantize_block(const float* x) {
   QuantizedBlock out;
   const float d = quantization_step(x, kBlockRows), inverse = d > 0 ? 1.0f / d : 0.0f;
@@ -97,6 +110,7 @@ void quantize_row(float* packed, const float* a, int K) {
     wasm_v128_store(packed + 30, wasm_i8x16_abs(q.q8[1]));
     wasm_v128_store(packed + 34, wasm_i8x16_lt(q.q8[0], wasm_i8x16_splat(0)));
     wasm_v128_store(packed + 38, wasm_i8x16_lt(q.q8[1], wasm_i8x16_splat(0)));
+    store_offset_sums(packed + kQ6OffsetSums, q);
   }
 }
 #else
@@ -108,30 +122,35 @@ void quantize_row(float* packed, const float* a, int K) {
     const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
     packed[0] = d;
     int sum = 0;
+    int32_t half[2] = {};
     for (int k = 0; k < kBlockRows; ++k) {
       const int q = static_cast<int>(std::nearbyint(x[k] * inverse));  // within ±127
       sum += q;
+      half[k / 16] += kQ6Offset * q;
       reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
       reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
       reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
       reinterpret_cast<int8_t*>(packed + 34)[k] = static_cast<int8_t>(q < 0 ? -1 : 0);
     }
     packed[1] = d * static_cast<float>(sum);
+    std::memcpy(packed + kQ6OffsetSums, half, sizeof half);
   }
 }
 #endif
 
 // Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4- and
 // 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2
-// where it takes 16-bit dots (8- and 6-bit blocks, and the plain build: 8 int32 sums and 5
-// vectors). Rows are cut into tiles as even as those allow (5 rows at most 4: 3 + 2).
+// where it takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors), and
+// 2 for kQ6's int8 dot, whose int16 pairs are widened every 2 groups (tile_sums): a half block's
+// int32 sums and a run's int16 pairs are live at once. Rows are cut into tiles as even as those
+// allow (5 rows at most 4: 3 + 2).
 // (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
 template <WeightType T>
 constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return has_unsigned_values(T) ? 4 : 2;
+  return has_unsigned_values(T) && T != WeightType::kQ6 ? 4 : 2;
 #else
   return 2;
 #endif
@@ -156,9 +175,10 @@ constexpr bool tile_reads_int8() {
 #endif
 }
 // The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
-// q_a the tile reads, from kTileQFloats on (with the integer dot-add, the 8- and 6-bit tiles read
-// |q_a| and q_a's sign: the same 16 floats as int16 q_a): fewer bytes for a tile's rows in L1
-// beside the panel, and for a group of tiles in L2, than quantize_row's whole block.
+// q_a the tile reads, from kTileQFloats on (with the integer dot-add, the 8-bit tiles read |q_a|
+// and q_a's sign: the same 16 floats as int16 q_a), and after int8 q_a kQ6's offset sums
+// (quantize_row's last two): fewer bytes for a tile's rows in L1 beside the panel, and for a group
+// of tiles in L2, than quantize_row's whole block.
 constexpr int kTileQFloats = 2;
 // kQ4K's rows are quantized once for 256 values (llama.cpp's Q8_K, with which its Q4_K products
 // run), so that a super-block's 8 sub-blocks sum as integers, each times its integer scale, and
@@ -169,8 +189,11 @@ constexpr int kSuperQFloats = 8;
 template <WeightType T>
 constexpr int tile_block_floats() {
   if constexpr (T == WeightType::kQ4K) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
-  return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16);
+  if constexpr (tile_reads_int8<T>()) return kTileQFloats + 8 + (T == WeightType::kQ6 ? 2 : 0);
+  return kTileQFloats + 16;
 }
+// Where a kQ6 tile's offset sums are in its form of a block (tile_block_floats).
+constexpr int kTileOffsetSums = kTileQFloats + 8;
 // The floats of a quantized row's unit (a block; kQ4K's: a super-block) in decoding's form.
 template <WeightType T>
 constexpr int row_unit_floats() { return T == WeightType::kQ4K ? tile_block_floats<T>() : kQuantizedBlockFloats; }
@@ -246,7 +269,8 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
         block[1] = q.sum;
         if constexpr (tile_reads_int8<T>()) {
           for (int v = 0; v < 2; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q8[v]);
-        } else if (signs) {  // the dot-add's 8- and 6-bit tiles: |q_a|, then q_a < 0 as a byte mask
+          if constexpr (T == WeightType::kQ6) store_offset_sums(block + kTileOffsetSums, q);
+        } else if (signs) {  // the dot-add's 8-bit tiles: |q_a|, then q_a < 0 as a byte mask
           for (int v = 0; v < 2; ++v) {
             wasm_v128_store(block + kTileQFloats + 4 * v, wasm_i8x16_abs(q.q8[v]));
             wasm_v128_store(block + kTileQFloats + 8 + 4 * v, wasm_i8x16_lt(q.q8[v], wasm_i8x16_splat(0)));
@@ -280,7 +304,7 @@ inline void keep_in_order(Sums... sums) {
 #endif
 
 #if defined(__wasm_relaxed_simd__)
-// The int16 pair sums of q · q_a for signed 8-bit q (kQ8, kQ6), by the relaxed int8 dot: q_a's sign
+// The int16 pair sums of q · q_a for signed 8-bit q (kQ8), by the relaxed int8 dot: q_a's sign
 // `m` (all ones where q_a < 0, quantize_row) moved onto q by (q ^ m) − m, and |q_a| as the 7-bit
 // operand, so that every CPU gives the same sums (kQ8 holds no −128: core/blocks.h).
 inline v128_t signed_dot(v128_t q, v128_t m, v128_t magnitude) {
@@ -297,9 +321,9 @@ inline v128_t signed_dot_add(v128_t q, v128_t m, v128_t magnitude, v128_t acc) {
 // operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
 // by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
 // the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
-// second operand must fit 7 bits for every CPU to give the same sums: 4- and 5-bit values (0…15,
-// 0…31) as they are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128:
-// core/blocks.h).
+// second operand must fit 7 bits for every CPU to give the same sums: 4-, 5- and 6-bit values as
+// stored (0…15, 0…31, kQ6's u in 0…63, less its offset after: half_sums) as they are; for 8-bit
+// ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
 // `quantized` is the row's quantize_row, its blocks `step` floats apart (a row of a tile:
 // quantize_rows).
 #if defined(__wasm_simd128__)
@@ -408,50 +432,45 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 }
 
 // The sums of half kHalf of a kQ6 or kQ5 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as
-// block_sums'. The relaxed build takes signed_dot for kQ6, as kQ8's, and the int8 dot for kQ5's
-// 0…31 as they are, as kQ4's; a pair reaches 2 · 127 · 32 (2 · 127 · 31), so the int16 pairs add up
-// over a half without overflow (4 of them ≤ 32512) and are widened once.
+// block_sums'. The relaxed build takes the int8 dot over the values as stored (kQ6's u, 0…63; kQ5's
+// 0…31), as kQ4's: its int16 pairs add up without overflow over kQ5's half (4 · 2 · 127 · 31 =
+// 31496) and over 2 of kQ6's groups (2 · 2 · 127 · 63 = 32004), each run widened once; kQ6's sums
+// then less 32 · Σ q_a of the half (quantize_row), which makes them Σ q_a (u − 32), the plain
+// build's (block_group_at) and the float operations' integers.
 template <WeightType T, int kHalf, bool kDotAdd>
 inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
-  const v128_t signs = wasm_v128_load(row_block + 34 + 4 * kHalf), magnitudes = wasm_v128_load(row_block + 26 + 4 * kHalf);
   const v128_t q_a = wasm_v128_load(row_block + 18 + 4 * kHalf);
+  sum_lo = sum_hi = wasm_i32x4_splat(0);
   if constexpr (kDotAdd) {
-    sum_lo = sum_hi = wasm_i32x4_splat(0);
     for (int i = 0; i < 4; ++i) {
       const int g = 4 * kHalf + i;
-      const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
-      if constexpr (T == WeightType::kQ6) {
-        const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
-        sum_lo = signed_dot_add(left, m, y, sum_lo);
-        sum_hi = signed_dot_add(right, m, y, sum_hi);
-      } else {
-        const v128_t a = splat_lane(q_a, i);
-        sum_lo = dot_add_i8x16_i7x16(a, left, sum_lo);
-        sum_hi = dot_add_i8x16_i7x16(a, right, sum_hi);
-      }
+      const v128_t a = splat_lane(q_a, i);
+      sum_lo = dot_add_i8x16_i7x16(a, wasm_v128_load(block + 64 + 32 * g), sum_lo);
+      sum_hi = dot_add_i8x16_i7x16(a, wasm_v128_load(block + 80 + 32 * g), sum_hi);
       keep_in_order(sum_lo, sum_hi);
     }
-    return;
-  }
-  v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-  for (int i = 0; i < 4; ++i) {
-    const int g = 4 * kHalf + i;
-    const v128_t left = wasm_v128_load(block + 64 + 32 * g), right = wasm_v128_load(block + 80 + 32 * g);
-    if constexpr (T == WeightType::kQ6) {
-      const v128_t m = splat_lane(signs, i), y = splat_lane(magnitudes, i);
-      pairs_lo = wasm_i16x8_add(pairs_lo, signed_dot(left, m, y));
-      pairs_hi = wasm_i16x8_add(pairs_hi, signed_dot(right, m, y));
-    } else {
-      const v128_t a = splat_lane(q_a, i);
-      pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, left));
-      pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, right));
+  } else {
+    constexpr int kRun = T == WeightType::kQ6 ? 2 : 4;  // groups whose int16 pairs add without overflow
+    const v128_t ones = wasm_i16x8_splat(1);           // the widening as kQ8's (a 16-bit dot with ones)
+    for (int first = 0; first < 4; first += kRun) {
+      v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
+      for (int i = first; i < first + kRun; ++i) {
+        const int g = 4 * kHalf + i;
+        const v128_t a = splat_lane(q_a, i);
+        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 64 + 32 * g)));
+        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 80 + 32 * g)));
+        keep_in_order(pairs_lo, pairs_hi);
+      }
+      sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(pairs_lo, ones));
+      sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(pairs_hi, ones));
     }
-    keep_in_order(pairs_lo, pairs_hi);
   }
-  const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
-  sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
-  sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
+  if constexpr (T == WeightType::kQ6) {
+    const v128_t offset = splat_lane(wasm_v128_load(row_block + kQ6OffsetSums - 2), 2 + kHalf);
+    sum_lo = wasm_i32x4_sub(sum_lo, offset);
+    sum_hi = wasm_i32x4_sub(sum_hi, offset);
+  }
 #else
   group_sums<T, 4 * kHalf, 4>(block, reinterpret_cast<const int16_t*>(row_block + 2), sum_lo, sum_hi);
 #endif
@@ -750,8 +769,13 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
         if constexpr (!has_nibbles(T)) {
           const int8_t* q = reinterpret_cast<const int8_t*>(block + block_float_bytes(T) + 32 * g);
           int32_t* half_sum = sum + (T == WeightType::kQ6 || T == WeightType::kQ5 ? 8 * (g / 4) : 0);
-          for (int c = 0; c < 8; ++c)
-            for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
+          if constexpr (T == WeightType::kQ6) {  // u − 32 (block_integer)
+            for (int c = 0; c < 8; ++c)
+              for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * (static_cast<uint8_t>(q[4 * c + i]) - kQ6Offset);
+          } else {
+            for (int c = 0; c < 8; ++c)
+              for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
+          }
         } else {
           add_nibble_group(sum, block + block_float_bytes(T) + 16 * g, a4);
         }
@@ -774,10 +798,10 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // read once for the R rows), then add_block's float operations, with c as the accumulator in
 // memory (the sums take the registers). The sums:
 // - where integer_dot_add() (core/gemm_tuning.h), the integer dot-add (tile_sums);
-// - relaxed build, 4- and 5-bit blocks: the int8 dot (tile_sums);
+// - relaxed build, 4-, 5- and 6-bit blocks: the int8 dot (tile_sums);
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
-//   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot);
-//   kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
+//   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot).
+// kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
 //   kQ5's mins), as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
 // same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
@@ -832,14 +856,14 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
                                     reinterpret_cast<const int16_t*>(a_block + kTileQFloats) + 4 * kFirst, sum);
 }
 #if defined(__wasm_relaxed_simd__)
-// pairs[r] = the int16 pair sums of row r of a tile by the int8 dot, over kGroups groups of 4- or
-// 5-bit values from `groups` (rows0: row 0's int8 values in the first; for_each_group_at).
+// pairs[r] = the int16 pair sums of row r of a tile by the int8 dot, over kGroups groups of 4-, 5-
+// or 6-bit values as stored from `groups` (rows0: row 0's int8 values in the first; for_each_group_at).
 template <WeightType T, int R, int kGroups>
 inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&pairs)[R][2]) {
   for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
   for_each_group_at<T, int8_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int8_t* rows) {
     v128_t left, right;
-    block_group_at(T, group, left, right);
+    stored_group_at(T, group, left, right);
     for (int r = 0; r < R; ++r) {
       const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
       pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
@@ -848,19 +872,32 @@ inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&p
   });
 }
 #endif
+// sum[r] −= the offset sums of row r of a kQ6 tile for half kHalf (kTileOffsetSums): its sums
+// over the stored u become Σ q_a (u − 32), as half_sums' (F: tile_block_floats).
+template <int R, int F, int kHalf>
+inline void subtract_offset_sums(const float* a_block, v128_t (&sum)[R][2]) {
+  for (int r = 0; r < R; ++r) {
+    const v128_t offset = splat_lane(wasm_v128_load(a_block + r * F + kTileOffsetSums - 2), 2 + kHalf);
+    sum[r][0] = wasm_i32x4_sub(sum[r][0], offset);
+    sum[r][1] = wasm_i32x4_sub(sum[r][1], offset);
+  }
+}
 // sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
-// with kDotAdd by the integer dot-add (8- and 6-bit values with the sign moved, as decoding's);
-// otherwise in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16 pairs added
-// as int16 (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one: 4 · 2 · 127 ·
-// 31 = 31496) and widened once; otherwise tile_group_sums' 16-bit dots. The same sums each way.
+// with kDotAdd by the integer dot-add (8-bit values with the sign moved, as decoding's; the others
+// as stored); otherwise in the relaxed build over 4-, 5- and 6-bit blocks by the int8 dot, its int16
+// pairs added as int16 (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one:
+// 4 · 2 · 127 · 31 = 31496; kQ6 over 2 groups: 2 · 2 · 127 · 63 = 32004) and widened once a run;
+// otherwise tile_group_sums' 16-bit dots. kQ6's sums over its stored u less the offset sums. The
+// same sums each way.
 template <WeightType T, int R, int kFirst, int kGroups, bool kDotAdd>
 inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
 #if defined(__wasm_relaxed_simd__)
+  constexpr int F = tile_block_floats<T>();
   if constexpr (kDotAdd) {
     for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
     for_each_group<T, int8_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int8_t* rows) {
       v128_t left, right;
-      block_group_at(T, group, left, right);
+      stored_group_at(T, group, left, right);
       for (int r = 0; r < R; ++r) {
         const int8_t* row = tile_row<T>(rows, r);
         if constexpr (tile_reads_int8<T>()) {
@@ -874,16 +911,22 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
         }
       }
     });
+    if constexpr (T == WeightType::kQ6) subtract_offset_sums<R, F, kFirst / 4>(a_block, sum);
     return;
   }
   if constexpr (tile_reads_int8<T>()) {
-    v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
-    tile_pairs_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
-                                 reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst, pairs);
-    for (int r = 0; r < R; ++r) {
-      sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
-      sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
+    constexpr int kRun = T == WeightType::kQ6 ? 2 : kGroups;  // groups whose int16 pairs add without overflow
+    for (int first = kFirst; first < kFirst + kGroups; first += kRun) {
+      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
+      tile_pairs_at<T, R, kRun>(block + block_float_bytes(T) + block_group_bytes(T) * first,
+                                reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * first, pairs);
+      for (int r = 0; r < R; ++r) {
+        const v128_t lo = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]), hi = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
+        sum[r][0] = first == kFirst ? lo : wasm_i32x4_add(sum[r][0], lo);
+        sum[r][1] = first == kFirst ? hi : wasm_i32x4_add(sum[r][1], hi);
+      }
     }
+    if constexpr (T == WeightType::kQ6) subtract_offset_sums<R, F, kFirst / 4>(a_block, sum);
     return;
   }
 #endif

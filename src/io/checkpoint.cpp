@@ -414,7 +414,7 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
   } else {
     ggml::regroup_row(type, row, K, scales.data(), mins, q);
   }
-  clamp_block_values(dest.type, q, K);
+  store_block_values(dest.type, q, K);
   float* floats = stage->floats.data();
   for (int64_t b = 0; b < blocks && dest.type != WeightType::kQ4K; ++b) {
     floats[b * per_block + c] = dest.type == WeightType::kQ6 ? scales[2 * b] : scales[b];

@@ -279,8 +279,8 @@ TEST(GgmlTypes, Q4KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
   }
 }
 
-// The loader writes a panel's blocks whole (write_block_panel, from values clamped by
-// clamp_block_values): the same bytes as writing each column into a zeroed block, which is how the
+// The loader writes a panel's blocks whole (write_block_panel, from values made by
+// store_block_values): the same bytes as writing each column into a zeroed block, which is how the
 // blocks' layout is defined (write_block_column, write_q6_block_column), for values at and past
 // each type's limits (kQ8's −128, kQ6's −40…40, kQ5's −5…40).
 TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
@@ -309,7 +309,7 @@ TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
       std::vector<int8_t> staged(8 * stride);
       for (int c = 0; c < 8; ++c)
         for (int r = 0; r < mh::kBlockRows; ++r) staged[c * stride + r] = static_cast<int8_t>(q[c][r]);
-      mh::clamp_block_values(type, staged.data(), static_cast<int64_t>(staged.size()));
+      mh::store_block_values(type, staged.data(), static_cast<int64_t>(staged.size()));
       mh::write_block_panel(type, whole.data(), staged.data(), stride, floats);
       ASSERT_EQ(whole, by_column) << "type " << static_cast<int>(type) << " trial " << trial;
     }

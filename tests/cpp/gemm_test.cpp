@@ -667,9 +667,9 @@ void expect_rows_of_one_value(WeightType type, const RandomBlocks& m, int K, int
 }
 
 // kQ6 and kQ5 blocks at their extremes: every value at an end of −32…31 (0…31), or alternating,
-// against rows of one value (every q_a ±127), where the relaxed build's int16 sums over a half
-// block come closest to overflowing (4 groups · 2 · 127 · 32 = 32512; kQ5: 4 · 2 · 127 · 31 =
-// 31496); tiles and rows alike, and the float64 transcription. Values outside the range, which no
+// against rows of one value (every q_a ±127), where the relaxed build's int16 sums come closest to
+// overflowing (kQ6's stored u = q + 32 over 2 groups: 2 · 2 · 127 · 63 = 32004; kQ5's over a half
+// block: 4 · 2 · 127 · 31 = 31496); tiles and rows alike, and the float64 transcription. Values outside the range, which no
 // Q6_K (Q5_K, Q5_1) block holds, are clamped when written.
 TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
   std::mt19937 rng(67);

@@ -218,8 +218,9 @@ int main(int argc, char** argv) {
       {"16-bit dot + add", dot16}, {"int8 dot + 16-bit add", dot8}, {"int8 dot widened + add", dot8_wide}, {"int8 dot-add", dot_add_peak}};
   for (const auto& [name, gflops] : peaks)
     if (gflops > 0) std::printf("{\"peak\":\"%s\",\"gflops\":%.2f,\"ofFmaPeak\":%.3f}\n", name, gflops, gflops / fma_peak);
-  // The product each tile's sums take (core/gemm_blocks.h): 4- and 5-bit values fit the int8 dot's
-  // 7-bit operand; 8- and 6-bit ones take 16-bit dots, or the dot-add with the row's sign moved.
+  // The product each tile's sums take (core/gemm_blocks.h): 4-, 5- and 6-bit values fit the int8
+  // dot's 7-bit operand (6-bit ones widened each 2 groups); 8-bit ones take 16-bit dots, or the
+  // dot-add with the row's sign moved.
   const auto own_peak = [&](const Row& r) {
     if (!r.integer_tiles || r.b.type == mh::WeightType::kF32) return fma_peak;
     if (dot_add && r.b.type != mh::WeightType::kQ4K) return dot_add_peak;  // kQ4K's tiles take the int8 dot

@@ -802,7 +802,7 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
 //   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot).
 // kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
-//   kQ5's mins), as block_row adds them.
+// kQ5's mins), as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
 // same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
 #if defined(__wasm_simd128__)

@@ -221,6 +221,14 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
     for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c, sub);
 }
 
+// The value q as a block of type t (kQ8, kQ6, kQ5) stores it: kQ8's −128 becomes −127, kQ6's q is
+// clamped to −32…31 and stored as u = q + 32, kQ5's is clamped to 0…31 (write_block_column and
+// write_q6_block_column say why).
+constexpr int stored_block_value(WeightType t, int q) {
+  const int lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
+  return (q < lo ? lo : q > hi ? hi : q) + (t == WeightType::kQ6 ? kQ6Offset : 0);
+}
+
 // Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5;
 // kQ40's is 8 · scale whatever `min` says).
 // kQ8 stores −128 as −127: relaxed SIMD's int8 dot moves a sign onto these values (gemm.cpp,
@@ -230,12 +238,12 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
   std::memcpy(block + 4 * c, &scale, 4);
   if (t == WeightType::kQ8) {
     for (int r = 0; r < kBlockRows; ++r)
-      block[block_q8_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(q[r] < -127 ? -127 : q[r]));
+      block[block_q8_byte(r, c)] = static_cast<uint8_t>(static_cast<int8_t>(stored_block_value(t, q[r])));
     return;
   }
   if (stores_mins(t)) std::memcpy(block + 32 + 4 * c, &min, 4);
   if (t == WeightType::kQ5) {  // 0…31, as store_block_values keeps them
-    for (int r = 0; r < kBlockRows; ++r) block[block_q5_byte(r, c)] = static_cast<uint8_t>(q[r] < 0 ? 0 : q[r] > 31 ? 31 : q[r]);
+    for (int r = 0; r < kBlockRows; ++r) block[block_q5_byte(r, c)] = static_cast<uint8_t>(stored_block_value(t, q[r]));
     return;
   }
   for (int r = 0; r < kBlockRows; ++r) {
@@ -251,18 +259,14 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
 inline void write_q6_block_column(uint8_t* block, int c, const float* scales, const int* q) {
   std::memcpy(block + 4 * c, &scales[0], 4);
   std::memcpy(block + 32 + 4 * c, &scales[1], 4);
-  for (int r = 0; r < kBlockRows; ++r) block[block_q6_byte(r, c)] = static_cast<uint8_t>((q[r] < -32 ? -32 : q[r] > 31 ? 31 : q[r]) + kQ6Offset);
+  for (int r = 0; r < kBlockRows; ++r) block[block_q6_byte(r, c)] = static_cast<uint8_t>(stored_block_value(WeightType::kQ6, q[r]));
 }
 
-// A file's values as a block type stores them, n of them in place, before write_block_panel:
-// kQ8's −128 becomes −127, kQ6's are clamped to −32…31 and stored as q + 32, kQ5's are clamped to
-// 0…31, as write_block_column and write_q6_block_column do (see there why; kQ5's sums count on
-// 0…31 too); kQ4's are within 0…15 already.
+// A file's values as a block type stores them (stored_block_value), n of them in place, before
+// write_block_panel; the 4-bit types' are within 0…15 already.
 inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
   if (has_nibbles(t)) return;
-  const int8_t lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
-  const int8_t offset = t == WeightType::kQ6 ? kQ6Offset : 0;
-  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>((q[i] < lo ? lo : q[i] > hi ? hi : q[i]) + offset);
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(stored_block_value(t, q[i]));
 }
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, as

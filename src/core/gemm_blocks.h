@@ -77,7 +77,8 @@ inline int quantize_32(const float* x, v128_t inverse, v128_t (&q)[8]) {
   return wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) + wasm_i32x4_extract_lane(sum, 2) +
          wasm_i32x4_extract_lane(sum, 3);
 }
-// kQ6Offset · Σ q_a over rows 0–15 and over rows 16–31 of a quantized block, as int32 at `out`.
+// kQ6Offset · Σ q_a over rows 0–15 and over rows 16–31 of a quantized block, as int32 at `out`
+// (offset_sum reads them).
 inline void store_offset_sums(float* out, const QuantizedBlock& q) {
   const v128_t lo = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[0], q.q16[1]));
   const v128_t hi = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[2], q.q16[3]));
@@ -337,6 +338,9 @@ inline v128_t splat_lane(v128_t v, int i) {
     default: return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
   }
 }
+// The offset sum of half `half` (0, 1) from the two at `sums`, in every lane: a 16-byte load ending
+// at them and a shuffle (splat_lane).
+inline v128_t offset_sum(const float* sums, int half) { return splat_lane(wasm_v128_load(sums - 2), 2 + half); }
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over groups [kFirst, kFirst + kGroups) of one block (rows
 // 4 · kFirst on), for columns 0–3 and 4–7, as int32, by 16-bit dots.
 // (q_a: the row's int16 values of the block, rows 0 on.)
@@ -467,7 +471,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
     }
   }
   if constexpr (T == WeightType::kQ6) {
-    const v128_t offset = splat_lane(wasm_v128_load(row_block + kQ6OffsetSums - 2), 2 + kHalf);
+    const v128_t offset = offset_sum(row_block + kQ6OffsetSums, kHalf);
     sum_lo = wasm_i32x4_sub(sum_lo, offset);
     sum_hi = wasm_i32x4_sub(sum_hi, offset);
   }
@@ -877,7 +881,7 @@ inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&p
 template <int R, int F, int kHalf>
 inline void subtract_offset_sums(const float* a_block, v128_t (&sum)[R][2]) {
   for (int r = 0; r < R; ++r) {
-    const v128_t offset = splat_lane(wasm_v128_load(a_block + r * F + kTileOffsetSums - 2), 2 + kHalf);
+    const v128_t offset = offset_sum(a_block + r * F + kTileOffsetSums, kHalf);
     sum[r][0] = wasm_i32x4_sub(sum[r][0], offset);
     sum[r][1] = wasm_i32x4_sub(sum[r][1], offset);
   }

@@ -44,8 +44,8 @@ constexpr bool kDotAddBuild = false;
 // Σ a of the float row the two terms' large common part (q averages 7.5) no longer cancels, and
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
 // rounding takes them. Then, as int32, 32 · Σ q_a over rows 0–15 and over rows 16–31: what makes
-// the relaxed build's sums over kQ6's stored u (0…63) Σ q_a (u − 32) (half_sums). In wasm 8 vectors
-// a block and 2 scalars.
+// the relaxed build's sums over kQ6's stored u (0…63) Σ q_a (u − 32) (half_sums), written only for
+// kQ6's products (offset_sums). In wasm 8 vectors a block and 2 scalars.
 constexpr int kQuantizedBlockFloats = 44;
 constexpr int kQ6OffsetSums = 42;  // where quantize_row's 32 · Σ q_a of the half blocks are
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
@@ -99,7 +99,7 @@ inline QuantizedBlock quantize_block(const float* x) {
   out.q8[1] = wasm_i8x16_narrow_i16x8(out.q16[2], out.q16[3]);
   return out;
 }
-void quantize_row(float* packed, const float* a, int K) {
+void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const QuantizedBlock q = quantize_block(a + blk * kBlockRows);
     packed[0] = q.d;
@@ -111,11 +111,11 @@ void quantize_row(float* packed, const float* a, int K) {
     wasm_v128_store(packed + 30, wasm_i8x16_abs(q.q8[1]));
     wasm_v128_store(packed + 34, wasm_i8x16_lt(q.q8[0], wasm_i8x16_splat(0)));
     wasm_v128_store(packed + 38, wasm_i8x16_lt(q.q8[1], wasm_i8x16_splat(0)));
-    store_offset_sums(packed + kQ6OffsetSums, q);
+    if (offset_sums) store_offset_sums(packed + kQ6OffsetSums, q);
   }
 }
 #else
-void quantize_row(float* packed, const float* a, int K) {
+void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const float* x = a + blk * kBlockRows;
     float largest = 0;
@@ -134,7 +134,7 @@ void quantize_row(float* packed, const float* a, int K) {
       reinterpret_cast<int8_t*>(packed + 34)[k] = static_cast<int8_t>(q < 0 ? -1 : 0);
     }
     packed[1] = d * static_cast<float>(sum);
-    std::memcpy(packed + kQ6OffsetSums, half, sizeof half);
+    if (offset_sums) std::memcpy(packed + kQ6OffsetSums, half, sizeof half);
   }
 }
 #endif
@@ -253,7 +253,7 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
     }
     return;
   }
-  if (rows == 1) return quantize_row(packed, a, K);
+  if (rows == 1) return quantize_row(packed, a, K, T == WeightType::kQ6);
   constexpr int floats = tile_block_floats<T>();
   const int blocks = K / kBlockRows;
   [[maybe_unused]] const bool signs = kDotAddBuild && !tile_reads_int8<T>() && integer_dot_add();
@@ -281,7 +281,7 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
         }
 #else
         float whole[kQuantizedBlockFloats];  // the int16 q_a at 2 in quantize_row's form too
-        quantize_row(whole, x, kBlockRows);
+        quantize_row(whole, x, kBlockRows, false);
         std::memcpy(block, whole, sizeof(float) * floats);
 #endif
       }

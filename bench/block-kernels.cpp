@@ -1,10 +1,10 @@
-// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h; q4k: Q4_K's super-blocks) against float32 panels, in wasm: GPT-2 small's
+// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h; q4k, q6k: Q4_K's and Q6_K's super-blocks) against float32 panels, in wasm: GPT-2 small's
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q6, q5, q4, q4k    integer tiles (the rows quantized to 8 bits a block, each block's sums as
-//                          integers; q4k's a super-block of 256)
-//   q8 w, q6 w, q5 w, q4 w, q4k w  the blocks widened into float32 panels for the float32 tile
+//   q8, q6, q5, q4, q4k, q40, q6k   integer tiles (the rows quantized to 8 bits a block, each block's
+//                          sums as integers; q4k's and q6k's a super-block of 256)
+//   q8 w, q6 w, … q6k w    the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
@@ -58,6 +58,16 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
       }
     return bytes;
   }
+  if (t == mh::WeightType::kQ6K) {
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; k += mh::kSuperRows) {
+        int q[mh::kSuperRows], sc[2 * mh::kSuperBlocks];
+        for (int& v : q) v = static_cast<int>(rng() % 64) - 32;
+        for (int& v : sc) v = static_cast<int>(rng() % 256) - 128;
+        mh::write_q6k_column(bytes.data() + mh::block_offset(t, k, j, K), j % 8, 0.001f * normal(rng), sc, q);
+      }
+    return bytes;
+  }
   for (int j = 0; j < N; ++j)
     for (int k = 0; k < K; k += mh::kBlockRows) {
       int q[mh::kBlockRows];
@@ -92,13 +102,14 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 7;
+  constexpr int kTypes = 8;
   const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                        mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40};
-  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k", "q40"};
+                                        mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
+  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k", "q40", "q6k"};
   // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 and q5 beside q8 and q4.
   const auto skipped = [&](int t) {
-    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5);
+    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5 ||
+                     types[t] == mh::WeightType::kQ6K);
   };
   std::vector<std::vector<mh::MatrixRef>> mats(kTypes);
   std::vector<std::vector<float>> f32s;
@@ -151,10 +162,11 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-  constexpr int kBlockTypes = 6;
+  constexpr int kBlockTypes = 7;
   const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40};
-  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k", "q40"};
+                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40,
+                                                   mh::WeightType::kQ6K};
+  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k", "q40", "q6k"};
   std::vector<std::vector<float>> f32;
   std::vector<std::vector<uint8_t>> blocks[kBlockTypes];  // [type][shape]
   for (const auto& s : shapes) {
@@ -223,7 +235,7 @@ int main(int argc, char** argv) {
   // dot-add with the row's sign moved.
   const auto own_peak = [&](const Row& r) {
     if (!r.integer_tiles || r.b.type == mh::WeightType::kF32) return fma_peak;
-    if (dot_add && r.b.type != mh::WeightType::kQ4K) return dot_add_peak;  // kQ4K's tiles take the int8 dot
+    if (dot_add && !mh::has_super_blocks(r.b.type)) return dot_add_peak;  // kQ4K's and kQ6K's tiles take the int8 dot
     const bool narrow = mh::has_unsigned_values(r.b.type);
     return narrow && dot8 > 0 ? dot8 : dot16;
   };

@@ -1,5 +1,5 @@
 // The GEMM's products over blocks of 8-, 6-, 5- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
-// has the storage): rows of `a` quantized to 8 bits per block of 32 (for kQ4K once per 256, as
+// has the storage): rows of `a` quantized to 8 bits per block of 32 (for kQ4K and kQ6K once per 256, as
 // llama.cpp's Q8_K), as llama.cpp does, and each block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
 // integer sums are exact, and the float operations around them are the same, in the same order.
@@ -151,14 +151,15 @@ constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return has_unsigned_values(T) && T != WeightType::kQ6 ? 4 : 2;
+  return has_unsigned_values(T) && !has_q6_values(T) ? 4 : 2;
 #else
   return 2;
 #endif
 }
 constexpr int kTallestBlockTile = 6;
 static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile &&
-                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile,
+                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile &&
+                  block_tile_rows<WeightType::kQ6K>() <= kTallestBlockTile,
               "block_tile_of_height() has tiles of 1 to 6 rows");
 inline int block_tile_height(int i, int rows, int tallest) {
   const int left = rows - i, tiles = (left + tallest - 1) / tallest;
@@ -185,33 +186,47 @@ constexpr int kTileQFloats = 2;
 // run), so that a super-block's 8 sub-blocks sum as integers, each times its integer scale, and
 // its floats are applied once (q4k_tile): d = max |a| / 127 over the 256, q_a as quantize_block
 // rounds them, and each sub-block's Σ q_a as int16 (its mins'). Floats: [0] d, [4, 8) the 8 sums,
-// then q_a as int8 (the relaxed build's int8 dot) or int16 (16-bit dots).
+// then q_a as int8 (the relaxed build's int8 dot) or int16 (16-bit dots). kQ6K's too (Q6_K's products
+// with Q8_K rows), and after int8 q_a, for each half block (16 rows), 32 · Σ q_a of its rows 4g, 4g + 1
+// and of 4g + 2, 4g + 3 over its groups g, as int16 (at most 32 · 8 · 127 = 32512): what makes the int8
+// dot's pairs over u (0…63) pairs over u − 32 (q6k_half_pairs).
 constexpr int kSuperQFloats = 8;
+constexpr int kQ6KOffsets = kSuperQFloats + 64;
 template <WeightType T>
 constexpr int tile_block_floats() {
   if constexpr (T == WeightType::kQ4K) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
+  if constexpr (T == WeightType::kQ6K) return tile_reads_int8<T>() ? kQ6KOffsets + 16 : kSuperQFloats + 128;
   if constexpr (tile_reads_int8<T>()) return kTileQFloats + 8 + (T == WeightType::kQ6 ? 2 : 0);
   return kTileQFloats + 16;
 }
 // Where a kQ6 tile's offset sums are in its form of a block (tile_block_floats).
 constexpr int kTileOffsetSums = kTileQFloats + 8;
-// The floats of a quantized row's unit (a block; kQ4K's: a super-block) in decoding's form.
+// The floats of a quantized row's unit (a block; kQ4K's and kQ6K's: a super-block) in decoding's form.
 template <WeightType T>
-constexpr int row_unit_floats() { return T == WeightType::kQ4K ? tile_block_floats<T>() : kQuantizedBlockFloats; }
+constexpr int row_unit_floats() { return has_super_blocks(T) ? tile_block_floats<T>() : kQuantizedBlockFloats; }
 
-// The bytes of a unit of a panel, a block (kQ4K's: a super-block, type_rows(T) rows).
+// The bytes of a unit of a panel, a block (kQ4K's and kQ6K's: a super-block, type_rows(T) rows).
 template <WeightType T>
 constexpr int64_t unit_bytes() { return block_bytes(T) * (type_rows(T) / kBlockRows); }
 
-// out = 256 values x quantized as a kQ4K row's unit (tile_block_floats).
+// out = 256 values x quantized as a kQ4K or kQ6K row's unit (tile_block_floats).
+template <WeightType T>
 inline void quantize_super(float* out, const float* x) {
-  [[maybe_unused]] constexpr bool int8 = tile_reads_int8<WeightType::kQ4K>();
+  [[maybe_unused]] constexpr bool int8 = tile_reads_int8<T>();
   int16_t sums[kSuperBlocks];
 #if defined(__wasm_simd128__)
   const float d = quantization_step(x, kSuperRows), inverse = d > 0 ? 1.0f / d : 0.0f;
   for (int j = 0; j < kSuperBlocks; ++j) {
     v128_t q[8];
     sums[j] = static_cast<int16_t>(quantize_32(x + 32 * j, wasm_f32x4_splat(inverse), q));
+    if constexpr (T == WeightType::kQ6K && int8) {  // each half's 32 · Σ q_a of rows 4g, 4g + 1 and 4g + 2, 4g + 3
+      const v128_t h0 = wasm_i32x4_add(wasm_i32x4_add(q[0], q[1]), wasm_i32x4_add(q[2], q[3]));
+      const v128_t h1 = wasm_i32x4_add(wasm_i32x4_add(q[4], q[5]), wasm_i32x4_add(q[6], q[7]));
+      const v128_t pairs = wasm_i32x4_add(wasm_i32x4_shuffle(h0, h1, 0, 2, 4, 6), wasm_i32x4_shuffle(h0, h1, 1, 3, 5, 7));
+      const v128_t offsets = wasm_i16x8_narrow_i32x4(wasm_i32x4_shl(pairs, 5), pairs);  // · kQ6Offset
+      const int64_t both = wasm_i64x2_extract_lane(offsets, 0);
+      std::memcpy(out + kQ6KOffsets + 2 * j, &both, sizeof both);
+    }
     v128_t q16[4];
     for (int i = 0; i < 4; ++i) q16[i] = wasm_i16x8_narrow_i32x4(q[2 * i], q[2 * i + 1]);
     if (int8) {
@@ -242,14 +257,14 @@ inline void quantize_super(float* out, const float* x) {
 // one pointer walks it: block b of its row r (of h) at (b · h + r) · tile_block_floats<T>().
 template <WeightType T>
 void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) {
-  if constexpr (T == WeightType::kQ4K) {  // one row as a tile of one
+  if constexpr (has_super_blocks(T)) {  // one row as a tile of one
     constexpr int floats = tile_block_floats<T>();
     const int supers = K / kSuperRows;
     for (int i = 0, h; i < rows; i += h) {
       h = block_tile_height(i, rows, block_tile_rows<T>());
       float* tile_start = packed + static_cast<int64_t>(i) * supers * floats;
       for (int r = 0; r < h; ++r)
-        for (int s = 0; s < supers; ++s) quantize_super(tile_start + (s * h + r) * floats, a + (i + r) * lda + s * kSuperRows);
+        for (int s = 0; s < supers; ++s) quantize_super<T>(tile_start + (s * h + r) * floats, a + (i + r) * lda + s * kSuperRows);
     }
     return;
   }
@@ -590,16 +605,114 @@ inline void finish_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, c
   q4k_add(acc_lo, acc_hi, wasm_v128_load(super), wasm_v128_load(super + 16), dmin, wasm_v128_load(q4k_meta(super, 48)),
           splat_lane(wasm_v128_load(row), 0), int_lo, int_hi, min_lo, min_hi);
 }
-// acc_lo, acc_hi += one kQ4K super-block of a panel times the row's.
+
+// kQ6K (Q6_K's super-blocks: a block's sc[2][8], the super-block's d: core/blocks.h). Its integers are
+// Σ_half sc · Σ q_a (u − 32) over the super-block (at most 16 · 128 · 16 · 32 · 127 < 2^31), its float
+// operations once for the 256 rows: acc += (d · d_a) · that sum. No mins: Q6_K's offset is in the
+// integers.
+// lo, hi = half kHalf's int8 sc of a block's columns 0–3 and 4–7, as int16, each twice: what a 16-bit
+// dot with the half's int16 pairs (lanes: column c's rows 0–1, then 2–3) takes.
+template <int kHalf>
+inline void q6k_pair_scales(const uint8_t* block, v128_t& lo, v128_t& hi) {
+  constexpr int b = 8 * kHalf;
+  const v128_t sc = wasm_v128_load(block);
+  const v128_t twice = wasm_i8x16_shuffle(sc, sc, b, b, b + 1, b + 1, b + 2, b + 2, b + 3, b + 3, b + 4, b + 4, b + 5, b + 5,
+                                          b + 6, b + 6, b + 7, b + 7);
+  lo = wasm_i16x8_extend_low_i8x16(twice);
+  hi = wasm_i16x8_extend_high_i8x16(twice);
+}
+// lo, hi = half kHalf's int8 sc of a block's columns 0–3 and 4–7, as int32 (the plain build's products).
+template <int kHalf>
+inline void q6k_int_scales(const uint8_t* block, v128_t& lo, v128_t& hi) {
+  const v128_t sc = wasm_v128_load(block);
+  const v128_t sc16 = kHalf ? wasm_i16x8_extend_high_i8x16(sc) : wasm_i16x8_extend_low_i8x16(sc);
+  lo = wasm_i32x4_extend_low_i16x8(sc16);
+  hi = wasm_i32x4_extend_high_i16x8(sc16);
+}
+// int_lo, int_hi += sc · the sums of half kHalf of a kQ6K block, given as the int8 dot's int16 pairs over
+// (u − 32) (relaxed: one 16-bit dot with sc twice) or int32 column sums (plain: a product with sc).
+template <int kHalf>
+inline void add_q6k_half(v128_t& int_lo, v128_t& int_hi, const uint8_t* block, v128_t sum_lo, v128_t sum_hi) {
+  v128_t sc_lo, sc_hi;
+#if defined(__wasm_relaxed_simd__)
+  q6k_pair_scales<kHalf>(block, sc_lo, sc_hi);
+  int_lo = wasm_i32x4_add(int_lo, wasm_i32x4_dot_i16x8(sum_lo, sc_lo));
+  int_hi = wasm_i32x4_add(int_hi, wasm_i32x4_dot_i16x8(sum_hi, sc_hi));
+#else
+  q6k_int_scales<kHalf>(block, sc_lo, sc_hi);
+  int_lo = wasm_i32x4_add(int_lo, wasm_i32x4_mul(sum_lo, sc_lo));
+  int_hi = wasm_i32x4_add(int_hi, wasm_i32x4_mul(sum_hi, sc_hi));
+#endif
+}
+#if defined(__wasm_relaxed_simd__)
+// pairs_lo, pairs_hi = the int16 pair sums of half kHalf of a kQ6K block (groups 4 · kHalf …) times a
+// row's int8 q_a (of the block, at q_a), over u − 32: the int8 dot over u as stored (0…63 fit its 7-bit
+// operand), less the row's offsets (quantize_super; `offsets`: the block's two). The int16 lanes may
+// wrap on the way (4 groups' pairs reach 4 · 2 · 127 · 63); the result, 8 products of (u − 32) · q_a
+// (at most 8 · 32 · 127 = 32512), does not, and wrapping arithmetic gives it exactly.
+template <int kHalf>
+inline void q6k_half_pairs(const uint8_t* block, const float* q_a, const float* offsets, v128_t& pairs_lo, v128_t& pairs_hi) {
+  const v128_t row = wasm_v128_load(q_a + 4 * kHalf);
+  pairs_lo = pairs_hi = wasm_i16x8_splat(0);
+  for (int i = 0; i < 4; ++i) {
+    const int g = 4 * kHalf + i;
+    const v128_t a = splat_lane(row, i);
+    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 32 + 32 * g)));
+    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 48 + 32 * g)));
+    keep_in_order(pairs_lo, pairs_hi);
+  }
+  const v128_t offset = offset_sum(offsets, kHalf);  // (rows 0–1, rows 2–3) in every column
+  pairs_lo = wasm_i16x8_sub(pairs_lo, offset);
+  pairs_hi = wasm_i16x8_sub(pairs_hi, offset);
+}
+#endif
+// int_lo, int_hi += sub-block j of a kQ6K super-block times the row's (quantize_super): each half's
+// sums times its sc.
+inline void add_q6k_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
+  const uint8_t* block = super + block_bytes(WeightType::kQ6K) * j;
+  v128_t sum_lo, sum_hi;
+#if defined(__wasm_relaxed_simd__)
+  const float *q_a = row + kSuperQFloats + 8 * j, *offsets = row + kQ6KOffsets + 2 * j;
+  q6k_half_pairs<0>(block, q_a, offsets, sum_lo, sum_hi);
+  add_q6k_half<0>(int_lo, int_hi, block, sum_lo, sum_hi);
+  q6k_half_pairs<1>(block, q_a, offsets, sum_lo, sum_hi);
+  add_q6k_half<1>(int_lo, int_hi, block, sum_lo, sum_hi);
+#else
+  const int16_t* q_a = reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j;
+  group_sums<WeightType::kQ6K, 0, 4>(block, q_a, sum_lo, sum_hi);
+  add_q6k_half<0>(int_lo, int_hi, block, sum_lo, sum_hi);
+  group_sums<WeightType::kQ6K, 4, 4>(block, q_a, sum_lo, sum_hi);
+  add_q6k_half<1>(int_lo, int_hi, block, sum_lo, sum_hi);
+#endif
+}
+// acc += (d · d_a) · a kQ6K super-block's integer sums (d_lo, d_hi: its d loaded; d_a in every lane).
+inline void q6k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v128_t d_a, v128_t int_lo, v128_t int_hi) {
+  acc_lo = wasm_f32x4_add(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(d_lo, d_a), wasm_f32x4_convert_i32x4(int_lo)));
+  acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(d_hi, d_a), wasm_f32x4_convert_i32x4(int_hi)));
+}
+
+// The super-block types' decoding, one sub-block at a time (kQ4K's or kQ6K's), then once a super-block.
+template <WeightType T>
+inline void add_sub_block_of(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
+  if constexpr (T == WeightType::kQ4K) add_super_sub_block(int_lo, int_hi, super, row, j);
+  else add_q6k_sub_block(int_lo, int_hi, super, row, j);
+}
+template <WeightType T>
+inline void finish_super_of(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row, v128_t int_lo, v128_t int_hi) {
+  if constexpr (T == WeightType::kQ4K) finish_super(acc_lo, acc_hi, super, row, int_lo, int_hi);
+  else q6k_add(acc_lo, acc_hi, wasm_v128_load(q6k_d(super, 0)), wasm_v128_load(q6k_d(super, 1)), splat_lane(wasm_v128_load(row), 0), int_lo, int_hi);
+}
+// acc_lo, acc_hi += one kQ4K or kQ6K super-block of a panel times the row's.
+template <WeightType T>
 inline void add_panel_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row) {
   v128_t int_lo = wasm_i32x4_splat(0), int_hi = int_lo;
-  for (int j = 0; j < kSuperBlocks; ++j) add_super_sub_block(int_lo, int_hi, super, row, j);
-  finish_super(acc_lo, acc_hi, super, row, int_lo, int_hi);
+  for (int j = 0; j < kSuperBlocks; ++j) add_sub_block_of<T>(int_lo, int_hi, super, row, j);
+  finish_super_of<T>(acc_lo, acc_hi, super, row, int_lo, int_hi);
 }
-// A unit of a panel (a block; kQ4K's: a super-block) times the row's.
+// A unit of a panel (a block; kQ4K's and kQ6K's: a super-block) times the row's.
 template <WeightType T, bool kDotAdd>
 inline void add_panel_unit(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* unit, const float* row_unit) {
-  if constexpr (T == WeightType::kQ4K) add_panel_super(acc_lo, acc_hi, unit, row_unit);
+  if constexpr (has_super_blocks(T)) add_panel_super<T>(acc_lo, acc_hi, unit, row_unit);
   else add_panel_block<T, kDotAdd>(acc_lo, acc_hi, unit, row_unit);
 }
 
@@ -621,12 +734,12 @@ void panels_side_by_side(float* out, const float* quantized, const MatrixRef& b,
     }
     const float* row_block = quantized + zero;
     for (int k = 0; k < blocks; k += type_rows(T) / kBlockRows, row_block += row_unit_floats<T>()) {
-      if constexpr (T == WeightType::kQ4K) {  // a sub-block of each stream in turn, as the other types' blocks
+      if constexpr (has_super_blocks(T)) {  // a sub-block of each stream in turn, as the other types' blocks
         v128_t ints[N][2];
         for (int n = 0; n < N; ++n) ints[n][0] = ints[n][1] = wasm_i32x4_splat(0);
         for (int sub = 0; sub < kSuperBlocks; ++sub)
-          for (int n = 0; n < N; ++n) add_super_sub_block(ints[n][0], ints[n][1], block[n], row_block, sub);
-        for (int n = 0; n < N; ++n) finish_super(acc[n][0], acc[n][1], block[n], row_block, ints[n][0], ints[n][1]);
+          for (int n = 0; n < N; ++n) add_sub_block_of<T>(ints[n][0], ints[n][1], block[n], row_block, sub);
+        for (int n = 0; n < N; ++n) finish_super_of<T>(acc[n][0], acc[n][1], block[n], row_block, ints[n][0], ints[n][1]);
       } else {
         for (int n = 0; n < N; ++n) add_panel_block<T, kDotAdd>(acc[n][0], acc[n][1], block[n], row_block);
       }
@@ -673,8 +786,8 @@ void row_over_blocks(float* out, const float* quantized, const MatrixRef& b, con
     const int spacing = crossing_spacing(panel_bytes);
     int panels = j == c0 ? (c1 - j) / 8 : 0;
     for (const int streams : {4, 2}) {
-      // kQ4K's super-blocks as 2 streams: 4 side by side measured up to 2× slower (more sums live at once).
-      if (T == WeightType::kQ4K && streams == 4) continue;
+      // Super-blocks as 2 streams: kQ4K's 4 side by side measured up to 2× slower (more sums live at once).
+      if (has_super_blocks(T) && streams == 4) continue;
       const int D = panels / (streams * spacing) * spacing;  // panels a stream
       if (D * panel_bytes < kShortestStream) continue;
       if (streams == 4) panels_side_by_side<T, 4, kDotAdd>(out, quantized, b, bias, blocks, j, D);
@@ -748,6 +861,33 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
           acc[c] += (q4k_float(super, 4 * c) * row[0]) * static_cast<float>(ints[c]);
           acc[c] -= (q4k_float(super, 32 + 4 * c) * row[0]) * static_cast<float>(mins[c]);
         }
+      }
+      for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
+    }
+    return;
+  }
+  if constexpr (T == WeightType::kQ6K) {  // as add_panel_super: the same integers, the same float operations
+    for (int j = c0 / 8 * 8; j < c1; j += 8) {
+      float acc[8];
+      for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
+      const uint8_t* super = base + block_offset(T, 0, j, b.ld);
+      for (int s = 0; s < K / kSuperRows; ++s, super += kSuperBlocks * block_bytes(T)) {
+        const float* row = quantized + s * step;
+        const int16_t* q_a = reinterpret_cast<const int16_t*>(row + kSuperQFloats);
+        int32_t ints[8] = {};
+        for (int sub = 0; sub < kSuperBlocks; ++sub) {
+          const uint8_t* block = super + block_bytes(T) * sub;
+          for (int half = 0; half < 2; ++half) {
+            int32_t sum[8] = {};
+            for (int g = 4 * half; g < 4 * half + 4; ++g) {
+              const int16_t* a4 = q_a + 32 * sub + 4 * g;
+              for (int c = 0; c < 8; ++c)
+                for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (block[block_float_bytes(T) + 32 * g + 4 * c + i] - kQ6Offset);
+            }
+            for (int c = 0; c < 8; ++c) ints[c] += static_cast<int8_t>(block[q6k_sc_byte(half, c)]) * sum[c];
+          }
+        }
+        for (int c = 0; c < 8; ++c) acc[c] += (q6k_float_d(super, c) * row[0]) * static_cast<float>(ints[c]);
       }
       for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
     }
@@ -1002,9 +1142,62 @@ void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int b
   }
 }
 
+// ints[r] += half kHalf of block j of a kQ6K super-block times row r of a tile (a_super: row 0's unit):
+// the relaxed build's int8 dot pairs less the offsets (q6k_half_pairs), or 16-bit dots' int32 sums,
+// each times the half's sc (add_q6k_half).
+template <int R, int kHalf>
+inline void q6k_tile_half(const uint8_t* block, const float* a_super, int j, v128_t (&ints)[R][2]) {
+  constexpr WeightType T = WeightType::kQ6K;
+  constexpr int F = tile_block_floats<T>();
+  const uint8_t* groups = block + block_float_bytes(T) + block_group_bytes(T) * 4 * kHalf;
+#if defined(__wasm_relaxed_simd__)
+  v128_t pairs[R][2];  // wrapping int16 sums, exact once less the offsets (q6k_half_pairs)
+  tile_pairs_at<T, R, 4>(groups, reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j + 16 * kHalf, pairs);
+  v128_t sc_lo, sc_hi;  // once for the R rows
+  q6k_pair_scales<kHalf>(block, sc_lo, sc_hi);
+  for (int r = 0; r < R; ++r) {
+    const v128_t offset = offset_sum(a_super + r * F + kQ6KOffsets + 2 * j, kHalf);
+    ints[r][0] = wasm_i32x4_add(ints[r][0], wasm_i32x4_dot_i16x8(wasm_i16x8_sub(pairs[r][0], offset), sc_lo));
+    ints[r][1] = wasm_i32x4_add(ints[r][1], wasm_i32x4_dot_i16x8(wasm_i16x8_sub(pairs[r][1], offset), sc_hi));
+  }
+#else
+  v128_t sum[R][2];
+  tile_group_sums_at<T, R, 4>(groups, reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j + 16 * kHalf, sum);
+  for (int r = 0; r < R; ++r) add_q6k_half<kHalf>(ints[r][0], ints[r][1], block, sum[r][0], sum[r][1]);
+#endif
+}
+// A tile of prefill over kQ6K's super-blocks, every element as add_panel_super computes it: per half
+// block the R rows' integer sums times its sc into int32, then once a super-block the float
+// operations (q6k_add), with c as the accumulator in memory.
+template <int R>
+void q6k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+  constexpr WeightType T = WeightType::kQ6K;
+  constexpr int F = tile_block_floats<T>();
+  const int zero = start_tile<R>(c, ldc, bias);
+  const float* a_super = a + zero;
+  const uint8_t* super = panel + zero;
+  for (const uint8_t* end = super + int64_t{blocks} * block_bytes(T); super < end;
+       super += kSuperBlocks * block_bytes(T), a_super += R * F) {
+    v128_t ints[R][2];
+    for (int r = 0; r < R; ++r) ints[r][0] = ints[r][1] = wasm_i32x4_splat(0);
+    for (int j = 0; j < kSuperBlocks; ++j) {
+      q6k_tile_half<R, 0>(super + block_bytes(T) * j, a_super, j, ints);
+      q6k_tile_half<R, 1>(super + block_bytes(T) * j, a_super, j, ints);
+    }
+    const v128_t d_lo = wasm_v128_load(q6k_d(super, 0)), d_hi = wasm_v128_load(q6k_d(super, 1));  // once for the R rows
+    for (int r = R - 1; r >= 0; --r) {
+      v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+      q6k_add(lo, hi, d_lo, d_hi, splat_lane(wasm_v128_load(a_super + r * F), 0), ints[r][0], ints[r][1]);
+      wasm_v128_store(c + r * ldc, lo);
+      wasm_v128_store(c + r * ldc + 4, hi);
+    }
+  }
+}
+
 template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   if constexpr (T == WeightType::kQ4K) return q4k_tile<R>(c, ldc, a, panel, blocks, bias);
+  if constexpr (T == WeightType::kQ6K) return q6k_tile<R>(c, ldc, a, panel, blocks, bias);
   const int zero = start_tile<R>(c, ldc, bias);
   const float* a_block = a + zero;
   const uint8_t* block = panel + zero;

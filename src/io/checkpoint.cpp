@@ -243,7 +243,8 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
       case ggml::Regrouping::kFour:  // Q4_K keeps its integer scales (core/blocks.h, kQ4K), Q4_0 no mins (kQ40)
         if (stored == ggml::kQ4_0) return WeightType::kQ40;
         return stored == ggml::kQ4_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ4K : WeightType::kQ4;
-      case ggml::Regrouping::kSix: return WeightType::kQ6;
+      case ggml::Regrouping::kSix:  // Q6_K keeps its integer scales (core/blocks.h, kQ6K)
+        return p.spec.rows % kSuperRows == 0 ? WeightType::kQ6K : WeightType::kQ6;
       case ggml::Regrouping::kFive: return WeightType::kQ5;
       default: return WeightType::kF32;
     }
@@ -411,12 +412,26 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
         shares[q4k_sc_byte(j, c)] = shares[q4k_sc_byte(j, c) + 1] = sc[s * kSuperBlocks + j];
       }
     }
+  } else if (dest.type == WeightType::kQ6K) {  // each block's sc of its two halves, then its share of d
+    thread_local std::vector<int8_t> sc;  // [K/16]
+    sc.resize(static_cast<size_t>(K / 16));
+    ggml::regroup_q6_k_row(row, K, scales.data(), sc.data(), q);
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* share = reinterpret_cast<uint8_t*>(stage->floats.data() + b * per_block);
+      for (int half = 0; half < 2; ++half) share[q6k_sc_byte(half, c)] = static_cast<uint8_t>(sc[2 * b + half]);
+      // Blocks 0 and 1 hold d of columns 0–3 and 4–7 (q6k_d), the others zeros.
+      const int j = static_cast<int>(b % kSuperBlocks);
+      if (j == c / 4 || j >= 2) {
+        const float d = j < 2 ? scales[b / kSuperBlocks] : 0.0f;
+        std::memcpy(share + 16 + 4 * (c % 4), &d, 4);
+      }
+    }
   } else {
     ggml::regroup_row(type, row, K, scales.data(), mins, q);
   }
   store_block_values(dest.type, q, K);
   float* floats = stage->floats.data();
-  for (int64_t b = 0; b < blocks && dest.type != WeightType::kQ4K; ++b) {
+  for (int64_t b = 0; b < blocks && !has_super_blocks(dest.type); ++b) {
     floats[b * per_block + c] = dest.type == WeightType::kQ6 ? scales[2 * b] : scales[b];
     if (per_block == 16) floats[b * per_block + 8 + c] = dest.type == WeightType::kQ6 ? scales[2 * b + 1] : mins[b];
   }

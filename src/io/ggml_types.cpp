@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/half.h"
 
@@ -276,6 +277,17 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
       }
       break;
     default: break;
+  }
+}
+
+void regroup_q6_k_row(const void* source, int64_t count, float* d, int8_t* sc, int8_t* q) {
+  thread_local std::vector<float> scales;  // regroup_row's d · sc, not kept
+  scales.resize(static_cast<size_t>(count / 16));
+  regroup_row(kQ6_K, source, count, scales.data(), nullptr, q);
+  const uint8_t* b = static_cast<const uint8_t*>(source);
+  for (int64_t i = 0; i < count / 256; ++i, b += type_info(kQ6_K)->bytes) {
+    d[i] = f16_at(b + 208);
+    std::memcpy(sc + 16 * i, b + 192, 16);
   }
 }
 

@@ -51,6 +51,10 @@ void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, f
 // sub-blocks' 6-bit sc and m, and 256 q (0…15): value = (d · sc) · q − dmin · m, the kQ4K form.
 void regroup_q4_k_row(const void* src, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q);
 
+// count elements of Q6_K (whole blocks of 256) → per block of 256 its d (f16 widened) and 16 int8 sc
+// (one for each 16 elements), and 256 q (u − 32, −32…31): value = (d · sc) · q, the kQ6K form.
+void regroup_q6_k_row(const void* src, int64_t count, float* d, int8_t* sc, int8_t* q);
+
 // count float32 values (a multiple of 32) → Q8_0 or Q4_0 blocks at dst, as ggml's reference
 // quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) make them, so that a checkpoint
 // quantized while loading holds what llama.cpp's conversion of it would. type: kQ8_0 or kQ4_0.

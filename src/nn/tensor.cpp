@@ -52,7 +52,17 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
 void Tensor::find_finite() {
   known_finite = true;
   // The values are small integers: the scales (and mins) are what could not be finite. kQ4K's shares
-  // hold its floats and bytes of at most 63, which read as a float's top byte are finite.
+  // hold its floats and bytes of at most 63, which read as a float's top byte are finite; kQ6K's int8
+  // sc could read as anything, so only its d (in each super-block's first two blocks) are read.
+  if (type == WeightType::kQ6K) {
+    for (int64_t b = 0; b < stored_bytes(); b += block_bytes(type) * kSuperBlocks)
+      for (int h = 0; h < 2; ++h) {
+        float d[4];
+        std::memcpy(d, q6k_d(bytes.data() + b, h), sizeof d);
+        for (const float f : d) known_finite &= std::isfinite(f);
+      }
+    return;
+  }
   if (is_block_type(type)) {
     for (int64_t b = 0; b < stored_bytes(); b += block_bytes(type)) {
       float f[16];
@@ -83,6 +93,12 @@ void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t coun
           q4k_meta(super, q4k_sc_byte(j, column))[0] = q4k_meta(super, q4k_sc_byte(j, column))[1] = 0;
         }
       }
+    return;
+  }
+  if (type == WeightType::kQ6K) {  // a block's sc at 0 make its values 0 (its d, the super-block's, stay)
+    for (int64_t c = 0; c < cols; c += 8)
+      for (int64_t k = first; k < first + count; k += kBlockRows)
+        std::fill_n(stored.begin() + block_offset(type, k, c, rows), 16, uint8_t{0});
     return;
   }
   if (is_block_type(type)) {  // a block's scales (and mins) at 0 make its values 0

@@ -30,6 +30,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kQ5: return "Q5";
     case WeightType::kQ4K: return "Q4K";
     case WeightType::kQ40: return "Q40";
+    case WeightType::kQ6K: return "Q6K";
   }
   return "?";
 }
@@ -277,7 +278,8 @@ struct RandomBlocks {
   std::vector<float> f32;
 };
 // kQ4K: Q4_K's d and dmin, 6-bit sc and m (0…63, and 63 where `q_of` makes the values), and
-// (d · sc) · q − dmin · m.
+// (d · sc) · q − dmin · m. kQ6K: Q6_K's d and int8 sc of each 16 rows (−128…127, and −128 or 127 by
+// half where `q_of` makes the values), and (d · sc) · q.
 RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int (*q_of)(std::mt19937&, int r) = nullptr) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   RandomBlocks m;
@@ -297,6 +299,24 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
           const int b = r / kBlockRows;
           const float value = block_element(type, super + b * block_bytes(type), r % kBlockRows, j % 8, b);
           EXPECT_EQ(value, (d * static_cast<float>(sc[b])) * static_cast<float>(q[r]) - dmin * static_cast<float>(mins[b]));
+          m.f32[panel_index(k0 + r, j, K)] = value;
+        }
+      }
+    return m;
+  }
+  if (type == WeightType::kQ6K) {
+    for (int j = 0; j < N; ++j)
+      for (int k0 = 0; k0 < K; k0 += kSuperRows) {
+        int q[kSuperRows], sc[2 * kSuperBlocks];
+        for (int r = 0; r < kSuperRows; ++r) q[r] = q_of ? q_of(rng, r) : static_cast<int>(rng() % 64) - 32;
+        for (int h = 0; h < 2 * kSuperBlocks; ++h) sc[h] = q_of ? (h % 2 ? 127 : -128) : static_cast<int>(rng() % 256) - 128;
+        const float d = 0.0005f * normal(rng);
+        uint8_t* super = m.blocks.data() + block_offset(type, k0, j, K);
+        write_q6k_column(super, j % 8, d, sc, q);
+        for (int r = 0; r < kSuperRows; ++r) {
+          const int b = r / kBlockRows;
+          const float value = block_element(type, super + b * block_bytes(type), r % kBlockRows, j % 8, b);
+          EXPECT_EQ(value, (d * static_cast<float>(sc[r / 16])) * static_cast<float>(q[r]));
           m.f32[panel_index(k0 + r, j, K)] = value;
         }
       }
@@ -339,7 +359,8 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
 // kQ4K as llama.cpp's Q4_K products with Q8_K rows: d_a and q_a once for 256 values, then per 256
-// (d · d_a) Σ_sub sc Σ q_a q − (dmin · d_a) Σ_sub m Σ q_a.
+// (d · d_a) Σ_sub sc Σ q_a q − (dmin · d_a) Σ_sub m Σ q_a; kQ6K as its Q6_K products with Q8_K rows:
+// per 256 (d · d_a) Σ_half sc Σ q_a q.
 struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
 Quantized quantized_reference(WeightType type, const uint8_t* blocks, const float* row, int K, int j, float bias) {
   Quantized out;
@@ -362,7 +383,23 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
       }
     }
   }
-  for (int k0 = 0; type != WeightType::kQ4K && k0 < K; k0 += kBlockRows) {
+  for (int k0 = 0; type == WeightType::kQ6K && k0 < K; k0 += kSuperRows) {
+    double most = 0;
+    for (int k = k0; k < k0 + kSuperRows; ++k) most = std::max(most, std::fabs(double(row[k])));
+    const float d_a = static_cast<float>(most) / 127.0f;
+    const uint8_t* super = blocks + block_offset(type, k0, j, K);
+    const double d = q6k_float_d(super, j % 8);
+    for (int r = 0; r < kSuperRows; ++r) {
+      const int b = r / kBlockRows;
+      const double sc = static_cast<int8_t>(super[b * block_bytes(type) + q6k_sc_byte(r % kBlockRows / 16, j % 8)]);
+      const double q_a = d_a > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d_a))) : 0.0;
+      const int q = block_integer(type, super + b * block_bytes(type), r % kBlockRows, j % 8);
+      out.value += d * d_a * sc * q_a * q;
+      out.magnitude += std::fabs(d * d_a * sc * q_a * q);
+      out.exact_bound += std::fabs(d * sc * q) * d_a / 2;
+    }
+  }
+  for (int k0 = 0; !has_super_blocks(type) && k0 < K; k0 += kBlockRows) {
     double most = 0, a_size = 0;
     for (int k = k0; k < k0 + kBlockRows; ++k)
       most = std::max(most, std::fabs(double(row[k]))), a_size += std::fabs(double(row[k]));
@@ -399,7 +436,7 @@ std::vector<int> depths_of(WeightType type, std::initializer_list<int> depths) {
   return out;
 }
 constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ4K,
-                                      WeightType::kQ40};
+                                      WeightType::kQ40, WeightType::kQ6K};
 
 // Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
@@ -523,7 +560,7 @@ TEST(Gemm, IntegerTilesAtTheirEdges) {
   std::mt19937 rng(41);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const WeightType type : kBlockTypes)
-    for (const int K : type == WeightType::kQ4K ? std::vector<int>{256, 512} : std::vector<int>{32, 64, 96, 160})
+    for (const int K : has_super_blocks(type) ? std::vector<int>{256, 512} : std::vector<int>{32, 64, 96, 160})
       for (const int N : {3, 8, 21}) {
         const RandomBlocks m = random_blocks(type, K, N, rng);
         const MatrixRef in_blocks{m.blocks.data(), type, K, true};
@@ -745,6 +782,32 @@ TEST(Gemm, Q4KBlocksAtTheirExtremes) {
       EXPECT_EQ(by_row[j], want) << where << " (a = " << row[row_of(j)] << ")";
       for (int i = 0; i < n; ++i) EXPECT_EQ(got[i * columns + j], want) << where << " row " << i;
     }
+  }
+}
+
+// kQ6K at its extremes: every q at an end of −32…31, or alternating by row or half, with sc −128 and
+// 127 by half, against rows of one value (every q_a ±127) and of alternating signs, where the relaxed
+// build's int16 pairs over a half come closest to overflowing (8 · 32 · 127 = 32512, once less the
+// row's offsets; 4 · 2 · 127 · 63 before, which wraps) and the int32 sums over a super-block are
+// largest (16 · 128 · 16 · 32 · 127 ≈ 1.3e8, past float32's 2^24); tiles and rows alike, and the
+// float64 transcription. Values outside −32…31 are clamped when written.
+TEST(Gemm, Q6KBlocksAtTheirExtremes) {
+  std::mt19937 rng(79);
+  const int K = 512, N = 19;
+  int (*const patterns[])(std::mt19937&, int) = {
+      [](std::mt19937&, int) { return -32; }, [](std::mt19937&, int) { return 31; },
+      [](std::mt19937&, int r) { return r % 2 ? -32 : 31; }, [](std::mt19937&, int r) { return r % 32 < 16 ? -32 : 31; }};
+  for (auto* pattern : patterns) expect_rows_of_one_value(WeightType::kQ6K, random_blocks(WeightType::kQ6K, K, N, rng, pattern), K, N);
+  std::vector<uint8_t> super(static_cast<size_t>(block_matrix_bytes(WeightType::kQ6K, kSuperRows, 8)), 0);
+  int q[kSuperRows], sc[2 * kSuperBlocks];
+  for (int r = 0; r < kSuperRows; ++r) q[r] = r % 3 == 0 ? -40 : r % 3 == 1 ? 40 : r % 64 - 32;
+  for (int h = 0; h < 2 * kSuperBlocks; ++h) sc[h] = h - 8;
+  write_q6k_column(super.data(), 5, 0.25f, sc, q);
+  for (int r = 0; r < kSuperRows; ++r) {
+    const int want = r % 3 == 0 ? -32 : r % 3 == 1 ? 31 : r % 64 - 32, b = r / kBlockRows;
+    const uint8_t* block = super.data() + b * block_bytes(WeightType::kQ6K);
+    EXPECT_EQ(block_integer(WeightType::kQ6K, block, r % kBlockRows, 5), want) << r;
+    EXPECT_EQ(block_element(WeightType::kQ6K, block, r % kBlockRows, 5, b), (0.25f * static_cast<float>(r / 16 - 8)) * static_cast<float>(want)) << r;
   }
 }
 

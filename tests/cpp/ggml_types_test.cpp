@@ -279,6 +279,32 @@ TEST(GgmlTypes, Q4KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
   }
 }
 
+// Q6_K regrouped as kQ6K keeps its integer scales (regroup_q6_k_row): (d · sc) · q of every element is
+// dequantize_row's float32 and the definition's value; q within −32…31.
+TEST(GgmlTypes, Q6KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
+  std::mt19937 rng(617);
+  const TypeInfo& t = *type_info(kQ6_K);
+  const int blocks = 16;
+  std::vector<uint8_t> b(blocks * t.bytes);
+  for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+  for (int i = 0; i < blocks; ++i) {  // a moderate f16 d, as above
+    uint8_t& high = b[i * t.bytes + 209];
+    high = static_cast<uint8_t>((high & 0x83) | (5 + rng() % 20) << 2);
+  }
+  const int64_t count = blocks * t.block;
+  std::vector<float> d(blocks), widened(count);
+  std::vector<int8_t> sc(count / 16), q(count);
+  regroup_q6_k_row(b.data(), count, d.data(), sc.data(), q.data());
+  ASSERT_EQ(dequantize_row(kQ6_K, b.data(), widened.data(), count), "");
+  for (int64_t e = 0; e < count; ++e) {
+    const int64_t block = e / 256;
+    ASSERT_TRUE(q[e] >= -32 && q[e] <= 31) << e;
+    const float value = (d[block] * static_cast<float>(sc[e / 16])) * static_cast<float>(q[e]);
+    ASSERT_EQ(bits_of(value), bits_of(widened[e])) << "element " << e;
+    ASSERT_EQ(value, static_cast<float>(test::reference_element(kQ6_K, &b[block * t.bytes], static_cast<int>(e % 256)))) << e;
+  }
+}
+
 // The loader writes a panel's blocks whole (write_block_panel, from values made by
 // store_block_values): the same bytes as writing each column into a zeroed block, which is how the
 // blocks' layout is defined (write_block_column, write_q6_block_column), for values at and past

@@ -96,7 +96,7 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
   const mh::TransformerConfig& c = model->config();
   mh::RunContext ctx(*model);
   // Q8_0 and Q5_0 stay in 8-bit blocks, Q4_0 in 4-bit ones without mins, Q4_K in its super-blocks of
-  // 4-bit values, Q6_K in 6-bit blocks (core/blocks.h); F16 and the rest are widened. The blocks take
+  // 4-bit values, Q6_K in its super-blocks of 6-bit values (core/blocks.h); F16 and the rest are widened. The blocks take
   // about a quarter (8-bit) or a sixth (Q4_0, Q4_K) of float32's bytes.
   const mh::WeightType expected_wq = name == "llama-q8_0"     ? mh::WeightType::kQ8
                                      : name == "gpt2-f16"     ? mh::WeightType::kF32
@@ -109,8 +109,8 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
   }
   if (name == "llama-q4_k_m") {  // layers 2 and 3 have Q6_K values: a layer of mixed types
     const mh::Tensor& wv = *model->weights().layers[2].wv;
-    EXPECT_EQ(wv.type, mh::WeightType::kQ6);
-    EXPECT_EQ(wv.stored_bytes(), wv.rows * ((wv.cols + 7) / 8 * 8) * 5 / 4);  // 1.25 bytes a weight
+    EXPECT_EQ(wv.type, mh::WeightType::kQ6K);
+    EXPECT_EQ(wv.stored_bytes(), wv.rows * ((wv.cols + 7) / 8 * 8) * 9 / 8);  // 1.125 bytes a weight
     const mh::Tensor& wq = *model->weights().layers[0].wq;
     EXPECT_EQ(wq.stored_bytes(), wq.rows * ((wq.cols + 7) / 8 * 8) * 5 / 8);  // 0.625 bytes a weight
   }
@@ -189,9 +189,9 @@ TEST_P(GgufModel, MatchesTheFloat64ReferenceOnEveryCase) {
   }
   EXPECT_GT(checked_positions, 40);
   // float32 against float64: measured 1e-7 – 7e-7 (gpt2-f16). Products over blocks quantize the rows
-  // to 8 bits a block (Q4_K's once for 256), as llama.cpp does (core/gemm_blocks.h): attentions move
-  // by up to 5.5e-3 (llama-q8_0), 9.8e-3 (qwen2-q4_0) and 1.13e-2 (llama-q4_k_m), logits by 0.33–0.62 % of a row's
-  // range (with its Q6_K in blocks; tests/js/gguf.test.mjs has the same bounds).
+  // to 8 bits a block (Q4_K's and Q6_K's once for 256), as llama.cpp does (core/gemm_blocks.h): attentions
+  // move by up to 5.5e-3 (llama-q8_0), 9.8e-3 (qwen2-q4_0) and 1.0e-2 (llama-q4_k_m), logits by 0.36–0.81 %
+  // of a row's range (with its Q6_K in super-blocks; tests/js/gguf.test.mjs has the same bounds).
   const bool quantized_rows = expected_wq != mh::WeightType::kF32;
   EXPECT_LT(worst_attention, quantized_rows ? 2e-2 : 2e-5) << name;
   EXPECT_LT(worst_logits, quantized_rows ? 2e-2 : 2e-5) << name;

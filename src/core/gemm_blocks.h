@@ -140,7 +140,8 @@ void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
 #endif
 
 // Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4- and
-// 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers), 2
+// 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers; kQ6K's
+// too, whose int32 sums spill: 4 rows measured ~1.1× 2 rows' rate, 3 and 6 between or about as 4), 2
 // where it takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors), and
 // 2 for kQ6's int8 dot, whose int16 pairs are widened every 2 groups (tile_sums): a half block's
 // int32 sums and a run's int16 pairs are live at once. Rows are cut into tiles as even as those
@@ -151,7 +152,7 @@ constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return has_unsigned_values(T) && !has_q6_values(T) ? 4 : 2;
+  return has_unsigned_values(T) && T != WeightType::kQ6 ? 4 : 2;
 #else
   return 2;
 #endif

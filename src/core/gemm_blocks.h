@@ -185,7 +185,7 @@ constexpr bool tile_reads_int8() {
 constexpr int kTileQFloats = 2;
 // kQ4K's rows are quantized once for 256 values (llama.cpp's Q8_K, with which its Q4_K products
 // run), so that a super-block's 8 sub-blocks sum as integers, each times its integer scale, and
-// its floats are applied once (q4k_tile): d = max |a| / 127 over the 256, q_a as quantize_block
+// its floats are applied once (super_tile): d = max |a| / 127 over the 256, q_a as quantize_block
 // rounds them, and each sub-block's Σ q_a as int16 (its mins'). Floats: [0] d, [4, 8) the 8 sums,
 // then q_a as int8 (the relaxed build's int8 dot) or int16 (16-bit dots). kQ6K's too (Q6_K's products
 // with Q8_K rows), and after int8 q_a, for each half block (16 rows), 32 · Σ q_a of its rows 4g, 4g + 1
@@ -1100,49 +1100,42 @@ inline int start_tile(float* c, int64_t ldc, const float* bias) {
   }
   return g_zero;
 }
-// A tile of prefill over kQ4K's super-blocks, every element as add_panel_super computes it: per
-// sub-block the R rows' integer sums (the int8 dot's int16 pairs, or 16-bit dots' int32 sums, as
-// tile_sums' for kQ4), each times the sub-block's scales into int32 (add_sub_block); then once a
-// super-block the mins and the float operations (q4k_add), with c as the accumulator in memory.
+// ints[r] += sub-block j of a kQ4K super-block times row r of a tile (a_super: row 0's unit): the int8
+// dot's int16 pairs, or 16-bit dots' int32 sums, as tile_sums' for kQ4, times the sub-block's scales
+// into int32 (add_sub_block).
 template <int R>
-void q4k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
+inline void q4k_tile_sub_block(const uint8_t* super, const float* a_super, int j, v128_t (&ints)[R][2]) {
   constexpr WeightType T = WeightType::kQ4K;
-  constexpr int F = tile_block_floats<T>();
-  const int zero = start_tile<R>(c, ldc, bias);
-  const float* a_super = a + zero;
-  const uint8_t* super = panel + zero;
-  for (const uint8_t* end = super + int64_t{blocks} * block_bytes(T); super < end;
-       super += kSuperBlocks * block_bytes(T), a_super += R * F) {
-    v128_t ints[R][2];
-    for (int r = 0; r < R; ++r) ints[r][0] = ints[r][1] = wasm_i32x4_splat(0);
-    for (int j = 0; j < kSuperBlocks; ++j) {
-      const uint8_t* block = super + block_bytes(T) * j;
+  const uint8_t* block = super + block_bytes(T) * j;
 #if defined(__wasm_relaxed_simd__)
-      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs (8 · 2 · 127 · 15 = 30480 at most)
-      tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
-                                          reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j, pairs);
-      for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
+  v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs (8 · 2 · 127 · 15 = 30480 at most)
+  tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j,
+                                      pairs);
+  for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
 #else
-      v128_t sum[R][2];
-      tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
-                                               reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j, sum);
-      for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
+  v128_t sum[R][2];
+  tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
+                                           reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j, sum);
+  for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
 #endif
-    }
-    const v128_t d_lo = wasm_v128_load(super), d_hi = wasm_v128_load(super + 16);  // once for the R rows
-    const v128_t dmin_lo = wasm_v128_load(q4k_meta(super, 32)), dmin_hi = wasm_v128_load(q4k_meta(super, 48));
-    for (int r = R - 1; r >= 0; --r) {
-      const float* row = a_super + r * F;
-      v128_t min_lo, min_hi;
-      q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
-      v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-      q4k_add(lo, hi, d_lo, d_hi, dmin_lo, dmin_hi, splat_lane(wasm_v128_load(row), 0), ints[r][0], ints[r][1], min_lo, min_hi);
-      wasm_v128_store(c + r * ldc, lo);
-      wasm_v128_store(c + r * ldc + 4, hi);
-    }
+}
+// c's R rows += a kQ4K super-block's integer sums as floats, with its mins (q4k_add; the super-block's
+// floats loaded once for the R rows).
+template <int R>
+inline void q4k_tile_add(float* c, int64_t ldc, const uint8_t* super, const float* a_super, const v128_t (&ints)[R][2]) {
+  constexpr int F = tile_block_floats<WeightType::kQ4K>();
+  const v128_t d_lo = wasm_v128_load(super), d_hi = wasm_v128_load(super + 16);
+  const v128_t dmin_lo = wasm_v128_load(q4k_meta(super, 32)), dmin_hi = wasm_v128_load(q4k_meta(super, 48));
+  for (int r = R - 1; r >= 0; --r) {
+    const float* row = a_super + r * F;
+    v128_t min_lo, min_hi;
+    q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
+    v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+    q4k_add(lo, hi, d_lo, d_hi, dmin_lo, dmin_hi, splat_lane(wasm_v128_load(row), 0), ints[r][0], ints[r][1], min_lo, min_hi);
+    wasm_v128_store(c + r * ldc, lo);
+    wasm_v128_store(c + r * ldc + 4, hi);
   }
 }
-
 // ints[r] += half kHalf of block j of a kQ6K super-block times row r of a tile (a_super: row 0's unit):
 // the relaxed build's int8 dot pairs less the offsets (q6k_half_pairs), or 16-bit dots' int32 sums,
 // each times the half's sc (add_q6k_half).
@@ -1167,12 +1160,23 @@ inline void q6k_tile_half(const uint8_t* block, const float* a_super, int j, v12
   for (int r = 0; r < R; ++r) add_q6k_half<kHalf>(ints[r][0], ints[r][1], block, sum[r][0], sum[r][1]);
 #endif
 }
-// A tile of prefill over kQ6K's super-blocks, every element as add_panel_super computes it: per half
-// block the R rows' integer sums times its sc into int32, then once a super-block the float
-// operations (q6k_add), with c as the accumulator in memory.
+// c's R rows += a kQ6K super-block's integer sums as floats (q6k_add; its d loaded once for the R rows).
 template <int R>
-void q6k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
-  constexpr WeightType T = WeightType::kQ6K;
+inline void q6k_tile_add(float* c, int64_t ldc, const uint8_t* super, const float* a_super, const v128_t (&ints)[R][2]) {
+  constexpr int F = tile_block_floats<WeightType::kQ6K>();
+  const v128_t d_lo = wasm_v128_load(q6k_d(super, 0)), d_hi = wasm_v128_load(q6k_d(super, 1));
+  for (int r = R - 1; r >= 0; --r) {
+    v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+    q6k_add(lo, hi, d_lo, d_hi, splat_lane(wasm_v128_load(a_super + r * F), 0), ints[r][0], ints[r][1]);
+    wasm_v128_store(c + r * ldc, lo);
+    wasm_v128_store(c + r * ldc + 4, hi);
+  }
+}
+// A tile of prefill over kQ4K's or kQ6K's super-blocks, every element as add_panel_super computes it:
+// per sub-block (kQ6K's: per half block) the R rows' integer sums times its integer scales into int32,
+// then once a super-block the float operations (and kQ4K's mins), with c as the accumulator in memory.
+template <WeightType T, int R>
+void super_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   constexpr int F = tile_block_floats<T>();
   const int zero = start_tile<R>(c, ldc, bias);
   const float* a_super = a + zero;
@@ -1182,23 +1186,21 @@ void q6k_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int b
     v128_t ints[R][2];
     for (int r = 0; r < R; ++r) ints[r][0] = ints[r][1] = wasm_i32x4_splat(0);
     for (int j = 0; j < kSuperBlocks; ++j) {
-      q6k_tile_half<R, 0>(super + block_bytes(T) * j, a_super, j, ints);
-      q6k_tile_half<R, 1>(super + block_bytes(T) * j, a_super, j, ints);
+      if constexpr (T == WeightType::kQ4K) {
+        q4k_tile_sub_block<R>(super, a_super, j, ints);
+      } else {
+        q6k_tile_half<R, 0>(super + block_bytes(T) * j, a_super, j, ints);
+        q6k_tile_half<R, 1>(super + block_bytes(T) * j, a_super, j, ints);
+      }
     }
-    const v128_t d_lo = wasm_v128_load(q6k_d(super, 0)), d_hi = wasm_v128_load(q6k_d(super, 1));  // once for the R rows
-    for (int r = R - 1; r >= 0; --r) {
-      v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-      q6k_add(lo, hi, d_lo, d_hi, splat_lane(wasm_v128_load(a_super + r * F), 0), ints[r][0], ints[r][1]);
-      wasm_v128_store(c + r * ldc, lo);
-      wasm_v128_store(c + r * ldc + 4, hi);
-    }
+    if constexpr (T == WeightType::kQ4K) q4k_tile_add<R>(c, ldc, super, a_super, ints);
+    else q6k_tile_add<R>(c, ldc, super, a_super, ints);
   }
 }
 
 template <WeightType T, int R, bool kDotAdd>
 void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
-  if constexpr (T == WeightType::kQ4K) return q4k_tile<R>(c, ldc, a, panel, blocks, bias);
-  if constexpr (T == WeightType::kQ6K) return q6k_tile<R>(c, ldc, a, panel, blocks, bias);
+  if constexpr (has_super_blocks(T)) return super_tile<T, R>(c, ldc, a, panel, blocks, bias);
   const int zero = start_tile<R>(c, ldc, bias);
   const float* a_block = a + zero;
   const uint8_t* block = panel + zero;

@@ -834,61 +834,53 @@ inline void add_nibble_group(int32_t* sum, const uint8_t* q, const int16_t* a4) 
   for (int c = 0; c < 4; ++c)
     for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
 }
+// ints[c] = a super-block's integer sums of column c times the row's (q_a: its int16 values), as
+// add_panel_super takes them: kQ4K's Σ_sub sc Σ q_a q and, in mins, Σ_sub m Σ q_a (sums: the row's
+// sub-block sums); kQ6K's Σ_half sc Σ q_a (u − 32).
+template <WeightType T>
+void super_integers(const uint8_t* super, const int16_t* q_a, const int16_t* sums, int32_t* ints, int32_t* mins) {
+  for (int sub = 0; sub < kSuperBlocks; ++sub) {
+    const uint8_t* block = super + block_bytes(T) * sub;
+    if constexpr (T == WeightType::kQ4K) {
+      int32_t sum[8] = {};
+      for (int g = 0; g < kBlockRows / 4; ++g) add_nibble_group(sum, block + block_float_bytes(T) + 16 * g, q_a + 32 * sub + 4 * g);
+      for (int c = 0; c < 8; ++c) {
+        ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
+        mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
+      }
+    } else {
+      for (int half = 0; half < 2; ++half) {
+        int32_t sum[8] = {};
+        for (int g = 4 * half; g < 4 * half + 4; ++g) {
+          const int16_t* a4 = q_a + 32 * sub + 4 * g;
+          for (int c = 0; c < 8; ++c)
+            for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (block[block_float_bytes(T) + 32 * g + 4 * c + i] - kQ6Offset);
+        }
+        for (int c = 0; c < 8; ++c) ints[c] += static_cast<int8_t>(block[q6k_sc_byte(half, c)]) * sum[c];
+      }
+    }
+  }
+}
 template <WeightType T>
 void block_row(float* out, const float* quantized, int step, const MatrixRef& b, const float* bias, int K, int c0, int c1) {
   const int blocks = K / kBlockRows;
   const uint8_t* base = static_cast<const uint8_t*>(b.data);
-  if constexpr (T == WeightType::kQ4K) {  // as add_panel_super: the same integers, the same float operations
+  if constexpr (has_super_blocks(T)) {  // as add_panel_super: the same integers, the same float operations
     for (int j = c0 / 8 * 8; j < c1; j += 8) {
       float acc[8];
       for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
       const uint8_t* super = base + block_offset(T, 0, j, b.ld);
       for (int s = 0; s < K / kSuperRows; ++s, super += kSuperBlocks * block_bytes(T)) {
         const float* row = quantized + s * step;
-        const int16_t* q_a = reinterpret_cast<const int16_t*>(row + kSuperQFloats);
         int16_t sums[kSuperBlocks];
         std::memcpy(sums, row + 4, sizeof sums);
         int32_t ints[8] = {}, mins[8] = {};
-        for (int sub = 0; sub < kSuperBlocks; ++sub) {
-          int32_t sum[8] = {};
-          for (int g = 0; g < kBlockRows / 4; ++g)
-            add_nibble_group(sum, super + block_bytes(T) * sub + block_float_bytes(T) + 16 * g, q_a + 32 * sub + 4 * g);
-          for (int c = 0; c < 8; ++c) {
-            ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
-            mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
-          }
-        }
+        super_integers<T>(super, reinterpret_cast<const int16_t*>(row + kSuperQFloats), sums, ints, mins);
         for (int c = 0; c < 8; ++c) {
-          acc[c] += (q4k_float(super, 4 * c) * row[0]) * static_cast<float>(ints[c]);
-          acc[c] -= (q4k_float(super, 32 + 4 * c) * row[0]) * static_cast<float>(mins[c]);
+          const float d = T == WeightType::kQ4K ? q4k_float(super, 4 * c) : q6k_float_d(super, c);
+          acc[c] += (d * row[0]) * static_cast<float>(ints[c]);
+          if (T == WeightType::kQ4K) acc[c] -= (q4k_float(super, 32 + 4 * c) * row[0]) * static_cast<float>(mins[c]);
         }
-      }
-      for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
-    }
-    return;
-  }
-  if constexpr (T == WeightType::kQ6K) {  // as add_panel_super: the same integers, the same float operations
-    for (int j = c0 / 8 * 8; j < c1; j += 8) {
-      float acc[8];
-      for (int c = 0; c < 8; ++c) acc[c] = bias && j + c < c1 ? bias[j + c] : 0.0f;
-      const uint8_t* super = base + block_offset(T, 0, j, b.ld);
-      for (int s = 0; s < K / kSuperRows; ++s, super += kSuperBlocks * block_bytes(T)) {
-        const float* row = quantized + s * step;
-        const int16_t* q_a = reinterpret_cast<const int16_t*>(row + kSuperQFloats);
-        int32_t ints[8] = {};
-        for (int sub = 0; sub < kSuperBlocks; ++sub) {
-          const uint8_t* block = super + block_bytes(T) * sub;
-          for (int half = 0; half < 2; ++half) {
-            int32_t sum[8] = {};
-            for (int g = 4 * half; g < 4 * half + 4; ++g) {
-              const int16_t* a4 = q_a + 32 * sub + 4 * g;
-              for (int c = 0; c < 8; ++c)
-                for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (block[block_float_bytes(T) + 32 * g + 4 * c + i] - kQ6Offset);
-            }
-            for (int c = 0; c < 8; ++c) ints[c] += static_cast<int8_t>(block[q6k_sc_byte(half, c)]) * sum[c];
-          }
-        }
-        for (int c = 0; c < 8; ++c) acc[c] += (q6k_float_d(super, c) * row[0]) * static_cast<float>(ints[c]);
       }
       for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
     }

@@ -154,7 +154,7 @@ constexpr int block_tile_rows() {
 #elif defined(__wasm_relaxed_simd__)
   return has_unsigned_values(T) && T != WeightType::kQ6 ? 4 : 2;
 #else
-  return 2;
+  return T == WeightType::kQ6K ? 3 : 2;  // kQ6K's plain tiles: 3 rows measured ~1.05× 2 rows' rate, 4 about as 3
 #endif
 }
 constexpr int kTallestBlockTile = 6;

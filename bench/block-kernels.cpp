@@ -2,9 +2,9 @@
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q6, q5, q4, q4k, q40, q6k   integer tiles (the rows quantized to 8 bits a block, each block's
+//   q8, q5, q4, q4k, q40, q6k   integer tiles (the rows quantized to 8 bits a block, each block's
 //                          sums as integers; q4k's and q6k's a super-block of 256)
-//   q8 w, q6 w, … q6k w    the blocks widened into float32 panels for the float32 tile
+//   q8 w, q5 w, … q6k w    the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
 // with the peak loop (bench/peak.h) of about as many flops right after it, and reported as the
 // median over calls of the call's rate ÷ the loop's (a shared machine's speed drifts within a
@@ -72,14 +72,11 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
     for (int k = 0; k < K; k += mh::kBlockRows) {
       int q[mh::kBlockRows];
       for (int& v : q)
-        v = t == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
-            : t == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
+        v = t == mh::WeightType::kQ8   ? static_cast<int>(rng() % 255) - 127
             : t == mh::WeightType::kQ5 ? static_cast<int>(rng() % 32)
                                        : static_cast<int>(rng() % 16);
-      uint8_t* block = bytes.data() + mh::block_offset(t, k, j, K);
-      const float scales[2] = {normal(rng), normal(rng)};
-      if (t == mh::WeightType::kQ6) mh::write_q6_block_column(block, j % 8, scales, q);
-      else mh::write_block_column(t, block, j % 8, scales[0], scales[1], q);
+      const float scale = normal(rng), min = normal(rng);
+      mh::write_block_column(t, bytes.data() + mh::block_offset(t, k, j, K), j % 8, scale, min, q);
     }
   return bytes;
 }
@@ -102,14 +99,13 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 8;
-  const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                        mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
-  const char* names[kTypes] = {"f32", "q8", "q6", "q5", "q4", "q4k", "q40", "q6k"};
-  // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6 and q5 beside q8 and q4.
+  constexpr int kTypes = 7;
+  const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ5, mh::WeightType::kQ4,
+                                        mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
+  const char* names[kTypes] = {"f32", "q8", "q5", "q4", "q4k", "q40", "q6k"};
+  // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6k and q5 beside q8 and q4.
   const auto skipped = [&](int t) {
-    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ6 || types[t] == mh::WeightType::kQ5 ||
-                     types[t] == mh::WeightType::kQ6K);
+    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ5 || types[t] == mh::WeightType::kQ6K);
   };
   std::vector<std::vector<mh::MatrixRef>> mats(kTypes);
   std::vector<std::vector<float>> f32s;
@@ -162,11 +158,10 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-  constexpr int kBlockTypes = 7;
-  const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ6, mh::WeightType::kQ5,
-                                                   mh::WeightType::kQ4, mh::WeightType::kQ4K, mh::WeightType::kQ40,
-                                                   mh::WeightType::kQ6K};
-  const char* block_names[kBlockTypes] = {"q8", "q6", "q5", "q4", "q4k", "q40", "q6k"};
+  constexpr int kBlockTypes = 6;
+  const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ5, mh::WeightType::kQ4,
+                                                   mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
+  const char* block_names[kBlockTypes] = {"q8", "q5", "q4", "q4k", "q40", "q6k"};
   std::vector<std::vector<float>> f32;
   std::vector<std::vector<uint8_t>> blocks[kBlockTypes];  // [type][shape]
   for (const auto& s : shapes) {

@@ -3,8 +3,6 @@
 //   kQ8: float scale[8]; int8 q[8 groups][8 columns][4 rows]         value = scale[c] · q        288 bytes
 //   kQ4: float scale[8]; float min[8]; uint8 q[8 groups][4][4 rows]   value = scale[c] · q − min[c] 192 bytes
 //        (the byte of column c < 4 holds c in its low nibble and c + 4 in its high one)
-//   kQ6: float scale[2 halves][8]; uint8 u[8 groups][8 columns][4 rows]   value = scale[r / 16][c] · (u − 32)   320 bytes
-//        (u within 0…63, Q6_K's own 6-bit value, stored as it is: a scale for each 16 rows, as Q6_K has)
 //   kQ5: float scale[8]; float min[8]; uint8 q[8 groups][8 columns][4 rows]   value = scale[c] · q − min[c]   320 bytes
 //        (q within 0…31)
 //   kQ4K: 8 consecutive blocks (rows 256s … 256s + 255) make a super-block, as Q4_K's: block j of it holds
@@ -14,9 +12,10 @@
 //   kQ40: float scale[8]; uint8 q[8 groups][4][4 rows] (kQ4's)   value = scale[c] · q − 8 · scale[c]   160 bytes
 //        (Q4_0's d · (q − 8): its min is 8 · d, exact in float32, so it is not stored)
 //   kQ6K: 8 consecutive blocks make a super-block, as Q6_K's: block j of it holds int8 sc[2 halves][8], a
-//        16-byte share of the super-block's floats (q6k_d: float d[8] in blocks 0 and 1), then kQ6's 256
-//        bytes of u (0…63): 288 bytes. value = (d[c] · sc[r / 16][c]) · (u − 32), Q6_K's own.
-// — 1.125, 0.75, 1.25, 1.25, 0.625, 0.625 and 1.125 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+//        16-byte share of the super-block's floats (q6k_d: float d[8] in blocks 0 and 1), then 256
+//        bytes of u[8 groups][8 columns][4 rows]: 288 bytes. u within 0…63 is Q6_K's own 6-bit value,
+//        stored as it is; value = (d[c] · sc[r / 16][c]) · (u − 32), Q6_K's own.
+// — 1.125, 0.75, 1.25, 0.625, 0.625 and 1.125 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
 // GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 becomes kQ40, Q4_1 becomes kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6K, Q5_1
 // and Q5_K become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
@@ -39,13 +38,11 @@ constexpr int kBlockRows = 32;
 constexpr int kSuperRows = 256, kSuperBlocks = kSuperRows / kBlockRows;  // kQ4K's and kQ6K's super-block
 
 constexpr bool is_block_type(WeightType t) {
-  return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ6 || t == WeightType::kQ5 ||
-         t == WeightType::kQ4K || t == WeightType::kQ40 || t == WeightType::kQ6K;
+  return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ5 || t == WeightType::kQ4K ||
+         t == WeightType::kQ40 || t == WeightType::kQ6K;
 }
 // The types whose blocks make super-blocks of 256 rows, with integer scales and floats once a super-block.
 constexpr bool has_super_blocks(WeightType t) { return t == WeightType::kQ4K || t == WeightType::kQ6K; }
-// The types that store Q6_K's u (0…63), whose value is a scale times u − 32.
-constexpr bool has_q6_values(WeightType t) { return t == WeightType::kQ6 || t == WeightType::kQ6K; }
 constexpr int64_t block_bytes(WeightType t) {
   return t == WeightType::kQ8 || t == WeightType::kQ6K ? 288
          : t == WeightType::kQ4                        ? 192
@@ -58,13 +55,13 @@ constexpr bool stores_mins(WeightType t) { return t == WeightType::kQ4 || t == W
 constexpr bool has_mins(WeightType t) { return stores_mins(t) || t == WeightType::kQ40; }
 // The types of 4-bit values, two columns a byte.
 constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K || t == WeightType::kQ40; }
-// The types whose stored values are unsigned (0…15, 0…31, kQ6's 0…63): what relaxed SIMD's int8 dot
+// The types whose stored values are unsigned (0…15, 0…31, kQ6K's 0…63): what relaxed SIMD's int8 dot
 // takes as its 7-bit operand as they are, where signed 8-bit values need a sign moved first.
-constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5 || has_q6_values(t); }
-// kQ6's and kQ6K's offset: Q6_K's value is (d · sc) · (u − 32), and the block stores u.
+constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6K; }
+// kQ6K's offset: Q6_K's value is (d · sc) · (u − 32), and the block stores u.
 constexpr int kQ6Offset = 32;
 // The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or kQ4K's and kQ6K's share.
-constexpr int block_float_bytes(WeightType t) { return stores_mins(t) || t == WeightType::kQ6 ? 64 : 32; }
+constexpr int block_float_bytes(WeightType t) { return stores_mins(t) ? 64 : 32; }
 // The rows a matrix of type t has a whole number of (and a product's K): kQ4K's and kQ6K's super-blocks.
 constexpr int type_rows(WeightType t) { return has_super_blocks(t) ? kSuperRows : kBlockRows; }
 // Which block of its super-block holds row k (kQ4K, kQ6K; 0 for the other types, whose blocks stand alone).
@@ -113,17 +110,17 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
   return ((j / 8) * (ld / kBlockRows) + k / kBlockRows) * block_bytes(t);
 }
 
-// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6's, kQ5's, or kQ4's byte
+// Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6K's, kQ5's, or kQ4's byte
 // (low nibble for c < 4, high for c ≥ 4).
 inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 4; }
-inline int block_q6_byte(int r, int c, WeightType t = WeightType::kQ6) { return block_float_bytes(t) + 32 * (r / 4) + 4 * c + r % 4; }
-inline int block_q5_byte(int r, int c) { return block_q6_byte(r, c); }  // after the scales and mins
+inline int block_q6_byte(int r, int c) { return block_q8_byte(r, c); }  // after kQ6K's share of the super-block
+inline int block_q5_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 
-// The integer q of row r, column c of one block (kQ6's and kQ6K's u − 32).
+// The integer q of row r, column c of one block (kQ6K's u − 32).
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
-  if (has_q6_values(t)) return block[block_q6_byte(r, c, t)] - kQ6Offset;
+  if (t == WeightType::kQ6K) return block[block_q6_byte(r, c)] - kQ6Offset;
   if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
   const uint8_t byte = block[block_q4_byte(r, c, t)];
   return c < 4 ? byte & 15 : byte >> 4;
@@ -143,7 +140,7 @@ inline float block_scale(WeightType t, const uint8_t* block, int r, int c, int s
   if (t == WeightType::kQ4K) return q4k_scale(block - block_bytes(t) * sub, sub, c);
   if (t == WeightType::kQ6K) return q6k_scale(block - block_bytes(t) * sub, sub, r / 16, c);
   float scale;
-  std::memcpy(&scale, block + 4 * c + (t == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
+  std::memcpy(&scale, block + 4 * c, 4);
   return scale;
 }
 
@@ -163,7 +160,7 @@ constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : 32;
 
 // The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
 // as stored of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8
-// for kQ8, 0…63 for kQ6, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its
+// for kQ8, 0…63 for kQ6K, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its
 // low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and
 // a mask built anew in V8; the saturating subtraction, because LLVM folds a plain one back into
 // that shift and mask.
@@ -177,10 +174,10 @@ inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v1
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
   right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
 }
-// The same group as integers q (block_integer): kQ6's and kQ6K's u − 32 (int8), the others' as stored.
+// The same group as integers q (block_integer): kQ6K's u − 32 (int8), the others' as stored.
 inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   stored_group_at(t, group, left, right);
-  if (has_q6_values(t)) {
+  if (t == WeightType::kQ6K) {
     left = wasm_i8x16_sub(left, wasm_i8x16_splat(kQ6Offset));
     right = wasm_i8x16_sub(right, wasm_i8x16_splat(kQ6Offset));
   }
@@ -210,7 +207,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
   if (first % 4 == 0 && rows % 4 == 0) {
     const bool mins = has_mins(t) || t == WeightType::kQ4K;
     // kQ4K: this block's scales, then mins, as Q4_K's dequantization makes them; kQ6K: its scales of
-    // rows 0–15, then of 16–31, as kQ6 keeps them
+    // rows 0–15, then of 16–31
     alignas(16) float super[16];
     if (t == WeightType::kQ4K)
       for (int c = 0; c < 8; ++c) super[c] = block_scale(t, block, 0, c, sub), super[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
@@ -227,14 +224,14 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
                               : (is_signed ? wasm_i16x8_extend_low_i8x16(pair) : wasm_u16x8_extend_low_u8x16(pair));
         const v128_t lo = wasm_f32x4_mul(scale_lo, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(q)));
         const v128_t hi = wasm_f32x4_mul(scale_hi, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(q)));
-        // kQ8, kQ6 and kQ6K subtract nothing: x − 0 is x, the same bits as the product alone.
+        // kQ8 and kQ6K subtract nothing: x − 0 is x, the same bits as the product alone.
         wasm_v128_store(out, mins ? wasm_f32x4_sub(lo, min_lo) : lo);
         wasm_v128_store(out + 4, mins ? wasm_f32x4_sub(hi, min_hi) : hi);
         out += 8;
       }
     };
     for (int g = first / 4; g < (first + rows) / 4; ++g) {
-      if (has_q6_values(t)) {  // groups 4–7 (rows 16–31) have the second half's scales
+      if (t == WeightType::kQ6K) {  // groups 4–7 (rows 16–31) have the second half's scales
         scale_lo = wasm_v128_load(floats + 32 * (g / 4));
         scale_hi = wasm_v128_load(floats + 16 + 32 * (g / 4));
       }
@@ -251,12 +248,12 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
     for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c, sub);
 }
 
-// The value q as a block of type t (kQ8, kQ6, kQ6K, kQ5) stores it: kQ8's −128 becomes −127, kQ6's and
-// kQ6K's q is clamped to −32…31 and stored as u = q + 32, kQ5's is clamped to 0…31 (write_block_column
-// and write_q6_block_column say why).
+// The value q as a block of type t (kQ8, kQ6K, kQ5) stores it: kQ8's −128 becomes −127, kQ6K's q is
+// clamped to −32…31 and stored as u = q + 32, kQ5's is clamped to 0…31 (write_block_column and
+// write_q6k_column say why).
 constexpr int stored_block_value(WeightType t, int q) {
-  const int lo = t == WeightType::kQ8 ? -127 : has_q6_values(t) ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
-  return (q < lo ? lo : q > hi ? hi : q) + (has_q6_values(t) ? kQ6Offset : 0);
+  const int lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6K ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
+  return (q < lo ? lo : q > hi ? hi : q) + (t == WeightType::kQ6K ? kQ6Offset : 0);
 }
 
 // Writes column c (< 8) of a block: 32 quantized values with their scale (and min, for kQ4 and kQ5;
@@ -282,16 +279,6 @@ inline void write_block_column(WeightType t, uint8_t* block, int c, float scale,
   }
 }
 
-// Writes column c (< 8) of a kQ6 block: 32 values q (Q6_K's u − 32) with the scales of rows 0–15
-// and 16–31, stored as u = q + 32. Q6_K's q is within −32…31; anything outside is clamped to it,
-// since the relaxed build's sums count on u within 0…63 (gemm_blocks.h, half_sums) and only a
-// hand-made block could hold more.
-inline void write_q6_block_column(uint8_t* block, int c, const float* scales, const int* q) {
-  std::memcpy(block + 4 * c, &scales[0], 4);
-  std::memcpy(block + 32 + 4 * c, &scales[1], 4);
-  for (int r = 0; r < kBlockRows; ++r) block[block_q6_byte(r, c)] = static_cast<uint8_t>(stored_block_value(WeightType::kQ6, q[r]));
-}
-
 // A file's values as a block type stores them (stored_block_value), n of them in place, before
 // write_block_panel; the 4-bit types' are within 0…15 already.
 inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
@@ -301,9 +288,9 @@ inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, as
 // store_block_values makes them) are q[c · stride …], and `floats` are the block's leading floats as it
-// keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ6 scale[2][8];
-// kQ4K and kQ6K its 32 bytes of the super-block's shares).
-// The same bytes as write_block_column / write_q6_block_column for each column, written in order
+// keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ4K and
+// kQ6K its 32 bytes of the super-block's shares).
+// The same bytes as write_block_column / write_q4k_column / write_q6k_column for each column, written in order
 // a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {
   std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
@@ -339,15 +326,16 @@ inline void write_q4k_column(uint8_t* super, int c, float d, float dmin, const i
 }
 
 // Writes column c (< 8) of a kQ6K super-block (its 8 blocks from `super`): 256 values q (Q6_K's u − 32)
-// with Q6_K's d and its 16 halves' int8 sc, as the loader's write_block_panel writes them (q clamped
-// as write_q6_block_column's).
+// with Q6_K's d and its 16 halves' int8 sc, as the loader's write_block_panel writes them, stored as
+// u = q + 32. Q6_K's q is within −32…31; anything outside is clamped to it, since the relaxed build's
+// sums count on u within 0…63 (gemm_blocks.h, q6k_half_pairs) and only a hand-made block could hold more.
 inline void write_q6k_column(uint8_t* super, int c, float d, const int* sc, const int* q) {
   std::memcpy(q6k_d(super, c / 4) + 4 * (c % 4), &d, 4);
   for (int j = 0; j < kSuperBlocks; ++j) {
     uint8_t* block = super + block_bytes(WeightType::kQ6K) * j;
     for (int half = 0; half < 2; ++half) block[q6k_sc_byte(half, c)] = static_cast<uint8_t>(static_cast<int8_t>(sc[2 * j + half]));
     for (int r = 0; r < kBlockRows; ++r)
-      block[block_q6_byte(r, c, WeightType::kQ6K)] = static_cast<uint8_t>(stored_block_value(WeightType::kQ6K, q[32 * j + r]));
+      block[block_q6_byte(r, c)] = static_cast<uint8_t>(stored_block_value(WeightType::kQ6K, q[32 * j + r]));
   }
 }
 

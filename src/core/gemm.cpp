@@ -381,7 +381,6 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kBF16: columns<WeightType::kBF16>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ8: columns<WeightType::kQ8>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ4: columns<WeightType::kQ4>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
-    case WeightType::kQ6: columns<WeightType::kQ6>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ5: columns<WeightType::kQ5>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ4K: columns<WeightType::kQ4K>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ40: columns<WeightType::kQ40>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
@@ -475,7 +474,6 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
     packing.resize(std::max(packing.size(), n * quantized_row_floats(K)));
     switch (b.type) {  // the block types (`quantize`)
       case WeightType::kQ8: quantize_rows<WeightType::kQ8>(packing.data(), a, lda, n, K); break;
-      case WeightType::kQ6: quantize_rows<WeightType::kQ6>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ5: quantize_rows<WeightType::kQ5>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ4K: quantize_rows<WeightType::kQ4K>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ40: quantize_rows<WeightType::kQ40>(packing.data(), a, lda, n, K); break;

@@ -4,10 +4,9 @@
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
 // integer sums are exact, and the float operations around them are the same, in the same order.
 // Where this measured faster than widening the blocks into float32 panels is in docs/performance.md
-// ("GGUF weights in blocks"); integer_block_tiles() chooses. kQ6 has a scale per 16 rows: its sums
-// are taken per half block (groups 0–3 and 4–7), each added in float as kQ8's whole block is; kQ5's
-// too, with the block's one scale (the relaxed build's int16 pairs of 5-bit values would overflow
-// over a whole block), then its mins.
+// ("GGUF weights in blocks"); integer_block_tiles() chooses. kQ5's sums are taken per half block
+// (groups 0–3 and 4–7), each added in float as kQ8's whole block is, with the block's one scale
+// (the relaxed build's int16 pairs of 5-bit values would overflow over a whole block), then its mins.
 #pragma once
 
 #include <algorithm>
@@ -43,11 +42,9 @@ constexpr bool kDotAddBuild = false;
 // are scale · q − min with q unsigned, so a block's product is (scale · d) Σ q_a q − min · Σ a: with
 // Σ a of the float row the two terms' large common part (q averages 7.5) no longer cancels, and
 // the attentions of 4-bit fixtures sat 2–4× further from the reference than llama.cpp's own
-// rounding takes them. Then, as int32, 32 · Σ q_a over rows 0–15 and over rows 16–31: what makes
-// the relaxed build's sums over kQ6's stored u (0…63) Σ q_a (u − 32) (half_sums), written only for
-// kQ6's products (offset_sums). In wasm 8 vectors a block and 2 scalars.
+// rounding takes them. In wasm 8 vectors a block and 2 scalars, padded to 44 floats so that every
+// block's vectors keep the row's 16-byte alignment.
 constexpr int kQuantizedBlockFloats = 44;
-constexpr int kQ6OffsetSums = 42;  // where quantize_row's 32 · Σ q_a of the half blocks are
 inline size_t quantized_row_floats(int K) { return static_cast<size_t>(K / kBlockRows) * kQuantizedBlockFloats; }
 #if defined(__wasm_simd128__)
 // One block of 32 floats quantized: d, d · Σ q_a, and q_a as int16 (q16) and int8 (q8).
@@ -77,17 +74,6 @@ inline int quantize_32(const float* x, v128_t inverse, v128_t (&q)[8]) {
   return wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) + wasm_i32x4_extract_lane(sum, 2) +
          wasm_i32x4_extract_lane(sum, 3);
 }
-// kQ6Offset · Σ q_a over rows 0–15 and over rows 16–31 of a quantized block, as int32 at `out`
-// (offset_sum reads them).
-inline void store_offset_sums(float* out, const QuantizedBlock& q) {
-  const v128_t lo = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[0], q.q16[1]));
-  const v128_t hi = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q.q16[2], q.q16[3]));
-  v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
-  sums = wasm_i32x4_shl(wasm_i32x4_add(sums, wasm_i32x4_shuffle(sums, sums, 1, 0, 3, 2)), 5);  // · kQ6Offset
-  static_assert(kQ6Offset == 1 << 5, "the shift is kQ6Offset's");
-  const int32_t both[2] = {wasm_i32x4_extract_lane(sums, 0), wasm_i32x4_extract_lane(sums, 2)};
-  std::memcpy(out, both, sizeof both);
-}
 inline QuantizedBlock quantize_block(const float* x) {
   QuantizedBlock out;
   const float d = quantization_step(x, kBlockRows), inverse = d > 0 ? 1.0f / d : 0.0f;
@@ -99,7 +85,7 @@ inline QuantizedBlock quantize_block(const float* x) {
   out.q8[1] = wasm_i8x16_narrow_i16x8(out.q16[2], out.q16[3]);
   return out;
 }
-void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
+void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const QuantizedBlock q = quantize_block(a + blk * kBlockRows);
     packed[0] = q.d;
@@ -111,11 +97,10 @@ void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
     wasm_v128_store(packed + 30, wasm_i8x16_abs(q.q8[1]));
     wasm_v128_store(packed + 34, wasm_i8x16_lt(q.q8[0], wasm_i8x16_splat(0)));
     wasm_v128_store(packed + 38, wasm_i8x16_lt(q.q8[1], wasm_i8x16_splat(0)));
-    if (offset_sums) store_offset_sums(packed + kQ6OffsetSums, q);
   }
 }
 #else
-void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
+void quantize_row(float* packed, const float* a, int K) {
   for (int blk = 0; blk < K / kBlockRows; ++blk, packed += kQuantizedBlockFloats) {
     const float* x = a + blk * kBlockRows;
     float largest = 0;
@@ -123,18 +108,15 @@ void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
     const float d = largest / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
     packed[0] = d;
     int sum = 0;
-    int32_t half[2] = {};
     for (int k = 0; k < kBlockRows; ++k) {
       const int q = static_cast<int>(std::nearbyint(x[k] * inverse));  // within ±127
       sum += q;
-      half[k / 16] += kQ6Offset * q;
       reinterpret_cast<int16_t*>(packed + 2)[k] = static_cast<int16_t>(q);
       reinterpret_cast<int8_t*>(packed + 18)[k] = static_cast<int8_t>(q);
       reinterpret_cast<int8_t*>(packed + 26)[k] = static_cast<int8_t>(q < 0 ? -q : q);
       reinterpret_cast<int8_t*>(packed + 34)[k] = static_cast<int8_t>(q < 0 ? -1 : 0);
     }
     packed[1] = d * static_cast<float>(sum);
-    if (offset_sums) std::memcpy(packed + kQ6OffsetSums, half, sizeof half);
   }
 }
 #endif
@@ -142,25 +124,22 @@ void quantize_row(float* packed, const float* a, int K, bool offset_sums) {
 // Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4- and
 // 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers; kQ6K's
 // too, whose int32 sums spill: 4 rows measured ~1.1× 2 rows' rate, 3 and 6 between or about as 4), 2
-// where it takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors), and
-// 2 for kQ6's int8 dot, whose int16 pairs are widened every 2 groups (tile_sums): a half block's
-// int32 sums and a run's int16 pairs are live at once. Rows are cut into tiles as even as those
-// allow (5 rows at most 4: 3 + 2).
+// where it takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows
+// are cut into tiles as even as those allow (5 rows at most 4: 3 + 2).
 // (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
 template <WeightType T>
 constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return has_unsigned_values(T) && T != WeightType::kQ6 ? 4 : 2;
+  return has_unsigned_values(T) ? 4 : 2;
 #else
   return T == WeightType::kQ6K ? 3 : 2;  // kQ6K's plain tiles: 3 rows measured ~1.05× 2 rows' rate, 4 about as 3
 #endif
 }
 constexpr int kTallestBlockTile = 6;
 static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile &&
-                  block_tile_rows<WeightType::kQ6>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile &&
-                  block_tile_rows<WeightType::kQ6K>() <= kTallestBlockTile,
+                  block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ6K>() <= kTallestBlockTile,
               "block_tile_of_height() has tiles of 1 to 6 rows");
 inline int block_tile_height(int i, int rows, int tallest) {
   const int left = rows - i, tiles = (left + tallest - 1) / tallest;
@@ -179,9 +158,8 @@ constexpr bool tile_reads_int8() {
 }
 // The tiles' form of a quantized block (block_tile): quantize_row's d and d · Σ q_a, then only the
 // q_a the tile reads, from kTileQFloats on (with the integer dot-add, the 8-bit tiles read |q_a|
-// and q_a's sign: the same 16 floats as int16 q_a), and after int8 q_a kQ6's offset sums
-// (quantize_row's last two): fewer bytes for a tile's rows in L1 beside the panel, and for a group
-// of tiles in L2, than quantize_row's whole block.
+// and q_a's sign: the same 16 floats as int16 q_a): fewer bytes for a tile's rows in L1 beside the
+// panel, and for a group of tiles in L2, than quantize_row's whole block.
 constexpr int kTileQFloats = 2;
 // kQ4K's rows are quantized once for 256 values (llama.cpp's Q8_K, with which its Q4_K products
 // run), so that a super-block's 8 sub-blocks sum as integers, each times its integer scale, and
@@ -197,11 +175,8 @@ template <WeightType T>
 constexpr int tile_block_floats() {
   if constexpr (T == WeightType::kQ4K) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
   if constexpr (T == WeightType::kQ6K) return tile_reads_int8<T>() ? kQ6KOffsets + 16 : kSuperQFloats + 128;
-  if constexpr (tile_reads_int8<T>()) return kTileQFloats + 8 + (T == WeightType::kQ6 ? 2 : 0);
-  return kTileQFloats + 16;
+  return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16);
 }
-// Where a kQ6 tile's offset sums are in its form of a block (tile_block_floats).
-constexpr int kTileOffsetSums = kTileQFloats + 8;
 // The floats of a quantized row's unit (a block; kQ4K's and kQ6K's: a super-block) in decoding's form.
 template <WeightType T>
 constexpr int row_unit_floats() { return has_super_blocks(T) ? tile_block_floats<T>() : kQuantizedBlockFloats; }
@@ -269,7 +244,7 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
     }
     return;
   }
-  if (rows == 1) return quantize_row(packed, a, K, T == WeightType::kQ6);
+  if (rows == 1) return quantize_row(packed, a, K);
   constexpr int floats = tile_block_floats<T>();
   const int blocks = K / kBlockRows;
   [[maybe_unused]] const bool signs = kDotAddBuild && !tile_reads_int8<T>() && integer_dot_add();
@@ -286,7 +261,6 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
         block[1] = q.sum;
         if constexpr (tile_reads_int8<T>()) {
           for (int v = 0; v < 2; ++v) wasm_v128_store(block + kTileQFloats + 4 * v, q.q8[v]);
-          if constexpr (T == WeightType::kQ6) store_offset_sums(block + kTileOffsetSums, q);
         } else if (signs) {  // the dot-add's 8-bit tiles: |q_a|, then q_a < 0 as a byte mask
           for (int v = 0; v < 2; ++v) {
             wasm_v128_store(block + kTileQFloats + 4 * v, wasm_i8x16_abs(q.q8[v]));
@@ -297,7 +271,7 @@ void quantize_rows(float* packed, const float* a, int64_t lda, int rows, int K) 
         }
 #else
         float whole[kQuantizedBlockFloats];  // the int16 q_a at 2 in quantize_row's form too
-        quantize_row(whole, x, kBlockRows, false);
+        quantize_row(whole, x, kBlockRows);
         std::memcpy(block, whole, sizeof(float) * floats);
 #endif
       }
@@ -338,9 +312,9 @@ inline v128_t signed_dot_add(v128_t q, v128_t m, v128_t magnitude, v128_t acc) {
 // operations in each build, so the same bits. A group of 4 rows holds each column's 4 values side
 // by side: int16 dots of 8 give two lanes a column, added after a block. The relaxed build takes
 // the int8 dot instead (16 products an instruction, widened and added by column pairs), whose
-// second operand must fit 7 bits for every CPU to give the same sums: 4-, 5- and 6-bit values as
-// stored (0…15, 0…31, kQ6's u in 0…63, less its offset after: half_sums) as they are; for 8-bit
-// ones |q_a|, with q_a's sign moved onto q (kQ8 holds no −128: core/blocks.h).
+// second operand must fit 7 bits for every CPU to give the same sums: 4- and 5-bit values as
+// stored (0…15, 0…31) as they are; for 8-bit ones |q_a|, with q_a's sign moved onto q (kQ8 holds
+// no −128: core/blocks.h).
 // `quantized` is the row's quantize_row, its blocks `step` floats apart (a row of a tile:
 // quantize_rows).
 #if defined(__wasm_simd128__)
@@ -398,6 +372,18 @@ inline void nibble_pairs(const uint8_t* values, const float* q_a, v128_t& pairs_
     }
   }
 }
+// pairs_lo, pairs_hi = the int16 pair sums of 4 groups of a block's 8-bit values as stored (from
+// `groups`, 32 bytes a group: columns 0–3, then 4–7) times a row's int8 values of them (the 4 lanes
+// of `row`), by the int8 dot (kQ5's 0…31 and kQ6K's 0…63 fit its 7-bit operand as they are).
+inline void half_pairs(const uint8_t* groups, v128_t row, v128_t& pairs_lo, v128_t& pairs_hi) {
+  pairs_lo = pairs_hi = wasm_i16x8_splat(0);
+  for (int i = 0; i < 4; ++i) {
+    const v128_t a = splat_lane(row, i);
+    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(groups + 32 * i)));
+    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(groups + 32 * i + 16)));
+    keep_in_order(pairs_lo, pairs_hi);
+  }
+}
 #endif
 // sum_lo, sum_hi = Σ_r q_a[r] · q[r][c] over one block, for columns 0–3 and 4–7, as int32; with
 // kDotAdd by the integer dot-add (core/gemm_tuning.h), the same sums.
@@ -451,12 +437,9 @@ inline void block_sums(const uint8_t* block, const float* row_block, v128_t& sum
 #endif
 }
 
-// The sums of half kHalf of a kQ6 or kQ5 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as
-// block_sums'. The relaxed build takes the int8 dot over the values as stored (kQ6's u, 0…63; kQ5's
-// 0…31), as kQ4's: its int16 pairs add up without overflow over kQ5's half (4 · 2 · 127 · 31 =
-// 31496) and over 2 of kQ6's groups (2 · 2 · 127 · 63 = 32004), each run widened once; kQ6's sums
-// then less 32 · Σ q_a of the half (quantize_row), which makes them Σ q_a (u − 32), the plain
-// build's (block_group_at) and the float operations' integers.
+// The sums of half kHalf of a kQ5 block (groups 4 · kHalf … + 3: rows 0–15 or 16–31), as
+// block_sums'. The relaxed build takes the int8 dot over the values as stored (0…31), as kQ4's:
+// its int16 pairs add up without overflow over a half (4 · 2 · 127 · 31 = 31496), widened once.
 template <WeightType T, int kHalf, bool kDotAdd>
 inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_lo, v128_t& sum_hi) {
 #if defined(__wasm_relaxed_simd__)
@@ -471,25 +454,11 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
       keep_in_order(sum_lo, sum_hi);
     }
   } else {
-    constexpr int kRun = T == WeightType::kQ6 ? 2 : 4;  // groups whose int16 pairs add without overflow
-    const v128_t ones = wasm_i16x8_splat(1);           // the widening as kQ8's (a 16-bit dot with ones)
-    for (int first = 0; first < 4; first += kRun) {
-      v128_t pairs_lo = wasm_i16x8_splat(0), pairs_hi = pairs_lo;
-      for (int i = first; i < first + kRun; ++i) {
-        const int g = 4 * kHalf + i;
-        const v128_t a = splat_lane(q_a, i);
-        pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 64 + 32 * g)));
-        pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 80 + 32 * g)));
-        keep_in_order(pairs_lo, pairs_hi);
-      }
-      sum_lo = wasm_i32x4_add(sum_lo, wasm_i32x4_dot_i16x8(pairs_lo, ones));
-      sum_hi = wasm_i32x4_add(sum_hi, wasm_i32x4_dot_i16x8(pairs_hi, ones));
-    }
-  }
-  if constexpr (T == WeightType::kQ6) {
-    const v128_t offset = offset_sum(row_block + kQ6OffsetSums, kHalf);
-    sum_lo = wasm_i32x4_sub(sum_lo, offset);
-    sum_hi = wasm_i32x4_sub(sum_hi, offset);
+    const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
+    v128_t pairs_lo, pairs_hi;
+    half_pairs(block + 64 + 128 * kHalf, q_a, pairs_lo, pairs_hi);
+    sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
+    sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
   }
 #else
   group_sums<T, 4 * kHalf, 4>(block, reinterpret_cast<const int16_t*>(row_block + 2), sum_lo, sum_hi);
@@ -497,7 +466,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
 }
 
 // acc_lo, acc_hi (columns 0–3, 4–7) += (scale · d) · Σ q_a q, the 8 scales at `scales`: a block's
-// (kQ8, kQ4, kQ40) or a half block's (kQ6: block + 32 · half; kQ5: the block's, once a half). The one
+// (kQ8, kQ4, kQ40) or a half block's (kQ5: the block's, once a half). The one
 // place these float operations are written, for decoding and tiles.
 // (scale_lo, scale_hi: the 8 scales loaded; d: the row block's first float, d, in every lane.)
 inline void add_scaled(v128_t& acc_lo, v128_t& acc_hi, v128_t scale_lo, v128_t scale_hi, v128_t d, v128_t sum_lo,
@@ -534,16 +503,16 @@ inline void add_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, cons
 }
 
 // acc_lo, acc_hi += one block of a panel times the row's block: its integer sums, then their float
-// operations (add_block; 6- and 5-bit blocks a half block at a time, each with its scales).
+// operations (add_block; 5-bit blocks a half block at a time, each with the block's scales).
 template <WeightType T, bool kDotAdd>
 inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block, const float* row_block) {
   v128_t sum_lo, sum_hi;  // Σ q_a q of columns 0–3 and 4–7
-  if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {
+  if constexpr (T == WeightType::kQ5) {
     half_sums<T, 0, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
     half_sums<T, 1, kDotAdd>(block, row_block, sum_lo, sum_hi);
-    add_scaled(acc_lo, acc_hi, T == WeightType::kQ6 ? block + 32 : block, row_block, sum_lo, sum_hi);
-    if constexpr (T == WeightType::kQ5) subtract_mins<T>(acc_lo, acc_hi, block, row_block);
+    add_scaled(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
+    subtract_mins<T>(acc_lo, acc_hi, block, row_block);
   } else {
     block_sums<T, kDotAdd>(block, row_block, sum_lo, sum_hi);
     add_block<T>(acc_lo, acc_hi, block, row_block, sum_lo, sum_hi);
@@ -653,15 +622,7 @@ inline void add_q6k_half(v128_t& int_lo, v128_t& int_hi, const uint8_t* block, v
 // (at most 8 · 32 · 127 = 32512), does not, and wrapping arithmetic gives it exactly.
 template <int kHalf>
 inline void q6k_half_pairs(const uint8_t* block, const float* q_a, const float* offsets, v128_t& pairs_lo, v128_t& pairs_hi) {
-  const v128_t row = wasm_v128_load(q_a + 4 * kHalf);
-  pairs_lo = pairs_hi = wasm_i16x8_splat(0);
-  for (int i = 0; i < 4; ++i) {
-    const int g = 4 * kHalf + i;
-    const v128_t a = splat_lane(row, i);
-    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(block + 32 + 32 * g)));
-    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(block + 48 + 32 * g)));
-    keep_in_order(pairs_lo, pairs_hi);
-  }
+  half_pairs(block + 32 + 128 * kHalf, wasm_v128_load(q_a + 4 * kHalf), pairs_lo, pairs_hi);
   const v128_t offset = offset_sum(offsets, kHalf);  // (rows 0–1, rows 2–3) in every column
   pairs_lo = wasm_i16x8_sub(pairs_lo, offset);
   pairs_hi = wasm_i16x8_sub(pairs_hi, offset);
@@ -893,34 +854,28 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
     for (int blk = 0; blk < blocks; ++blk, block += block_bytes(T)) {
       const float* row_block = quantized + blk * step;
       const int16_t* q_a = reinterpret_cast<const int16_t*>(row_block + 2);
-      float scale[16], min[8];  // kQ6: the scales of rows 0–15, then of rows 16–31
-      std::memcpy(scale, block, T == WeightType::kQ6 ? 64 : 32);
+      float scale[8], min[8];
+      std::memcpy(scale, block, sizeof scale);
       if (has_mins(T))
         for (int c = 0; c < 8; ++c) min[c] = block_min(T, block, c);
-      // The block's groups in their stored order (block_q8_byte, block_q6_byte, block_q4_byte), in
+      // The block's groups in their stored order (block_q8_byte, block_q5_byte, block_q4_byte), in
       // plain loops a compiler vectorizes: the element-by-element block_integer() had made the native
-      // suite's GGUF fixtures 15× slower. kQ6 and kQ5 sum each half block (groups 0–3, 4–7) on its own.
+      // suite's GGUF fixtures 15× slower. kQ5 sums each half block (groups 0–3, 4–7) on its own.
       int32_t sum[16] = {};
       for (int g = 0; g < kBlockRows / 4; ++g) {
         const int16_t* a4 = q_a + 4 * g;
         if constexpr (!has_nibbles(T)) {
           const int8_t* q = reinterpret_cast<const int8_t*>(block + block_float_bytes(T) + 32 * g);
-          int32_t* half_sum = sum + (T == WeightType::kQ6 || T == WeightType::kQ5 ? 8 * (g / 4) : 0);
-          if constexpr (T == WeightType::kQ6) {  // u − 32 (block_integer)
-            for (int c = 0; c < 8; ++c)
-              for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * (static_cast<uint8_t>(q[4 * c + i]) - kQ6Offset);
-          } else {
-            for (int c = 0; c < 8; ++c)
-              for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
-          }
+          int32_t* half_sum = sum + (T == WeightType::kQ5 ? 8 * (g / 4) : 0);
+          for (int c = 0; c < 8; ++c)
+            for (int i = 0; i < 4; ++i) half_sum[c] += a4[i] * q[4 * c + i];
         } else {
           add_nibble_group(sum, block + block_float_bytes(T) + 16 * g, a4);
         }
       }
       for (int c = 0; c < 8; ++c) {
         acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[c]);
-        if (T == WeightType::kQ6 || T == WeightType::kQ5)
-          acc[c] += (scale[T == WeightType::kQ6 ? 8 + c : c] * row_block[0]) * static_cast<float>(sum[8 + c]);
+        if (T == WeightType::kQ5) acc[c] += (scale[c] * row_block[0]) * static_cast<float>(sum[8 + c]);
         if (has_mins(T)) acc[c] -= min[c] * row_block[1];
       }
     }
@@ -935,11 +890,11 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
 // read once for the R rows), then add_block's float operations, with c as the accumulator in
 // memory (the sums take the registers). The sums:
 // - where integer_dot_add() (core/gemm_tuning.h), the integer dot-add (tile_sums);
-// - relaxed build, 4-, 5- and 6-bit blocks: the int8 dot (tile_sums);
+// - relaxed build, 4- and 5-bit blocks: the int8 dot (tile_sums);
 // - otherwise 16-bit dots into int32, as block_sums (the relaxed dot takes |q_a| and moves the
 //   sign per row onto 8-bit values: 6 more operations a group and row than the 16-bit dot).
-// kQ6's and kQ5's per half block, each half added to c with its scales before the next (then
-// kQ5's mins), as block_row adds them.
+// kQ5's per half block, each half added to c with the block's scales before the next, then its
+// mins, as block_row adds them.
 // Called only through block_tile_of_height()'s pointers, as tile() (gemm_tiles.h) is, and for the
 // same reason: inlined, its loops would be nested in its callers', and V8 would unroll them.
 #if defined(__wasm_simd128__)
@@ -1009,27 +964,15 @@ inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&p
   });
 }
 #endif
-// sum[r] −= the offset sums of row r of a kQ6 tile for half kHalf (kTileOffsetSums): its sums
-// over the stored u become Σ q_a (u − 32), as half_sums' (F: tile_block_floats).
-template <int R, int F, int kHalf>
-inline void subtract_offset_sums(const float* a_block, v128_t (&sum)[R][2]) {
-  for (int r = 0; r < R; ++r) {
-    const v128_t offset = offset_sum(a_block + r * F + kTileOffsetSums, kHalf);
-    sum[r][0] = wasm_i32x4_sub(sum[r][0], offset);
-    sum[r][1] = wasm_i32x4_sub(sum[r][1], offset);
-  }
-}
 // sum[r] = the int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of one block:
 // with kDotAdd by the integer dot-add (8-bit values with the sign moved, as decoding's; the others
-// as stored); otherwise in the relaxed build over 4-, 5- and 6-bit blocks by the int8 dot, its int16
+// as stored); otherwise in the relaxed build over 4- and 5-bit blocks by the int8 dot, its int16
 // pairs added as int16 (kQ4 over a whole block: 8 · 2 · 127 · 15 = 30480; kQ5 over half of one:
-// 4 · 2 · 127 · 31 = 31496; kQ6 over 2 groups: 2 · 2 · 127 · 63 = 32004) and widened once a run;
-// otherwise tile_group_sums' 16-bit dots. kQ6's sums over its stored u less the offset sums. The
-// same sums each way.
+// 4 · 2 · 127 · 31 = 31496) and widened once; otherwise tile_group_sums' 16-bit dots. The same
+// sums each way.
 template <WeightType T, int R, int kFirst, int kGroups, bool kDotAdd>
 inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
 #if defined(__wasm_relaxed_simd__)
-  constexpr int F = tile_block_floats<T>();
   if constexpr (kDotAdd) {
     for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = wasm_i32x4_splat(0);
     for_each_group<T, int8_t, kFirst, kGroups>(block, a_block, [&](const uint8_t* group, const int8_t* rows) {
@@ -1048,28 +991,22 @@ inline void tile_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[
         }
       }
     });
-    if constexpr (T == WeightType::kQ6) subtract_offset_sums<R, F, kFirst / 4>(a_block, sum);
     return;
   }
   if constexpr (tile_reads_int8<T>()) {
-    constexpr int kRun = T == WeightType::kQ6 ? 2 : kGroups;  // groups whose int16 pairs add without overflow
-    for (int first = kFirst; first < kFirst + kGroups; first += kRun) {
-      v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
-      tile_pairs_at<T, R, kRun>(block + block_float_bytes(T) + block_group_bytes(T) * first,
-                                reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * first, pairs);
-      for (int r = 0; r < R; ++r) {
-        const v128_t lo = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]), hi = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
-        sum[r][0] = first == kFirst ? lo : wasm_i32x4_add(sum[r][0], lo);
-        sum[r][1] = first == kFirst ? hi : wasm_i32x4_add(sum[r][1], hi);
-      }
+    v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs
+    tile_pairs_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
+                                 reinterpret_cast<const int8_t*>(a_block + kTileQFloats) + 4 * kFirst, pairs);
+    for (int r = 0; r < R; ++r) {
+      sum[r][0] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][0]);
+      sum[r][1] = wasm_i32x4_extadd_pairwise_i16x8(pairs[r][1]);
     }
-    if constexpr (T == WeightType::kQ6) subtract_offset_sums<R, F, kFirst / 4>(a_block, sum);
     return;
   }
 #endif
   tile_group_sums<T, R, kFirst, kGroups>(block, a_block, sum);
 }
-// c's R rows += a kQ6 or kQ5 half block's sums, with that half's scales (at `scales`): add_scaled
+// c's R rows += a kQ5 half block's sums, with the block's scales (at `scales`): add_scaled
 // (F: tile_block_floats).
 template <int R, int F>
 inline void tile_add(float* c, int64_t ldc, const uint8_t* scales, const float* a_block, const v128_t (&sum)[R][2]) {
@@ -1134,7 +1071,7 @@ inline void q4k_tile_add(float* c, int64_t ldc, const uint8_t* super, const floa
 template <int R, int kHalf>
 inline void q6k_tile_half(const uint8_t* block, const float* a_super, int j, v128_t (&ints)[R][2]) {
   constexpr WeightType T = WeightType::kQ6K;
-  constexpr int F = tile_block_floats<T>();
+  [[maybe_unused]] constexpr int F = tile_block_floats<T>();  // (the relaxed build's offsets)
   const uint8_t* groups = block + block_float_bytes(T) + block_group_bytes(T) * 4 * kHalf;
 #if defined(__wasm_relaxed_simd__)
   v128_t pairs[R][2];  // wrapping int16 sums, exact once less the offsets (q6k_half_pairs)
@@ -1199,20 +1136,18 @@ void block_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
   for (const uint8_t* end = block + int64_t{blocks} * block_bytes(T); block < end;
        block += block_bytes(T), a_block += R * tile_block_floats<T>()) {
     v128_t sum[R][2];
-    if constexpr (T == WeightType::kQ6 || T == WeightType::kQ5) {  // a half block at a time, each added with its scales
+    if constexpr (T == WeightType::kQ5) {  // a half block at a time, each added with the block's scales
       tile_sums<T, R, 0, 4, kDotAdd>(block, a_block, sum);
       tile_add<R, tile_block_floats<T>()>(c, ldc, block, a_block, sum);
       tile_sums<T, R, 4, 4, kDotAdd>(block, a_block, sum);
-      tile_add<R, tile_block_floats<T>()>(c, ldc, T == WeightType::kQ6 ? block + 32 : block, a_block, sum);
-      if constexpr (T == WeightType::kQ5) {
-        v128_t min_lo, min_hi;  // once for the R rows
-        load_block_mins(T, block, min_lo, min_hi);
-        for (int r = R - 1; r >= 0; --r) {
-          v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
-          subtract_mins(lo, hi, min_lo, min_hi, splat_lane(wasm_v128_load(a_block + r * tile_block_floats<T>()), 1));
-          wasm_v128_store(c + r * ldc, lo);
-          wasm_v128_store(c + r * ldc + 4, hi);
-        }
+      tile_add<R, tile_block_floats<T>()>(c, ldc, block, a_block, sum);
+      v128_t min_lo, min_hi;  // once for the R rows
+      load_block_mins(T, block, min_lo, min_hi);
+      for (int r = R - 1; r >= 0; --r) {
+        v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
+        subtract_mins(lo, hi, min_lo, min_hi, splat_lane(wasm_v128_load(a_block + r * tile_block_floats<T>()), 1));
+        wasm_v128_store(c + r * ldc, lo);
+        wasm_v128_store(c + r * ldc + 4, hi);
       }
       continue;
     }

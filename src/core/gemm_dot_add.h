@@ -23,7 +23,7 @@ std::atomic<int> g_dot_add_override{-1};  // -1: as measured
 #if defined(__wasm_relaxed_simd__)
 constexpr int kDotAddRounds = 7, kDotAddRepeats = 8;
 constexpr size_t kOutFloats = 5 * 203;  // the largest n · N of measure_dot_add's products
-constexpr WeightType kDotAddTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40};
+constexpr WeightType kDotAddTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ5, WeightType::kQ40};
 
 uint32_t next_bits(uint64_t& state) {
   state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -33,17 +33,15 @@ uint32_t next_bits(uint64_t& state) {
 // A K × N matrix of random blocks of type t, the extremes of each type's values among them.
 std::vector<uint8_t> random_blocks(WeightType t, int K, int N, uint64_t& state) {
   std::vector<uint8_t> bytes(static_cast<size_t>(block_matrix_bytes(t, K, N)));
-  const int lowest = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6 ? -32 : 0;
-  const int count = t == WeightType::kQ8 ? 255 : t == WeightType::kQ6 ? 64 : t == WeightType::kQ5 ? 32 : 16;
+  const int lowest = t == WeightType::kQ8 ? -127 : 0;
+  const int count = t == WeightType::kQ8 ? 255 : t == WeightType::kQ5 ? 32 : 16;
   for (int j = 0; j < N; ++j)
     for (int k = 0; k < K; k += kBlockRows) {
       int q[kBlockRows];
       for (int r = 0; r < kBlockRows; ++r) q[r] = lowest + static_cast<int>(next_bits(state) % count);
       q[0] = lowest, q[1] = lowest + count - 1;
-      const float scales[2] = {0.01f + 0.001f * (next_bits(state) % 16), 0.02f};
-      uint8_t* block = bytes.data() + block_offset(t, k, j, K);
-      if (t == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
-      else write_block_column(t, block, j % 8, scales[0], scales[1], q);
+      const float scale = 0.01f + 0.001f * (next_bits(state) % 16);
+      write_block_column(t, bytes.data() + block_offset(t, k, j, K), j % 8, scale, 0.02f, q);
     }
   return bytes;
 }

@@ -243,8 +243,8 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
       case ggml::Regrouping::kFour:  // Q4_K keeps its integer scales (core/blocks.h, kQ4K), Q4_0 no mins (kQ40)
         if (stored == ggml::kQ4_0) return WeightType::kQ40;
         return stored == ggml::kQ4_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ4K : WeightType::kQ4;
-      case ggml::Regrouping::kSix:  // Q6_K keeps its integer scales (core/blocks.h, kQ6K)
-        return p.spec.rows % kSuperRows == 0 ? WeightType::kQ6K : WeightType::kQ6;
+      case ggml::Regrouping::kSix:  // Q6_K keeps its integer scales (core/blocks.h, kQ6K); GGUF's rows are whole super-blocks
+        return p.spec.rows % kSuperRows == 0 ? WeightType::kQ6K : WeightType::kF32;
       case ggml::Regrouping::kFive: return WeightType::kQ5;
       default: return WeightType::kF32;
     }
@@ -393,7 +393,7 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
       std::fill(stage->floats.begin(), stage->floats.end(), 0.0f);
     }
   }
-  thread_local std::vector<float> scales;  // [K/32] (kQ6: [K/16]) and mins [K/32]
+  thread_local std::vector<float> scales;  // [K/32] and mins [K/32] (Q6_K's d · sc: [K/16], both halves)
   scales.resize(static_cast<size_t>(2 * blocks));
   float* mins = scales.data() + blocks;
   const int c = static_cast<int>(column % 8);
@@ -432,8 +432,8 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
   store_block_values(dest.type, q, K);
   float* floats = stage->floats.data();
   for (int64_t b = 0; b < blocks && !has_super_blocks(dest.type); ++b) {
-    floats[b * per_block + c] = dest.type == WeightType::kQ6 ? scales[2 * b] : scales[b];
-    if (per_block == 16) floats[b * per_block + 8 + c] = dest.type == WeightType::kQ6 ? scales[2 * b + 1] : mins[b];
+    floats[b * per_block + c] = scales[b];
+    if (per_block == 16) floats[b * per_block + 8 + c] = mins[b];
   }
   if (++stage->filled < columns) return;
   uint8_t* out = s.dest->bytes.data() + block_offset(dest.type, 0, 8 * panel, K);  // a panel's blocks are consecutive

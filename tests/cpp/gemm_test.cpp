@@ -26,7 +26,6 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kBF16: return "BF16";
     case WeightType::kQ8: return "Q8";
     case WeightType::kQ4: return "Q4";
-    case WeightType::kQ6: return "Q6";
     case WeightType::kQ5: return "Q5";
     case WeightType::kQ4K: return "Q4K";
     case WeightType::kQ40: return "Q40";
@@ -270,9 +269,8 @@ TEST(Gemm, OneRowOverPanelsSameBitsAtEveryThreadCount) {
 }
 
 // A random K × N matrix of blocks (K a multiple of 32), each value checked against the format's
-// definition (the product, then the difference; kQ6: a scale for rows 0–15 and one for 16–31), and
-// the same values as float32 panels. `q_of` makes the integers (random by default: −127…127,
-// 0…15, −32…31, 0…31).
+// definition (the product, then the difference), and the same values as float32 panels. `q_of`
+// makes the integers (random by default: −127…127, 0…15, −32…31, 0…31).
 struct RandomBlocks {
   std::vector<uint8_t> blocks;
   std::vector<float> f32;
@@ -328,21 +326,16 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
       for (int r = 0; r < kBlockRows; ++r)
         q[r] = q_of ? q_of(rng, r)
                : type == WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127
-               : type == WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
                : type == WeightType::kQ5 ? static_cast<int>(rng() % 32)
                                          : static_cast<int>(rng() % 16);
       // kQ40's min is Q4_0's 8 · d (not stored)
       const float scale = 0.05f * normal(rng);
       const float min = type == WeightType::kQ40 ? 8.0f * scale : has_mins(type) ? 0.2f * normal(rng) : 0.0f;
-      const float scales[2] = {scale, 0.05f * normal(rng)};
       uint8_t* block = m.blocks.data() + block_offset(type, k0, j, K);
-      if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
-      else write_block_column(type, block, j % 8, scale, min, q);
+      write_block_column(type, block, j % 8, scale, min, q);
       for (int r = 0; r < kBlockRows; ++r) {
         const float value = block_element(type, block, r, j % 8, 0);
-        const float defined = has_mins(type)            ? scale * static_cast<float>(q[r]) - min
-                              : type == WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r])
-                                                        : scale * static_cast<float>(q[r]);
+        const float defined = has_mins(type) ? scale * static_cast<float>(q[r]) - min : scale * static_cast<float>(q[r]);
         EXPECT_EQ(value, defined);
         m.f32[panel_index(k0 + r, j, K)] = value;
       }
@@ -354,7 +347,7 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
 // blocks to 8 bits (d = max |a| / 127 and q_a = a · (1/d) rounded to nearest, ties to even, both
 // in float32 as the quantizer computes them), then bias + Σ_blocks d · scale · Σ q_a q − min · d Σ q_a
 // (the quantized row's sum, as llama.cpp's Q8_1 keeps it: the exact product of the quantized row);
-// kQ6's scale is the one of the row's 16 (bytes 0–31: rows 0–15, 32–63: rows 16–31); kQ40's values
+// kQ40's values
 // are Q4_0's d · (q − 8), summed as llama.cpp's Q4_0 products do: d · d_a Σ q_a (q − 8).
 // `magnitude`: the sum of the terms' sizes, which bounds float32's rounding of them; `exact_bound`:
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
@@ -411,7 +404,7 @@ Quantized quantized_reference(WeightType type, const uint8_t* blocks, const floa
     double q_sum = 0;
     for (int r = 0; r < kBlockRows; ++r) {
       float scale;
-      std::memcpy(&scale, block + 4 * (j % 8) + (type == WeightType::kQ6 ? 32 * (r / 16) : 0), 4);
+      std::memcpy(&scale, block + 4 * (j % 8), 4);
       const double q_a = d > 0 ? std::nearbyint(double(row[k0 + r] * (1.0f / d))) : 0.0;
       const int q = block_integer(type, block, r, j % 8);
       out.value += double(scale) * d * q_a * (q - offset);
@@ -435,8 +428,8 @@ std::vector<int> depths_of(WeightType type, std::initializer_list<int> depths) {
   }
   return out;
 }
-constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ4K,
-                                      WeightType::kQ40, WeightType::kQ6K};
+constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ5, WeightType::kQ4K, WeightType::kQ40,
+                                      WeightType::kQ6K};
 
 // Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
@@ -598,16 +591,13 @@ TEST(Gemm, IntegerTilesAtTheirEdges) {
 // and values either side of them; in decoding's row and in tiles, every block type that has a 1.
 TEST(Gemm, RowsQuantizeToNearestTiesToEven) {
   constexpr int K = kBlockRows, N = kBlockRows;
-  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40}) {
+  for (const WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ5, WeightType::kQ40}) {
     std::vector<uint8_t> blocks(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
     for (int j = 0; j < N; ++j) {
       int q[kBlockRows] = {};
       if (type == WeightType::kQ40) std::fill(q, q + kBlockRows, 8);  // Q4_0's 0: q − 8
       q[j] += 1;
-      uint8_t* block = blocks.data() + block_offset(type, 0, j, K);
-      const float scales[2] = {1.0f, 1.0f};
-      if (type == WeightType::kQ6) write_q6_block_column(block, j % 8, scales, q);
-      else write_block_column(type, block, j % 8, 1.0f, 0.0f, q);
+      write_block_column(type, blocks.data() + block_offset(type, 0, j, K), j % 8, 1.0f, 0.0f, q);
     }
     const MatrixRef in_blocks{blocks.data(), type, K, true};
     for (const float largest : {127.0f, -127.0f, 63.5f}) {
@@ -703,22 +693,17 @@ void expect_rows_of_one_value(WeightType type, const RandomBlocks& m, int K, int
   }
 }
 
-// kQ6 and kQ5 blocks at their extremes: every value at an end of −32…31 (0…31), or alternating,
-// against rows of one value (every q_a ±127), where the relaxed build's int16 sums come closest to
-// overflowing (kQ6's stored u = q + 32 over 2 groups: 2 · 2 · 127 · 63 = 32004; kQ5's over a half
-// block: 4 · 2 · 127 · 31 = 31496); tiles and rows alike, and the float64 transcription. Values outside the range, which no
-// Q6_K (Q5_K, Q5_1) block holds, are clamped when written.
-TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
+// kQ5 blocks at their extremes: every value at an end of 0…31, or alternating, against rows of one
+// value (every q_a ±127), where the relaxed build's int16 sums over a half block come closest to
+// overflowing (4 · 2 · 127 · 31 = 31496); tiles and rows alike, and the float64 transcription.
+// Values outside the range, which no Q5_K (Q5_1) block holds, are clamped when written.
+TEST(Gemm, FiveBitBlocksAtTheirExtremes) {
   std::mt19937 rng(67);
   const int K = 96, N = 19;
-  int (*const six[])(std::mt19937&, int) = {
-      [](std::mt19937&, int) { return -32; }, [](std::mt19937&, int) { return 31; },
-      [](std::mt19937&, int r) { return r % 2 ? -32 : 31; }, [](std::mt19937&, int r) { return r < 16 ? -32 : 31; }};
   int (*const five[])(std::mt19937&, int) = {
       [](std::mt19937&, int) { return 31; }, [](std::mt19937&, int) { return 0; },
       [](std::mt19937&, int r) { return r % 2 ? 0 : 31; }, [](std::mt19937&, int r) { return r < 16 ? 0 : 31; }};
-  for (const WeightType type : {WeightType::kQ6, WeightType::kQ5})
-    for (auto* pattern : type == WeightType::kQ6 ? six : five) expect_rows_of_one_value(type, random_blocks(type, K, N, rng, pattern), K, N);
+  for (auto* pattern : five) expect_rows_of_one_value(WeightType::kQ5, random_blocks(WeightType::kQ5, K, N, rng, pattern), K, N);
   std::vector<uint8_t> five_bits(static_cast<size_t>(block_bytes(WeightType::kQ5)), 0);
   int outside[kBlockRows];
   for (int r = 0; r < kBlockRows; ++r) outside[r] = r % 3 == 0 ? -5 : r % 3 == 1 ? 40 : r;
@@ -727,16 +712,6 @@ TEST(Gemm, SixAndFiveBitBlocksAtTheirExtremes) {
     const int want = r % 3 == 0 ? 0 : r % 3 == 1 ? 31 : r;
     EXPECT_EQ(block_integer(WeightType::kQ5, five_bits.data(), r, 6), want) << r;
     EXPECT_EQ(block_element(WeightType::kQ5, five_bits.data(), r, 6, 0), 0.5f * static_cast<float>(want) - 0.25f) << r;
-  }
-  std::vector<uint8_t> block(static_cast<size_t>(block_bytes(WeightType::kQ6)), 0);
-  int q[kBlockRows];
-  for (int r = 0; r < kBlockRows; ++r) q[r] = r % 3 == 0 ? -40 : r % 3 == 1 ? 40 : r - 16;
-  const float scales[2] = {0.5f, -0.25f};
-  write_q6_block_column(block.data(), 3, scales, q);
-  for (int r = 0; r < kBlockRows; ++r) {
-    const int want = r % 3 == 0 ? -32 : r % 3 == 1 ? 31 : r - 16;
-    EXPECT_EQ(block_integer(WeightType::kQ6, block.data(), r, 3), want) << r;
-    EXPECT_EQ(block_element(WeightType::kQ6, block.data(), r, 3, 0), (r < 16 ? 0.5f : -0.25f) * static_cast<float>(want)) << r;
   }
 }
 

@@ -307,15 +307,15 @@ TEST(GgmlTypes, Q6KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
 
 // The loader writes a panel's blocks whole (write_block_panel, from values made by
 // store_block_values): the same bytes as writing each column into a zeroed block, which is how the
-// blocks' layout is defined (write_block_column, write_q6_block_column), for values at and past
-// each type's limits (kQ8's −128, kQ6's −40…40, kQ5's −5…40).
+// blocks' layout is defined (write_block_column), for values at and past each type's limits (kQ8's
+// −128, kQ5's −5…40).
 TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
   using mh::WeightType;
   std::mt19937 rng(907);
-  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ6, WeightType::kQ5, WeightType::kQ40}) {
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4, WeightType::kQ5, WeightType::kQ40}) {
     for (int trial = 0; trial < 50; ++trial) {
       const bool nibbles = mh::has_nibbles(type);
-      const int lo = type == WeightType::kQ8 ? -128 : nibbles ? 0 : type == WeightType::kQ5 ? -5 : -40;
+      const int lo = type == WeightType::kQ8 ? -128 : nibbles ? 0 : -5;
       const int hi = type == WeightType::kQ8 ? 127 : nibbles ? 15 : 40;
       int q[8][mh::kBlockRows];
       float floats[16];
@@ -323,14 +323,7 @@ TEST(GgmlTypes, WholePanelsAreTheirColumnsBytes) {
         for (int& v : column) v = lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
       for (float& f : floats) f = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000), -7);
       std::vector<uint8_t> by_column(static_cast<size_t>(mh::block_bytes(type)), 0), whole(by_column.size(), 0xA5);
-      for (int c = 0; c < 8; ++c) {
-        if (type == WeightType::kQ6) {
-          const float scales[2] = {floats[c], floats[8 + c]};
-          mh::write_q6_block_column(by_column.data(), c, scales, q[c]);
-        } else {
-          mh::write_block_column(type, by_column.data(), c, floats[c], floats[8 + c], q[c]);
-        }
-      }
+      for (int c = 0; c < 8; ++c) mh::write_block_column(type, by_column.data(), c, floats[c], floats[8 + c], q[c]);
       const int64_t stride = 40;  // columns apart in memory, as in the loader's [8][K] stage
       std::vector<int8_t> staged(8 * stride);
       for (int c = 0; c < 8; ++c)

@@ -189,10 +189,12 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
 // A matrix kept in blocks (core/blocks.h) reads as the float32 matrix of its values everywhere a
 // tensor is read element- or row-wise: an element (a tied embedding's lookup), rows widened (value
 // norms, contributions), rows zeroed (a head switched off), and the panels a product reads.
+// kQ4K's and kQ6K's values are Q4_K's and Q6_K's (d · sc) · q − dmin · m and (d · sc) · q.
 TEST(Tensor, BlocksReadAsTheirValues) {
   std::mt19937 rng(5);
-  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ6, mh::WeightType::kQ40}) {
-    const int64_t rows = 96, cols = 21;
+  for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ40, mh::WeightType::kQ4K,
+                                    mh::WeightType::kQ6K}) {
+    const int64_t rows = mh::has_super_blocks(type) ? 512 : 96, cols = 21;
     mh::Tensor t;
     t.type = type;
     t.rows = rows;
@@ -200,23 +202,38 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     t.panels = true;
     t.bytes.assign(static_cast<size_t>(t.stored_bytes()), 0);
     std::vector<float> values(static_cast<size_t>(rows * cols));
-    for (int64_t c = 0; c < cols; ++c)
-      for (int64_t k0 = 0; k0 < rows; k0 += mh::kBlockRows) {
-        int q[mh::kBlockRows];
-        for (int& v : q)
-          v = type == mh::WeightType::kQ8   ? static_cast<int>(rng() % 255) - 127
-              : type == mh::WeightType::kQ6 ? static_cast<int>(rng() % 64) - 32
-                                            : static_cast<int>(rng() % 16);
-        const float scale = 0.01f * static_cast<float>(rng() % 100 + 1);
-        const float min = type == mh::WeightType::kQ4 ? 0.05f : type == mh::WeightType::kQ40 ? 8.0f * scale : 0.0f;  // Q4_0's 8 · d
-        const float scales[2] = {scale, -0.5f * scale};  // kQ6: rows 0–15, 16–31
-        uint8_t* block = t.bytes.data() + mh::block_offset(type, k0, c, rows);
-        if (type == mh::WeightType::kQ6) mh::write_q6_block_column(block, static_cast<int>(c % 8), scales, q);
-        else mh::write_block_column(type, block, static_cast<int>(c % 8), scale, min, q);
-        for (int r = 0; r < mh::kBlockRows; ++r)
-          values[static_cast<size_t>((k0 + r) * cols + c)] =
-              type == mh::WeightType::kQ6 ? scales[r / 16] * static_cast<float>(q[r]) : scale * static_cast<float>(q[r]) - min;
-      }
+    const auto value_at = [&](int64_t k, int64_t c) -> float& { return values[static_cast<size_t>(k * cols + c)]; };
+    for (int64_t c = 0; c < cols; ++c) {
+      const int column = static_cast<int>(c % 8);
+      if (type == mh::WeightType::kQ4K)
+        for (int64_t k0 = 0; k0 < rows; k0 += mh::kSuperRows) {
+          int q[mh::kSuperRows], sc[mh::kSuperBlocks], m[mh::kSuperBlocks];
+          for (int& v : q) v = static_cast<int>(rng() % 16);
+          for (int j = 0; j < mh::kSuperBlocks; ++j) sc[j] = static_cast<int>(rng() % 64), m[j] = static_cast<int>(rng() % 64);
+          const float d = 0.001f * static_cast<float>(rng() % 100 + 1), dmin = 0.002f * static_cast<float>(rng() % 100);
+          mh::write_q4k_column(t.bytes.data() + mh::block_offset(type, k0, c, rows), column, d, dmin, sc, m, q);
+          for (int r = 0; r < mh::kSuperRows; ++r)
+            value_at(k0 + r, c) = (d * static_cast<float>(sc[r / 32])) * static_cast<float>(q[r]) - dmin * static_cast<float>(m[r / 32]);
+        }
+      else if (type == mh::WeightType::kQ6K)
+        for (int64_t k0 = 0; k0 < rows; k0 += mh::kSuperRows) {
+          int q[mh::kSuperRows], sc[2 * mh::kSuperBlocks];
+          for (int& v : q) v = static_cast<int>(rng() % 64) - 32;
+          for (int& v : sc) v = static_cast<int>(rng() % 256) - 128;
+          const float d = 0.0001f * static_cast<float>(rng() % 100 + 1);
+          mh::write_q6k_column(t.bytes.data() + mh::block_offset(type, k0, c, rows), column, d, sc, q);
+          for (int r = 0; r < mh::kSuperRows; ++r) value_at(k0 + r, c) = (d * static_cast<float>(sc[r / 16])) * static_cast<float>(q[r]);
+        }
+      else
+        for (int64_t k0 = 0; k0 < rows; k0 += mh::kBlockRows) {
+          int q[mh::kBlockRows];
+          for (int& v : q) v = type == mh::WeightType::kQ8 ? static_cast<int>(rng() % 255) - 127 : static_cast<int>(rng() % 16);
+          const float scale = 0.01f * static_cast<float>(rng() % 100 + 1);
+          const float min = type == mh::WeightType::kQ4 ? 0.05f : type == mh::WeightType::kQ40 ? 8.0f * scale : 0.0f;  // Q4_0's 8 · d
+          mh::write_block_column(type, t.bytes.data() + mh::block_offset(type, k0, c, rows), column, scale, min, q);
+          for (int r = 0; r < mh::kBlockRows; ++r) value_at(k0 + r, c) = scale * static_cast<float>(q[r]) - min;
+        }
+    }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(t.at(r, c), values[static_cast<size_t>(r * cols + c)]) << r << " " << c;
     std::vector<float> widened(static_cast<size_t>(40 * cols));
@@ -232,8 +249,12 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     t.find_finite();
     EXPECT_TRUE(t.known_finite);
     const float inf = INFINITY;
-    // The last of the block's floats: kQ4's last min, kQ6's last scale of rows 16–31, kQ8's and kQ40's last scale.
-    std::memcpy(t.bytes.data() + mh::block_offset(type, 64, 16, rows) + mh::block_float_bytes(type) - 4, &inf, 4);
+    // The last of the block's floats: kQ4's last min, kQ8's and kQ40's last scale; kQ4K's and kQ6K's d
+    // of column 3 (the first block of panel 2's second super-block).
+    uint8_t* floats = t.bytes.data() + mh::block_offset(type, mh::has_super_blocks(type) ? 256 : 64, 16, rows);
+    if (type == mh::WeightType::kQ4K) std::memcpy(mh::q4k_meta(floats, 12), &inf, 4);
+    else if (type == mh::WeightType::kQ6K) std::memcpy(mh::q6k_d(floats, 0) + 12, &inf, 4);
+    else std::memcpy(floats + mh::block_float_bytes(type) - 4, &inf, 4);
     t.find_finite();
     EXPECT_FALSE(t.known_finite);
   }

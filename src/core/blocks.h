@@ -9,16 +9,20 @@
 //        a 32-byte share of the super-block's floats and integer scales, then kQ4's 128 bytes of values
 //        (uint8 q[8 groups][4][4 rows]): 160 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c],
 //        Q4_K's own (q4k_meta: d, dmin, the 6-bit sc and m).
+//   kQ5K: kQ4K's with a fifth bit: block j of a super-block holds its 32-byte share (the same as kQ4K's),
+//        then 8 groups of 20 bytes: kQ4K's 16 bytes of nibbles, then 4 bytes of fifth bits (byte i: row
+//        4g + i, bit c: column c): 192 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c], q 0…31,
+//        Q5_K's own.
 //   kQ40: float scale[8]; uint8 q[8 groups][4][4 rows] (kQ4's)   value = scale[c] · q − 8 · scale[c]   160 bytes
 //        (Q4_0's d · (q − 8): its min is 8 · d, exact in float32, so it is not stored)
 //   kQ6K: 8 consecutive blocks make a super-block, as Q6_K's: block j of it holds int8 sc[2 halves][8], a
 //        16-byte share of the super-block's floats (q6k_d: float d[8] in blocks 0 and 1), then 256
 //        bytes of u[8 groups][8 columns][4 rows]: 288 bytes. u within 0…63 is Q6_K's own 6-bit value,
 //        stored as it is; value = (d[c] · sc[r / 16][c]) · (u − 32), Q6_K's own.
-// — 1.125, 0.75, 1.25, 0.625, 0.625 and 1.125 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
+// — 1.125, 0.75, 1.25, 0.625, 0.625, 1.125 and 0.75 bytes a weight. A group is 4 rows: a column's 4 values side by side are what
 // i32x4.dot_i16x8_s sums in two lanes and relaxed SIMD's int8 dot in one after a widening add (gemm.cpp, block_row).
-// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 becomes kQ40, Q4_1 becomes kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6K, Q5_1
-// and Q5_K become kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
+// GGUF's Q8_0 and Q5_0 become kQ8, Q4_0 becomes kQ40, Q4_1 becomes kQ4, Q4_K becomes kQ4K, Q6_K becomes kQ6K, Q5_K
+// becomes kQ5K, Q5_1 becomes kQ5, without a change of value: the product and then the difference in float32 are what ggml's dequantization
 // computes (Q6_K's (d · sc) · (q − 32): the scale is d · sc). K (the rows) is a whole number of blocks.
 #pragma once
 
@@ -35,17 +39,19 @@ namespace mh {
 
 constexpr int kBlockRows = 32;
 
-constexpr int kSuperRows = 256, kSuperBlocks = kSuperRows / kBlockRows;  // kQ4K's and kQ6K's super-block
+constexpr int kSuperRows = 256, kSuperBlocks = kSuperRows / kBlockRows;  // kQ4K's, kQ5K's and kQ6K's super-block
 
 constexpr bool is_block_type(WeightType t) {
   return t == WeightType::kQ8 || t == WeightType::kQ4 || t == WeightType::kQ5 || t == WeightType::kQ4K ||
-         t == WeightType::kQ40 || t == WeightType::kQ6K;
+         t == WeightType::kQ40 || t == WeightType::kQ6K || t == WeightType::kQ5K;
 }
+// The types with Q4_K's (and Q5_K's) super-block floats and integer scales and mins (q4k_meta).
+constexpr bool has_q4k_meta(WeightType t) { return t == WeightType::kQ4K || t == WeightType::kQ5K; }
 // The types whose blocks make super-blocks of 256 rows, with integer scales and floats once a super-block.
-constexpr bool has_super_blocks(WeightType t) { return t == WeightType::kQ4K || t == WeightType::kQ6K; }
+constexpr bool has_super_blocks(WeightType t) { return has_q4k_meta(t) || t == WeightType::kQ6K; }
 constexpr int64_t block_bytes(WeightType t) {
   return t == WeightType::kQ8 || t == WeightType::kQ6K ? 288
-         : t == WeightType::kQ4                        ? 192
+         : t == WeightType::kQ4 || t == WeightType::kQ5K ? 192
          : t == WeightType::kQ4K || t == WeightType::kQ40 ? 160
                                                           : 320;
 }
@@ -57,33 +63,41 @@ constexpr bool has_mins(WeightType t) { return stores_mins(t) || t == WeightType
 constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K || t == WeightType::kQ40; }
 // The types whose stored values are unsigned (0…15, 0…31, kQ6K's 0…63): what relaxed SIMD's int8 dot
 // takes as its 7-bit operand as they are, where signed 8-bit values need a sign moved first.
-constexpr bool has_unsigned_values(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6K; }
+constexpr bool has_unsigned_values(WeightType t) {
+  return has_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6K || t == WeightType::kQ5K;
+}
 // kQ6K's offset: Q6_K's value is (d · sc) · (u − 32), and the block stores u.
 constexpr int kQ6Offset = 32;
-// The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or kQ4K's and kQ6K's share.
+// The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or the super-block types' share.
 constexpr int block_float_bytes(WeightType t) { return stores_mins(t) ? 64 : 32; }
 // The rows a matrix of type t has a whole number of (and a product's K): kQ4K's and kQ6K's super-blocks.
 constexpr int type_rows(WeightType t) { return has_super_blocks(t) ? kSuperRows : kBlockRows; }
-// Which block of its super-block holds row k (kQ4K, kQ6K; 0 for the other types, whose blocks stand alone).
+// Which block of its super-block holds row k (kQ4K, kQ5K, kQ6K; 0 for the other types, whose blocks stand alone).
 inline int block_in_super(WeightType t, int64_t k) { return has_super_blocks(t) ? static_cast<int>(k / kBlockRows % kSuperBlocks) : 0; }
 
-// kQ4K: byte x (< 256) of a super-block's shares, the 8 blocks' first 32 bytes, from its first block:
+// kQ4K, kQ5K (t): byte x (< 256) of a super-block's shares, the 8 blocks' first 32 bytes, from its first block:
 //   0–31 float d[8]; 32–63 float dmin[8];
 //   64 + 16p + 8h + 2i + e: uint8 m[2p + e][4h + i] (p < 4: sub-blocks 2p, 2p + 1 side by side for the
 //     columns 4h … 4h + 3: what a 16-bit dot with two sub-blocks' row sums takes, widened);
 //   128 + 16j + 2c + e: uint8 sc[j][c] (twice: a 16-bit dot with sub-block j's int16 pairs takes it, widened).
-inline uint8_t* q4k_meta(uint8_t* super, int x) { return super + block_bytes(WeightType::kQ4K) * (x / 32) + x % 32; }
-inline const uint8_t* q4k_meta(const uint8_t* super, int x) { return super + block_bytes(WeightType::kQ4K) * (x / 32) + x % 32; }
+inline uint8_t* q4k_meta(uint8_t* super, int x, WeightType t = WeightType::kQ4K) { return super + block_bytes(t) * (x / 32) + x % 32; }
+inline const uint8_t* q4k_meta(const uint8_t* super, int x, WeightType t = WeightType::kQ4K) {
+  return super + block_bytes(t) * (x / 32) + x % 32;
+}
 inline int q4k_m_byte(int j, int c) { return 64 + 16 * (j / 2) + 8 * (c / 4) + 2 * (c % 4) + j % 2; }
 inline int q4k_sc_byte(int j, int c) { return 128 + 16 * j + 2 * c; }
-inline float q4k_float(const uint8_t* super, int x) {
+inline float q4k_float(const uint8_t* super, int x, WeightType t = WeightType::kQ4K) {
   float value;
-  std::memcpy(&value, q4k_meta(super, x), 4);
+  std::memcpy(&value, q4k_meta(super, x, t), 4);
   return value;
 }
-// Sub-block j's scale and min of column c as Q4_K's dequantization makes them (float32 products).
-inline float q4k_scale(const uint8_t* super, int j, int c) { return q4k_float(super, 4 * c) * static_cast<float>(*q4k_meta(super, q4k_sc_byte(j, c))); }
-inline float q4k_min(const uint8_t* super, int j, int c) { return q4k_float(super, 32 + 4 * c) * static_cast<float>(*q4k_meta(super, q4k_m_byte(j, c))); }
+// Sub-block j's scale and min of column c as Q4_K's (Q5_K's) dequantization makes them (float32 products).
+inline float q4k_scale(const uint8_t* super, int j, int c, WeightType t = WeightType::kQ4K) {
+  return q4k_float(super, 4 * c, t) * static_cast<float>(*q4k_meta(super, q4k_sc_byte(j, c), t));
+}
+inline float q4k_min(const uint8_t* super, int j, int c, WeightType t = WeightType::kQ4K) {
+  return q4k_float(super, 32 + 4 * c, t) * static_cast<float>(*q4k_meta(super, q4k_m_byte(j, c), t));
+}
 
 // kQ6K: where the super-block's d of columns 4h … 4h + 3 are (h = 0, 1: 16 bytes in blocks 0 and 1), and
 // the int8 sc of half `half` (rows 16 · half …) of column c in a block.
@@ -110,18 +124,29 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
   return ((j / 8) * (ld / kBlockRows) + k / kBlockRows) * block_bytes(t);
 }
 
+// The bytes of a group of 4 rows of a block.
+constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : t == WeightType::kQ5K ? 20 : 32; }
+
 // Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6K's, kQ5's, or kQ4's byte
 // (low nibble for c < 4, high for c ≥ 4).
 inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 4; }
 inline int block_q6_byte(int r, int c) { return block_q8_byte(r, c); }  // after kQ6K's share of the super-block
 inline int block_q5_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
+// kQ5K's byte holding the low nibble of row r, column c (as block_q4_byte's), and the byte whose bit c
+// is its fifth bit.
+inline int block_q5k_byte(int r, int c) { return 32 + 20 * (r / 4) + 4 * (c % 4) + r % 4; }
+inline int block_q5k_high_byte(int r) { return 32 + 20 * (r / 4) + 16 + r % 4; }
 
 // The integer q of row r, column c of one block (kQ6K's u − 32).
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ8) return static_cast<int8_t>(block[block_q8_byte(r, c)]);
   if (t == WeightType::kQ6K) return block[block_q6_byte(r, c)] - kQ6Offset;
   if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
+  if (t == WeightType::kQ5K) {
+    const uint8_t byte = block[block_q5k_byte(r, c)];
+    return (c < 4 ? byte & 15 : byte >> 4) | ((block[block_q5k_high_byte(r)] >> c) & 1) << 4;
+  }
   const uint8_t byte = block[block_q4_byte(r, c, t)];
   return c < 4 ? byte & 15 : byte >> 4;
 }
@@ -137,7 +162,7 @@ inline float block_min(WeightType t, const uint8_t* block, int c) {
 
 // The scale of row r, column c of one block (sub: block_in_super).
 inline float block_scale(WeightType t, const uint8_t* block, int r, int c, int sub) {
-  if (t == WeightType::kQ4K) return q4k_scale(block - block_bytes(t) * sub, sub, c);
+  if (has_q4k_meta(t)) return q4k_scale(block - block_bytes(t) * sub, sub, c, t);
   if (t == WeightType::kQ6K) return q6k_scale(block - block_bytes(t) * sub, sub, r / 16, c);
   float scale;
   std::memcpy(&scale, block + 4 * c, 4);
@@ -149,23 +174,24 @@ inline float block_scale(WeightType t, const uint8_t* block, int r, int c, int s
 inline float block_element(WeightType t, const uint8_t* block, int r, int c, int sub) {
   const float scale = block_scale(t, block, r, c, sub);
   const float q = static_cast<float>(block_integer(t, block, r, c));
-  if (t == WeightType::kQ4K) return scale * q - q4k_min(block - block_bytes(t) * sub, sub, c);
+  if (has_q4k_meta(t)) return scale * q - q4k_min(block - block_bytes(t) * sub, sub, c, t);
   if (!has_mins(t)) return scale * q;
   return scale * q - block_min(t, block, c);
 }
 
 #if defined(__wasm_simd128__)
-// The bytes of a group of 4 rows of a block.
-constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : 32; }
 
 // The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
 // as stored of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8
-// for kQ8, 0…63 for kQ6K, 0…31 for kQ5, 0…15 for kQ4 and kQ4K). The high nibbles: each byte less its
-// low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a shift and
-// a mask built anew in V8; the saturating subtraction, because LLVM folds a plain one back into
-// that shift and mask.
+// for kQ8, 0…63 for kQ6K, 0…31 for kQ5 and kQ5K, 0…15 for kQ4 and kQ4K). The high nibbles: each byte
+// less its low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a
+// shift and a mask built anew in V8; the saturating subtraction, because LLVM folds a plain one back
+// into that shift and mask. kQ5K's fifth bits: the group's 4 bytes in every lane (byte k: row k % 4,
+// as the values' byte k), bit c (column c) moved to bit 4 + k / 4 (columns 0–3: a 16-bit shift by 4,
+// whose bits crossing into the next byte land below bit 4), kept by a mask and made 16 by an
+// unsigned min.
 inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
-  if (!has_nibbles(t)) {
+  if (!has_nibbles(t) && t != WeightType::kQ5K) {
     left = wasm_v128_load(group);
     right = wasm_v128_load(group + 16);
     return;
@@ -173,6 +199,12 @@ inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v1
   const v128_t bytes = wasm_v128_load(group);
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
   right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
+  if (t == WeightType::kQ5K) {
+    const v128_t high = wasm_v128_load32_splat(group + 16), sixteen = wasm_i8x16_splat(16);
+    const v128_t bit = wasm_i8x16_const(16, 16, 16, 16, 32, 32, 32, 32, 64, 64, 64, 64, -128, -128, -128, -128);
+    left = wasm_v128_or(left, wasm_u8x16_min(wasm_v128_and(wasm_i16x8_shl(high, 4), bit), sixteen));
+    right = wasm_v128_or(right, wasm_u8x16_min(wasm_v128_and(high, bit), sixteen));
+  }
 }
 // The same group as integers q (block_integer): kQ6K's u − 32 (int8), the others' as stored.
 inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
@@ -205,18 +237,18 @@ inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left,
 inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first, int rows, float* out, int sub) {
 #if defined(__wasm_simd128__)
   if (first % 4 == 0 && rows % 4 == 0) {
-    const bool mins = has_mins(t) || t == WeightType::kQ4K;
+    const bool mins = has_mins(t) || has_q4k_meta(t);
     // kQ4K: this block's scales, then mins, as Q4_K's dequantization makes them; kQ6K: its scales of
     // rows 0–15, then of 16–31
     alignas(16) float super[16];
-    if (t == WeightType::kQ4K)
-      for (int c = 0; c < 8; ++c) super[c] = block_scale(t, block, 0, c, sub), super[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c);
+    if (has_q4k_meta(t))
+      for (int c = 0; c < 8; ++c) super[c] = block_scale(t, block, 0, c, sub), super[8 + c] = q4k_min(block - block_bytes(t) * sub, sub, c, t);
     if (t == WeightType::kQ6K)
       for (int c = 0; c < 8; ++c) super[c] = block_scale(t, block, 0, c, sub), super[8 + c] = block_scale(t, block, 16, c, sub);
     const uint8_t* floats = has_super_blocks(t) ? reinterpret_cast<const uint8_t*>(super) : block;
     v128_t scale_lo = wasm_v128_load(floats), scale_hi = wasm_v128_load(floats + 16);
     v128_t min_lo = wasm_f32x4_splat(0.0f), min_hi = min_lo;
-    if (mins) load_block_mins(t, floats, min_lo, min_hi);  // kQ4K's: `floats` holds them as kQ4's would
+    if (mins) load_block_mins(t, floats, min_lo, min_hi);  // kQ4K's and kQ5K's: `floats` holds them as kQ4's would
     // Two rows of 8 columns, as int16: the group's values are column after column.
     const auto store_rows = [&](v128_t pair, bool is_signed) {
       for (int half = 0; half < 2; ++half) {
@@ -237,7 +269,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       }
       v128_t left, right;
       block_group(t, block, g, left, right);
-      const bool is_signed = !has_nibbles(t);  // kQ5's 0…31 are the same signed
+      const bool is_signed = !has_nibbles(t) && t != WeightType::kQ5K;  // kQ5's 0…31 are the same signed
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);
     }
@@ -248,9 +280,9 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
     for (int c = 0; c < 8; ++c) *out++ = block_element(t, block, r, c, sub);
 }
 
-// The value q as a block of type t (kQ8, kQ6K, kQ5) stores it: kQ8's −128 becomes −127, kQ6K's q is
-// clamped to −32…31 and stored as u = q + 32, kQ5's is clamped to 0…31 (write_block_column and
-// write_q6k_column say why).
+// The value q as a block of type t (kQ8, kQ6K, kQ5, kQ5K) stores it: kQ8's −128 becomes −127, kQ6K's q
+// is clamped to −32…31 and stored as u = q + 32, kQ5's and kQ5K's are clamped to 0…31
+// (write_block_column and write_q6k_column say why).
 constexpr int stored_block_value(WeightType t, int q) {
   const int lo = t == WeightType::kQ8 ? -127 : t == WeightType::kQ6K ? -32 : 0, hi = t == WeightType::kQ8 ? 127 : 31;
   return (q < lo ? lo : q > hi ? hi : q) + (t == WeightType::kQ6K ? kQ6Offset : 0);
@@ -288,15 +320,25 @@ inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
 
 // Writes one whole block, all 8 columns at once: column c's 32 values (rows 0–31, as
 // store_block_values makes them) are q[c · stride …], and `floats` are the block's leading floats as it
-// keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ4K and
-// kQ6K its 32 bytes of the super-block's shares).
-// The same bytes as write_block_column / write_q4k_column / write_q6k_column for each column, written in order
-// a 4-byte group at a time instead of a byte at a time, scattered.
+// keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ4K, kQ5K
+// and kQ6K its 32 bytes of the super-block's shares).
+// The same bytes as write_block_column / write_q4k_column / write_q5k_column / write_q6k_column for
+// each column, written in order a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {
   std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
   uint8_t* out = block + block_float_bytes(t);
   for (int g = 0; g < kBlockRows / 4; ++g) {
-    if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
+    if (t == WeightType::kQ5K) {  // the nibbles as kQ4K's, then row i's fifth bits, column c at bit c
+      uint8_t* group = out + block_group_bytes(t) * g;
+      for (int c = 0; c < 4; ++c)
+        for (int i = 0; i < 4; ++i)
+          group[4 * c + i] = static_cast<uint8_t>((q[c * stride + 4 * g + i] & 15) | (q[(c + 4) * stride + 4 * g + i] & 15) << 4);
+      for (int i = 0; i < 4; ++i) {
+        int bits = 0;
+        for (int c = 0; c < 8; ++c) bits |= (q[c * stride + 4 * g + i] >> 4 & 1) << c;
+        group[16 + i] = static_cast<uint8_t>(bits);
+      }
+    } else if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
       for (int c = 0; c < 4; ++c) {
         uint32_t low, high;
         std::memcpy(&low, q + c * stride + 4 * g, 4);
@@ -321,6 +363,26 @@ inline void write_q4k_column(uint8_t* super, int c, float d, float dmin, const i
     for (int r = 0; r < kBlockRows; ++r) {
       uint8_t& byte = super[block_bytes(WeightType::kQ4K) * j + block_q4_byte(r, c, WeightType::kQ4K)];
       byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[32 * j + r] << 4) : (byte & 0xf0) | (q[32 * j + r] & 15));
+    }
+  }
+}
+
+// Writes column c (< 8) of a kQ5K super-block (its 8 blocks from `super`): 256 values q (0…31, clamped)
+// with Q5_K's d, dmin and the 8 sub-blocks' sc and m (0…63), as the loader's write_block_panel writes them.
+inline void write_q5k_column(uint8_t* super, int c, float d, float dmin, const int* sc, const int* m, const int* q) {
+  constexpr WeightType t = WeightType::kQ5K;
+  std::memcpy(q4k_meta(super, 4 * c, t), &d, 4);
+  std::memcpy(q4k_meta(super, 32 + 4 * c, t), &dmin, 4);
+  for (int j = 0; j < kSuperBlocks; ++j) {
+    *q4k_meta(super, q4k_m_byte(j, c), t) = static_cast<uint8_t>(m[j]);
+    q4k_meta(super, q4k_sc_byte(j, c), t)[0] = q4k_meta(super, q4k_sc_byte(j, c), t)[1] = static_cast<uint8_t>(sc[j]);
+    uint8_t* block = super + block_bytes(t) * j;
+    for (int r = 0; r < kBlockRows; ++r) {
+      const int v = stored_block_value(t, q[32 * j + r]);
+      uint8_t& byte = block[block_q5k_byte(r, c)];
+      byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (v & 15) << 4 : (byte & 0xf0) | (v & 15));
+      uint8_t& high = block[block_q5k_high_byte(r)];
+      high = static_cast<uint8_t>((high & ~(1 << c)) | (v >> 4) << c);
     }
   }
 }

@@ -385,6 +385,7 @@ void columns_of(float* out, int64_t ldo, const float* a, int64_t lda, const Matr
     case WeightType::kQ4K: columns<WeightType::kQ4K>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ40: columns<WeightType::kQ40>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
     case WeightType::kQ6K: columns<WeightType::kQ6K>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
+    case WeightType::kQ5K: columns<WeightType::kQ5K>(out, ldo, a, lda, b, bias, n, K, col_begin, col_end, touch, prepacked); break;
   }
 }
 
@@ -478,6 +479,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
       case WeightType::kQ4K: quantize_rows<WeightType::kQ4K>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ40: quantize_rows<WeightType::kQ40>(packing.data(), a, lda, n, K); break;
       case WeightType::kQ6K: quantize_rows<WeightType::kQ6K>(packing.data(), a, lda, n, K); break;
+      case WeightType::kQ5K: quantize_rows<WeightType::kQ5K>(packing.data(), a, lda, n, K); break;
       default: quantize_rows<WeightType::kQ4>(packing.data(), a, lda, n, K); break;
     }
   }

@@ -1,5 +1,5 @@
 // The GEMM's products over blocks of 8-, 6-, 5- and 4-bit integers (gemm.cpp's fourth part; core/blocks.h
-// has the storage): rows of `a` quantized to 8 bits per block of 32 (for kQ4K and kQ6K once per 256, as
+// has the storage): rows of `a` quantized to 8 bits per block of 32 (for kQ4K, kQ5K and kQ6K once per 256, as
 // llama.cpp's Q8_K), as llama.cpp does, and each block's products summed as integers — one row (decoding: block_row) or tiles of rows (prefill:
 // block_tile). A row gives the same bits in either, at any thread count, in every build: the
 // integer sums are exact, and the float operations around them are the same, in the same order.
@@ -134,12 +134,13 @@ constexpr int block_tile_rows() {
 #elif defined(__wasm_relaxed_simd__)
   return has_unsigned_values(T) ? 4 : 2;
 #else
-  return T == WeightType::kQ6K ? 3 : 2;  // kQ6K's plain tiles: 3 rows measured ~1.05× 2 rows' rate, 4 about as 3
+  return has_super_blocks(T) ? 3 : 2;  // kQ4K's and kQ6K's plain tiles: 3 rows measured ~1.08× and ~1.05× 2 rows' rate
 #endif
 }
 constexpr int kTallestBlockTile = 6;
 static_assert(block_tile_rows<WeightType::kQ8>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ4>() <= kTallestBlockTile &&
-                  block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ6K>() <= kTallestBlockTile,
+                  block_tile_rows<WeightType::kQ5>() <= kTallestBlockTile && block_tile_rows<WeightType::kQ6K>() <= kTallestBlockTile &&
+                  block_tile_rows<WeightType::kQ5K>() <= kTallestBlockTile,
               "block_tile_of_height() has tiles of 1 to 6 rows");
 inline int block_tile_height(int i, int rows, int tallest) {
   const int left = rows - i, tiles = (left + tallest - 1) / tallest;
@@ -173,7 +174,7 @@ constexpr int kSuperQFloats = 8;
 constexpr int kQ6KOffsets = kSuperQFloats + 64;
 template <WeightType T>
 constexpr int tile_block_floats() {
-  if constexpr (T == WeightType::kQ4K) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
+  if constexpr (has_q4k_meta(T)) return kSuperQFloats + (tile_reads_int8<T>() ? 64 : 128);
   if constexpr (T == WeightType::kQ6K) return tile_reads_int8<T>() ? kQ6KOffsets + 16 : kSuperQFloats + 128;
   return kTileQFloats + (tile_reads_int8<T>() ? 8 : 16);
 }
@@ -372,15 +373,18 @@ inline void nibble_pairs(const uint8_t* values, const float* q_a, v128_t& pairs_
     }
   }
 }
-// pairs_lo, pairs_hi = the int16 pair sums of 4 groups of a block's 8-bit values as stored (from
-// `groups`, 32 bytes a group: columns 0–3, then 4–7) times a row's int8 values of them (the 4 lanes
-// of `row`), by the int8 dot (kQ5's 0…31 and kQ6K's 0…63 fit its 7-bit operand as they are).
+// pairs_lo, pairs_hi = the int16 pair sums of 4 groups of a block's values as stored (from `groups`:
+// stored_group_at) times a row's int8 values of them (the 4 lanes of `row`), by the int8 dot (kQ5's
+// and kQ5K's 0…31 and kQ6K's 0…63 fit its 7-bit operand as they are).
+template <WeightType T>
 inline void half_pairs(const uint8_t* groups, v128_t row, v128_t& pairs_lo, v128_t& pairs_hi) {
   pairs_lo = pairs_hi = wasm_i16x8_splat(0);
   for (int i = 0; i < 4; ++i) {
     const v128_t a = splat_lane(row, i);
-    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, wasm_v128_load(groups + 32 * i)));
-    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, wasm_v128_load(groups + 32 * i + 16)));
+    v128_t left, right;
+    stored_group_at(T, groups + block_group_bytes(T) * i, left, right);
+    pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, left));
+    pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, right));
     keep_in_order(pairs_lo, pairs_hi);
   }
 }
@@ -456,7 +460,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
   } else {
     const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
     v128_t pairs_lo, pairs_hi;
-    half_pairs(block + 64 + 128 * kHalf, q_a, pairs_lo, pairs_hi);
+    half_pairs<T>(block + 64 + 128 * kHalf, q_a, pairs_lo, pairs_hi);
     sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
     sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
   }
@@ -519,12 +523,13 @@ inline void add_panel_block(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* block
   }
 }
 
-// kQ4K (the super-block's floats and integer scales: q4k_meta). sum_lo, sum_hi += sub-block j's
-// sums Σ q_a q (sum_lo, sum_hi: pair_lo, pair_hi's int16 pairs in the relaxed build, int32 column
+// kQ4K and kQ5K (T: the super-block's floats and integer scales: q4k_meta). sum_lo, sum_hi += sub-block
+// j's sums Σ q_a q (sum_lo, sum_hi: pair_lo, pair_hi's int16 pairs in the relaxed build, int32 column
 // sums in the plain one) times its scales sc[j]: one 16-bit dot of the pairs with sc twice, or an
 // int32 product.
+template <WeightType T>
 inline void add_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, int j, v128_t sum_lo, v128_t sum_hi) {
-  const v128_t sc = wasm_v128_load(q4k_meta(super, q4k_sc_byte(j, 0)));  // sc[j][c] twice, c = 0…7
+  const v128_t sc = wasm_v128_load(q4k_meta(super, q4k_sc_byte(j, 0), T));  // sc[j][c] twice, c = 0…7
 #if defined(__wasm_relaxed_simd__)
   int_lo = wasm_i32x4_add(int_lo, wasm_i32x4_dot_i16x8(sum_lo, wasm_u16x8_extend_low_u8x16(sc)));
   int_hi = wasm_i32x4_add(int_hi, wasm_i32x4_dot_i16x8(sum_hi, wasm_u16x8_extend_high_u8x16(sc)));
@@ -536,10 +541,11 @@ inline void add_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, 
 }
 // min_lo, min_hi = Σ_j m[j][c] · Σ q_a of sub-block j, as int32 (sums: the row's 8 int16 sums):
 // two sub-blocks a 16-bit dot.
+template <WeightType T>
 inline void q4k_min_sums(const uint8_t* super, v128_t sums, v128_t& min_lo, v128_t& min_hi) {
   min_lo = min_hi = wasm_i32x4_splat(0);
   for (int p = 0; p < kSuperBlocks / 2; ++p) {
-    const v128_t m = wasm_v128_load(q4k_meta(super, q4k_m_byte(2 * p, 0))), pair = splat_lane(sums, p);
+    const v128_t m = wasm_v128_load(q4k_meta(super, q4k_m_byte(2 * p, 0), T)), pair = splat_lane(sums, p);
     min_lo = wasm_i32x4_add(min_lo, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(m), pair));
     min_hi = wasm_i32x4_add(min_hi, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(m), pair));
   }
@@ -553,26 +559,36 @@ inline void q4k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v1
   acc_lo = wasm_f32x4_sub(acc_lo, wasm_f32x4_mul(wasm_f32x4_mul(dmin_lo, d_a), wasm_f32x4_convert_i32x4(min_lo)));
   acc_hi = wasm_f32x4_sub(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(dmin_hi, d_a), wasm_f32x4_convert_i32x4(min_hi)));
 }
-// int_lo, int_hi += sub-block j of a kQ4K super-block times the row's (quantize_super): its integer
-// sums (block_sums' for 4-bit values), times its scales (add_sub_block).
+// int_lo, int_hi += sub-block j of a kQ4K or kQ5K super-block times the row's (quantize_super): its
+// integer sums (block_sums' for 4-bit values; kQ5K's int16 pairs a half at a time, which 5-bit
+// values would overflow over the whole: 8 · 2 · 127 · 31), times its scales (add_sub_block).
+template <WeightType T>
 inline void add_super_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
-  const uint8_t* block = super + block_bytes(WeightType::kQ4K) * j;
+  const uint8_t* block = super + block_bytes(T) * j;
 #if defined(__wasm_relaxed_simd__)
   v128_t pairs_lo, pairs_hi;
-  nibble_pairs(block + block_float_bytes(WeightType::kQ4K), row + kSuperQFloats + 8 * j, pairs_lo, pairs_hi);
-  add_sub_block(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
+  if constexpr (T == WeightType::kQ5K) {
+    const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j), q_b = wasm_v128_load(row + kSuperQFloats + 8 * j + 4);
+    half_pairs<T>(block + block_float_bytes(T), q_a, pairs_lo, pairs_hi);
+    add_sub_block<T>(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
+    half_pairs<T>(block + block_float_bytes(T) + 4 * block_group_bytes(T), q_b, pairs_lo, pairs_hi);
+  } else {
+    nibble_pairs(block + block_float_bytes(T), row + kSuperQFloats + 8 * j, pairs_lo, pairs_hi);
+  }
+  add_sub_block<T>(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
 #else
   v128_t sum_lo, sum_hi;
-  group_sums<WeightType::kQ4K, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j, sum_lo, sum_hi);
-  add_sub_block(int_lo, int_hi, super, j, sum_lo, sum_hi);
+  group_sums<T, 0, kBlockRows / 4>(block, reinterpret_cast<const int16_t*>(row + kSuperQFloats) + 32 * j, sum_lo, sum_hi);
+  add_sub_block<T>(int_lo, int_hi, super, j, sum_lo, sum_hi);
 #endif
 }
-// acc_lo, acc_hi += a kQ4K super-block's integer sums (int_lo, int_hi) as floats, with its mins (q4k_add).
+// acc_lo, acc_hi += a kQ4K or kQ5K super-block's integer sums (int_lo, int_hi) as floats, with its mins (q4k_add).
+template <WeightType T>
 inline void finish_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row, v128_t int_lo, v128_t int_hi) {
   v128_t min_lo, min_hi;
-  q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
-  const v128_t dmin = wasm_v128_load(q4k_meta(super, 32));
-  q4k_add(acc_lo, acc_hi, wasm_v128_load(super), wasm_v128_load(super + 16), dmin, wasm_v128_load(q4k_meta(super, 48)),
+  q4k_min_sums<T>(super, wasm_v128_load(row + 4), min_lo, min_hi);
+  const v128_t dmin = wasm_v128_load(q4k_meta(super, 32, T));
+  q4k_add(acc_lo, acc_hi, wasm_v128_load(super), wasm_v128_load(super + 16), dmin, wasm_v128_load(q4k_meta(super, 48, T)),
           splat_lane(wasm_v128_load(row), 0), int_lo, int_hi, min_lo, min_hi);
 }
 
@@ -622,7 +638,7 @@ inline void add_q6k_half(v128_t& int_lo, v128_t& int_hi, const uint8_t* block, v
 // (at most 8 · 32 · 127 = 32512), does not, and wrapping arithmetic gives it exactly.
 template <int kHalf>
 inline void q6k_half_pairs(const uint8_t* block, const float* q_a, const float* offsets, v128_t& pairs_lo, v128_t& pairs_hi) {
-  half_pairs(block + 32 + 128 * kHalf, wasm_v128_load(q_a + 4 * kHalf), pairs_lo, pairs_hi);
+  half_pairs<WeightType::kQ6K>(block + 32 + 128 * kHalf, wasm_v128_load(q_a + 4 * kHalf), pairs_lo, pairs_hi);
   const v128_t offset = offset_sum(offsets, kHalf);  // (rows 0–1, rows 2–3) in every column
   pairs_lo = wasm_i16x8_sub(pairs_lo, offset);
   pairs_hi = wasm_i16x8_sub(pairs_hi, offset);
@@ -653,18 +669,18 @@ inline void q6k_add(v128_t& acc_lo, v128_t& acc_hi, v128_t d_lo, v128_t d_hi, v1
   acc_hi = wasm_f32x4_add(acc_hi, wasm_f32x4_mul(wasm_f32x4_mul(d_hi, d_a), wasm_f32x4_convert_i32x4(int_hi)));
 }
 
-// The super-block types' decoding, one sub-block at a time (kQ4K's or kQ6K's), then once a super-block.
+// The super-block types' decoding, one sub-block at a time (kQ4K's, kQ5K's or kQ6K's), then once a super-block.
 template <WeightType T>
 inline void add_sub_block_of(v128_t& int_lo, v128_t& int_hi, const uint8_t* super, const float* row, int j) {
-  if constexpr (T == WeightType::kQ4K) add_super_sub_block(int_lo, int_hi, super, row, j);
+  if constexpr (has_q4k_meta(T)) add_super_sub_block<T>(int_lo, int_hi, super, row, j);
   else add_q6k_sub_block(int_lo, int_hi, super, row, j);
 }
 template <WeightType T>
 inline void finish_super_of(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row, v128_t int_lo, v128_t int_hi) {
-  if constexpr (T == WeightType::kQ4K) finish_super(acc_lo, acc_hi, super, row, int_lo, int_hi);
+  if constexpr (has_q4k_meta(T)) finish_super<T>(acc_lo, acc_hi, super, row, int_lo, int_hi);
   else q6k_add(acc_lo, acc_hi, wasm_v128_load(q6k_d(super, 0)), wasm_v128_load(q6k_d(super, 1)), splat_lane(wasm_v128_load(row), 0), int_lo, int_hi);
 }
-// acc_lo, acc_hi += one kQ4K or kQ6K super-block of a panel times the row's.
+// acc_lo, acc_hi += one kQ4K, kQ5K or kQ6K super-block of a panel times the row's.
 template <WeightType T>
 inline void add_panel_super(v128_t& acc_lo, v128_t& acc_hi, const uint8_t* super, const float* row) {
   v128_t int_lo = wasm_i32x4_splat(0), int_hi = int_lo;
@@ -796,18 +812,25 @@ inline void add_nibble_group(int32_t* sum, const uint8_t* q, const int16_t* a4) 
     for (int i = 0; i < 4; ++i) sum[c] += a4[i] * (q[4 * c + i] & 15), sum[c + 4] += a4[i] * (q[4 * c + i] >> 4);
 }
 // ints[c] = a super-block's integer sums of column c times the row's (q_a: its int16 values), as
-// add_panel_super takes them: kQ4K's Σ_sub sc Σ q_a q and, in mins, Σ_sub m Σ q_a (sums: the row's
-// sub-block sums); kQ6K's Σ_half sc Σ q_a (u − 32).
+// add_panel_super takes them: kQ4K's and kQ5K's Σ_sub sc Σ q_a q and, in mins, Σ_sub m Σ q_a (sums:
+// the row's sub-block sums); kQ6K's Σ_half sc Σ q_a (u − 32).
 template <WeightType T>
 void super_integers(const uint8_t* super, const int16_t* q_a, const int16_t* sums, int32_t* ints, int32_t* mins) {
   for (int sub = 0; sub < kSuperBlocks; ++sub) {
     const uint8_t* block = super + block_bytes(T) * sub;
-    if constexpr (T == WeightType::kQ4K) {
+    if constexpr (has_q4k_meta(T)) {
       int32_t sum[8] = {};
-      for (int g = 0; g < kBlockRows / 4; ++g) add_nibble_group(sum, block + block_float_bytes(T) + 16 * g, q_a + 32 * sub + 4 * g);
+      for (int g = 0; g < kBlockRows / 4; ++g) {
+        const uint8_t* group = block + block_float_bytes(T) + block_group_bytes(T) * g;
+        const int16_t* a4 = q_a + 32 * sub + 4 * g;
+        add_nibble_group(sum, group, a4);
+        if constexpr (T == WeightType::kQ5K)  // the fifth bits: 16 · q_a where column c's bit is set
+          for (int c = 0; c < 8; ++c)
+            for (int i = 0; i < 4; ++i) sum[c] += 16 * a4[i] * (group[16 + i] >> c & 1);
+      }
       for (int c = 0; c < 8; ++c) {
-        ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c)) * sum[c];
-        mins[c] += *q4k_meta(super, q4k_m_byte(sub, c)) * sums[sub];
+        ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c), T) * sum[c];
+        mins[c] += *q4k_meta(super, q4k_m_byte(sub, c), T) * sums[sub];
       }
     } else {
       for (int half = 0; half < 2; ++half) {
@@ -838,9 +861,9 @@ void block_row(float* out, const float* quantized, int step, const MatrixRef& b,
         int32_t ints[8] = {}, mins[8] = {};
         super_integers<T>(super, reinterpret_cast<const int16_t*>(row + kSuperQFloats), sums, ints, mins);
         for (int c = 0; c < 8; ++c) {
-          const float d = T == WeightType::kQ4K ? q4k_float(super, 4 * c) : q6k_float_d(super, c);
+          const float d = has_q4k_meta(T) ? q4k_float(super, 4 * c, T) : q6k_float_d(super, c);
           acc[c] += (d * row[0]) * static_cast<float>(ints[c]);
-          if (T == WeightType::kQ4K) acc[c] -= (q4k_float(super, 32 + 4 * c) * row[0]) * static_cast<float>(mins[c]);
+          if (has_q4k_meta(T)) acc[c] -= (q4k_float(super, 32 + 4 * c, T) * row[0]) * static_cast<float>(mins[c]);
         }
       }
       for (int c = std::max(c0, j); c < std::min(c1, j + 8); ++c) out[c] = acc[c - j];
@@ -1029,36 +1052,39 @@ inline int start_tile(float* c, int64_t ldc, const float* bias) {
   }
   return g_zero;
 }
-// ints[r] += sub-block j of a kQ4K super-block times row r of a tile (a_super: row 0's unit): the int8
-// dot's int16 pairs, or 16-bit dots' int32 sums, as tile_sums' for kQ4, times the sub-block's scales
-// into int32 (add_sub_block).
-template <int R>
+// ints[r] += sub-block j of a kQ4K or kQ5K super-block times row r of a tile (a_super: row 0's unit):
+// the int8 dot's int16 pairs (kQ4K's over the sub-block: 8 · 2 · 127 · 15 = 30480 at most; kQ5K's a
+// half at a time: 4 · 2 · 127 · 31 = 31496), or 16-bit dots' int32 sums, as tile_sums' for kQ4,
+// times the sub-block's scales into int32 (add_sub_block).
+template <WeightType T, int R>
 inline void q4k_tile_sub_block(const uint8_t* super, const float* a_super, int j, v128_t (&ints)[R][2]) {
-  constexpr WeightType T = WeightType::kQ4K;
   const uint8_t* block = super + block_bytes(T) * j;
 #if defined(__wasm_relaxed_simd__)
-  v128_t pairs[R][2];  // int16 sums of the int8 dot's pairs (8 · 2 · 127 · 15 = 30480 at most)
-  tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j,
-                                      pairs);
-  for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
+  constexpr int kRun = T == WeightType::kQ5K ? 4 : kBlockRows / 4;  // groups whose int16 pairs add without overflow
+  for (int first = 0; first < kBlockRows / 4; first += kRun) {
+    v128_t pairs[R][2];
+    tile_pairs_at<T, R, kRun>(block + block_float_bytes(T) + block_group_bytes(T) * first,
+                              reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j + 4 * first, pairs);
+    for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
+  }
 #else
   v128_t sum[R][2];
   tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
                                            reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j, sum);
-  for (int r = 0; r < R; ++r) add_sub_block(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
+  for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
 #endif
 }
-// c's R rows += a kQ4K super-block's integer sums as floats, with its mins (q4k_add; the super-block's
-// floats loaded once for the R rows).
-template <int R>
+// c's R rows += a kQ4K or kQ5K super-block's integer sums as floats, with its mins (q4k_add; the
+// super-block's floats loaded once for the R rows).
+template <WeightType T, int R>
 inline void q4k_tile_add(float* c, int64_t ldc, const uint8_t* super, const float* a_super, const v128_t (&ints)[R][2]) {
-  constexpr int F = tile_block_floats<WeightType::kQ4K>();
+  constexpr int F = tile_block_floats<T>();
   const v128_t d_lo = wasm_v128_load(super), d_hi = wasm_v128_load(super + 16);
-  const v128_t dmin_lo = wasm_v128_load(q4k_meta(super, 32)), dmin_hi = wasm_v128_load(q4k_meta(super, 48));
+  const v128_t dmin_lo = wasm_v128_load(q4k_meta(super, 32, T)), dmin_hi = wasm_v128_load(q4k_meta(super, 48, T));
   for (int r = R - 1; r >= 0; --r) {
     const float* row = a_super + r * F;
     v128_t min_lo, min_hi;
-    q4k_min_sums(super, wasm_v128_load(row + 4), min_lo, min_hi);
+    q4k_min_sums<T>(super, wasm_v128_load(row + 4), min_lo, min_hi);
     v128_t lo = wasm_v128_load(c + r * ldc), hi = wasm_v128_load(c + r * ldc + 4);
     q4k_add(lo, hi, d_lo, d_hi, dmin_lo, dmin_hi, splat_lane(wasm_v128_load(row), 0), ints[r][0], ints[r][1], min_lo, min_hi);
     wasm_v128_store(c + r * ldc, lo);
@@ -1101,9 +1127,9 @@ inline void q6k_tile_add(float* c, int64_t ldc, const uint8_t* super, const floa
     wasm_v128_store(c + r * ldc + 4, hi);
   }
 }
-// A tile of prefill over kQ4K's or kQ6K's super-blocks, every element as add_panel_super computes it:
+// A tile of prefill over kQ4K's, kQ5K's or kQ6K's super-blocks, every element as add_panel_super computes it:
 // per sub-block (kQ6K's: per half block) the R rows' integer sums times its integer scales into int32,
-// then once a super-block the float operations (and kQ4K's mins), with c as the accumulator in memory.
+// then once a super-block the float operations (and kQ4K's and kQ5K's mins), with c as the accumulator in memory.
 template <WeightType T, int R>
 void super_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int blocks, const float* bias) {
   constexpr int F = tile_block_floats<T>();
@@ -1115,14 +1141,14 @@ void super_tile(float* c, int64_t ldc, const float* a, const uint8_t* panel, int
     v128_t ints[R][2];
     for (int r = 0; r < R; ++r) ints[r][0] = ints[r][1] = wasm_i32x4_splat(0);
     for (int j = 0; j < kSuperBlocks; ++j) {
-      if constexpr (T == WeightType::kQ4K) {
-        q4k_tile_sub_block<R>(super, a_super, j, ints);
+      if constexpr (has_q4k_meta(T)) {
+        q4k_tile_sub_block<T, R>(super, a_super, j, ints);
       } else {
         q6k_tile_half<R, 0>(super + block_bytes(T) * j, a_super, j, ints);
         q6k_tile_half<R, 1>(super + block_bytes(T) * j, a_super, j, ints);
       }
     }
-    if constexpr (T == WeightType::kQ4K) q4k_tile_add<R>(c, ldc, super, a_super, ints);
+    if constexpr (has_q4k_meta(T)) q4k_tile_add<T, R>(c, ldc, super, a_super, ints);
     else q6k_tile_add<R>(c, ldc, super, a_super, ints);
   }
 }

@@ -12,9 +12,10 @@ namespace mh {
 // A matrix's element type: checkpoints' fp16/bf16 weights stay at 2 bytes in memory and are
 // widened where a product reads them (core/gemm.h); kQ8, kQ5 and kQ4 are blocks of 8-, 5- and
 // 4-bit values with their scales (core/blocks.h), widened the same way; kQ4K is 4-bit blocks
-// with Q4_K's integer scales and floats once for 256 rows, kQ6K 6-bit blocks with Q6_K's; kQ40 is
+// with Q4_K's integer scales and floats once for 256 rows, kQ5K 5-bit blocks with Q5_K's (the same),
+// kQ6K 6-bit blocks with Q6_K's; kQ40 is
 // 4-bit blocks of Q4_0's d · (q − 8), their mins not stored.
-enum class WeightType { kF32, kF16, kBF16, kQ8, kQ4, kQ5, kQ4K, kQ40, kQ6K };
+enum class WeightType { kF32, kF16, kBF16, kQ8, kQ4, kQ5, kQ4K, kQ40, kQ6K, kQ5K };
 // Bytes an element takes; not for the block types, whose sizes core/blocks.h gives.
 inline int weight_type_bytes(WeightType t) { return t == WeightType::kF32 ? 4 : 2; }
 

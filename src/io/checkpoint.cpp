@@ -245,7 +245,8 @@ std::string CheckpointLoader::plan(double available_bytes, MatrixStorage storage
         return stored == ggml::kQ4_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ4K : WeightType::kQ4;
       case ggml::Regrouping::kSix:  // Q6_K keeps its integer scales (core/blocks.h, kQ6K); GGUF's rows are whole super-blocks
         return p.spec.rows % kSuperRows == 0 ? WeightType::kQ6K : WeightType::kF32;
-      case ggml::Regrouping::kFive: return WeightType::kQ5;
+      case ggml::Regrouping::kFive:  // Q5_K keeps its integer scales (core/blocks.h, kQ5K)
+        return stored == ggml::kQ5_K && p.spec.rows % kSuperRows == 0 ? WeightType::kQ5K : WeightType::kQ5;
       default: return WeightType::kF32;
     }
   };
@@ -398,11 +399,12 @@ void CheckpointLoader::stage_column(Scatter& s, uint32_t type, const uint8_t* ro
   float* mins = scales.data() + blocks;
   const int c = static_cast<int>(column % 8);
   int8_t* q = stage->q.data() + c * K;
-  if (dest.type == WeightType::kQ4K) {  // the super-block's shares, 8 blocks' 32 bytes, are contiguous in the stage
+  if (has_q4k_meta(dest.type)) {  // the super-block's shares, 8 blocks' 32 bytes, are contiguous in the stage
     thread_local std::vector<uint8_t> integers;  // sc [K/32], then m [K/32]
     integers.resize(static_cast<size_t>(2 * blocks));
     uint8_t *sc = integers.data(), *m = sc + blocks;
-    ggml::regroup_q4_k_row(row, K, scales.data(), mins, sc, m, q);
+    if (dest.type == WeightType::kQ5K) ggml::regroup_q5_k_row(row, K, scales.data(), mins, sc, m, q);
+    else ggml::regroup_q4_k_row(row, K, scales.data(), mins, sc, m, q);
     for (int64_t s = 0; s < K / kSuperRows; ++s) {
       uint8_t* shares = reinterpret_cast<uint8_t*>(stage->floats.data() + s * kSuperBlocks * per_block);
       std::memcpy(shares + 4 * c, &scales[s], 4);

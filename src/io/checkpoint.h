@@ -30,7 +30,7 @@ namespace mh {
 
 // What type the weight matrices are kept in: as stored, or narrowed to 2 bytes (halving the memory
 // a float32 checkpoint needs; rounded to nearest even while the bytes stream in).
-// A GGUF file's blocks as stored are kQ8 / kQ40 / kQ4 / kQ4K / kQ5 / kQ6K blocks (core/blocks.h), or float32 where its
+// A GGUF file's blocks as stored are kQ8 / kQ40 / kQ4 / kQ4K / kQ5 / kQ5K / kQ6K blocks (core/blocks.h), or float32 where its
 // matrices cannot stay in blocks; kF32 widens every matrix to float32. kQ8_0 and kQ4_0 quantize a
 // safetensors checkpoint's matrices as llama.cpp's Q8_0 / Q4_0 while loading, into kQ8 / kQ4 blocks
 // (those products read whole: nn.Linear weights of K a multiple of 32; the rest keep their type).
@@ -79,7 +79,7 @@ class CheckpointLoader {
     int64_t panel = -1;          // which panel; -1: free
     int filled = 0;              // columns in so far
     std::vector<int8_t> q;       // [8][K]: each column's values
-    std::vector<float> floats;   // [K/32][8 or 16]: each block's scales (and mins), or kQ4K's and kQ6K's shares
+    std::vector<float> floats;   // [K/32][8 or 16]: each block's scales (and mins), or the super-block types' shares
   };
   struct Scatter {  // one destination cut from one source tensor
     const safetensors::TensorInfo* source;

@@ -291,18 +291,28 @@ void regroup_q6_k_row(const void* source, int64_t count, float* d, int8_t* sc, i
   }
 }
 
-void regroup_q4_k_row(const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q) {
+// Q4_K and Q5_K (type): the same header, Q5_K's fifth bits before its nibbles (as regroup_row reads them).
+static void regroup_k_row(uint32_t type, const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m,
+                          int8_t* q) {
+  const bool five = type == kQ5_K;
   const uint8_t* b = static_cast<const uint8_t*>(source);
-  for (int64_t i = 0; i < count / 256; ++i, b += type_info(kQ4_K)->bytes, q += 256, sc += 8, m += 8) {
+  for (int64_t i = 0; i < count / 256; ++i, b += type_info(type)->bytes, q += 256, sc += 8, m += 8) {
     d[i] = f16_at(b), dmin[i] = f16_at(b + 2);
     for (int sub = 0; sub < 8; ++sub) {
       int scale, min;
       scale_min(b + 4, sub, scale, min);
       sc[sub] = static_cast<uint8_t>(scale), m[sub] = static_cast<uint8_t>(min);
-      const uint8_t* row = b + 16 + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
-      for (int l = 0; l < 32; ++l) q[32 * sub + l] = static_cast<int8_t>((row[l] >> (4 * (sub % 2))) & 0xF);
+      const uint8_t* row = b + (five ? 48 : 16) + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
+      for (int l = 0; l < 32; ++l)
+        q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | (five ? ((b[16 + l] >> sub) & 1) << 4 : 0));
     }
   }
+}
+void regroup_q4_k_row(const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q) {
+  regroup_k_row(kQ4_K, source, count, d, dmin, sc, m, q);
+}
+void regroup_q5_k_row(const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q) {
+  regroup_k_row(kQ5_K, source, count, d, dmin, sc, m, q);
 }
 
 // v within [lo, hi], NaN (0 times an infinite inverse) as `zero`: what a subnormal scale would

@@ -50,6 +50,8 @@ void regroup_row(uint32_t type, const void* src, int64_t count, float* scales, f
 // count elements of Q4_K (whole blocks of 256) → per block of 256 its d and dmin (f16 widened), the 8
 // sub-blocks' 6-bit sc and m, and 256 q (0…15): value = (d · sc) · q − dmin · m, the kQ4K form.
 void regroup_q4_k_row(const void* src, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q);
+// The same for Q5_K, its q 0…31 (the fifth bit added): the kQ5K form.
+void regroup_q5_k_row(const void* src, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q);
 
 // count elements of Q6_K (whole blocks of 256) → per block of 256 its d (f16 widened) and 16 int8 sc
 // (one for each 16 elements), and 256 q (u − 32, −32…31): value = (d · sc) · q, the kQ6K form.

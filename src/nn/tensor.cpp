@@ -51,7 +51,7 @@ void Tensor::widen_rows(float* out, int64_t first, int64_t count) const {
 
 void Tensor::find_finite() {
   known_finite = true;
-  // The values are small integers: the scales (and mins) are what could not be finite. kQ4K's shares
+  // The values are small integers: the scales (and mins) are what could not be finite. kQ4K's (kQ5K's) shares
   // hold its floats and bytes of at most 63, which read as a float's top byte are finite; kQ6K's int8
   // sc could read as anything, so only its d (in each super-block's first two blocks) are read.
   if (type == WeightType::kQ6K) {
@@ -83,14 +83,14 @@ void Tensor::find_finite() {
 }
 
 void Tensor::zero_rows(std::vector<uint8_t>& stored, int64_t first, int64_t count) const {
-  if (type == WeightType::kQ4K) {  // a sub-block's sc and m at 0 make its values 0
+  if (has_q4k_meta(type)) {  // a sub-block's sc and m at 0 make its values 0
     for (int64_t c = 0; c < cols; c += 8)
       for (int64_t k = first; k < first + count; k += kBlockRows) {
         const int j = block_in_super(type, k);
         uint8_t* super = stored.data() + block_offset(type, k - kBlockRows * j, c, rows);
         for (int column = 0; column < 8; ++column) {
-          *q4k_meta(super, q4k_m_byte(j, column)) = 0;
-          q4k_meta(super, q4k_sc_byte(j, column))[0] = q4k_meta(super, q4k_sc_byte(j, column))[1] = 0;
+          *q4k_meta(super, q4k_m_byte(j, column), type) = 0;
+          q4k_meta(super, q4k_sc_byte(j, column), type)[0] = q4k_meta(super, q4k_sc_byte(j, column), type)[1] = 0;
         }
       }
     return;

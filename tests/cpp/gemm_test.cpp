@@ -30,6 +30,7 @@ std::string weight_type_name(WeightType type) {
     case WeightType::kQ4K: return "Q4K";
     case WeightType::kQ40: return "Q40";
     case WeightType::kQ6K: return "Q6K";
+    case WeightType::kQ5K: return "Q5K";
   }
   return "?";
 }
@@ -275,24 +276,26 @@ struct RandomBlocks {
   std::vector<uint8_t> blocks;
   std::vector<float> f32;
 };
-// kQ4K: Q4_K's d and dmin, 6-bit sc and m (0…63, and 63 where `q_of` makes the values), and
-// (d · sc) · q − dmin · m. kQ6K: Q6_K's d and int8 sc of each 16 rows (−128…127, and −128 or 127 by
+// kQ4K (kQ5K): Q4_K's (Q5_K's) d and dmin, 6-bit sc and m (0…63, and 63 where `q_of` makes the
+// values), and (d · sc) · q − dmin · m, q within 0…15 (0…31). kQ6K: Q6_K's d and int8 sc of each 16 rows (−128…127, and −128 or 127 by
 // half where `q_of` makes the values), and (d · sc) · q.
 RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int (*q_of)(std::mt19937&, int r) = nullptr) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   RandomBlocks m;
   m.blocks.assign(static_cast<size_t>(block_matrix_bytes(type, K, N)), 0);
   m.f32.assign(static_cast<size_t>(K) * ((N + 7) / 8 * 8), 0.0f);
-  if (type == WeightType::kQ4K) {
+  if (has_q4k_meta(type)) {
+    const int levels = type == WeightType::kQ5K ? 32 : 16;
     for (int j = 0; j < N; ++j)
       for (int k0 = 0; k0 < K; k0 += kSuperRows) {
         int q[kSuperRows], sc[kSuperBlocks], mins[kSuperBlocks];
-        for (int r = 0; r < kSuperRows; ++r) q[r] = q_of ? q_of(rng, r) % 16 : static_cast<int>(rng() % 16);
+        for (int r = 0; r < kSuperRows; ++r) q[r] = q_of ? q_of(rng, r) % levels : static_cast<int>(rng() % levels);
         for (int b = 0; b < kSuperBlocks; ++b)
           sc[b] = q_of ? 63 : static_cast<int>(rng() % 64), mins[b] = q_of ? 63 : static_cast<int>(rng() % 64);
         const float d = 0.002f * normal(rng), dmin = 0.004f * std::fabs(normal(rng));
         uint8_t* super = m.blocks.data() + block_offset(type, k0, j, K);
-        write_q4k_column(super, j % 8, d, dmin, sc, mins, q);
+        if (type == WeightType::kQ5K) write_q5k_column(super, j % 8, d, dmin, sc, mins, q);
+        else write_q4k_column(super, j % 8, d, dmin, sc, mins, q);
         for (int r = 0; r < kSuperRows; ++r) {
           const int b = r / kBlockRows;
           const float value = block_element(type, super + b * block_bytes(type), r % kBlockRows, j % 8, b);
@@ -353,20 +356,20 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
 // how far quantizing a (|a − d · q_a| ≤ d/2) can move it from the product of a and the values.
 // kQ4K as llama.cpp's Q4_K products with Q8_K rows: d_a and q_a once for 256 values, then per 256
 // (d · d_a) Σ_sub sc Σ q_a q − (dmin · d_a) Σ_sub m Σ q_a; kQ6K as its Q6_K products with Q8_K rows:
-// per 256 (d · d_a) Σ_half sc Σ q_a q.
+// per 256 (d · d_a) Σ_half sc Σ q_a q; kQ5K as kQ4K (llama.cpp's Q5_K products with Q8_K rows).
 struct Quantized { double value = 0, magnitude = 0, exact_bound = 0; };
 Quantized quantized_reference(WeightType type, const uint8_t* blocks, const float* row, int K, int j, float bias) {
   Quantized out;
   out.value = bias;
   out.magnitude = std::fabs(bias);
-  for (int k0 = 0; type == WeightType::kQ4K && k0 < K; k0 += kSuperRows) {
+  for (int k0 = 0; has_q4k_meta(type) && k0 < K; k0 += kSuperRows) {
     double most = 0;
     for (int k = k0; k < k0 + kSuperRows; ++k) most = std::max(most, std::fabs(double(row[k])));
     const float d_a = static_cast<float>(most) / 127.0f;
     const uint8_t* super = blocks + block_offset(type, k0, j, K);
-    const double d = q4k_float(super, 4 * (j % 8)), dmin = q4k_float(super, 32 + 4 * (j % 8));
+    const double d = q4k_float(super, 4 * (j % 8), type), dmin = q4k_float(super, 32 + 4 * (j % 8), type);
     for (int b = 0; b < kSuperBlocks; ++b) {
-      const double sc = *q4k_meta(super, q4k_sc_byte(b, j % 8)), m = *q4k_meta(super, q4k_m_byte(b, j % 8));
+      const double sc = *q4k_meta(super, q4k_sc_byte(b, j % 8), type), m = *q4k_meta(super, q4k_m_byte(b, j % 8), type);
       for (int r = 0; r < kBlockRows; ++r) {
         const double q_a = d_a > 0 ? std::nearbyint(double(row[k0 + 32 * b + r] * (1.0f / d_a))) : 0.0;
         const int q = block_integer(type, super + b * block_bytes(type), r, j % 8);
@@ -429,7 +432,7 @@ std::vector<int> depths_of(WeightType type, std::initializer_list<int> depths) {
   return out;
 }
 constexpr WeightType kBlockTypes[] = {WeightType::kQ8, WeightType::kQ4, WeightType::kQ5, WeightType::kQ4K, WeightType::kQ40,
-                                      WeightType::kQ6K};
+                                      WeightType::kQ6K, WeightType::kQ5K};
 
 // Blocks of 8-, 6-, 5- and 4-bit values (core/blocks.h): every row is quantized to 8 bits a block of 32 and
 // its products summed as integers, as llama.cpp does — one row (decoding) and tiles of rows
@@ -784,6 +787,38 @@ TEST(Gemm, Q6KBlocksAtTheirExtremes) {
     EXPECT_EQ(block_integer(WeightType::kQ6K, block, r % kBlockRows, 5), want) << r;
     EXPECT_EQ(block_element(WeightType::kQ6K, block, r % kBlockRows, 5, b), (0.25f * static_cast<float>(r / 16 - 8)) * static_cast<float>(want)) << r;
   }
+}
+
+// kQ5K at its extremes: every q 31 with sc and m 63, or 16 (only the fifth bit), or alternating 0 and
+// 31 by row or by half sub-block, against rows of one value (every q_a ±127) and of alternating signs,
+// where the relaxed build's int16 pairs over half a sub-block come closest to overflowing
+// (4 · 2 · 127 · 31 = 31496) and the int32 sums over a super-block are largest (8 · 63 · 32 · 127 · 31
+// ≈ 6.4e7); tiles and rows alike, and the float64 transcription. And each column's fifth bit on its
+// own, with values outside 0…31 clamped when written.
+TEST(Gemm, Q5KBlocksAtTheirExtremes) {
+  std::mt19937 rng(83);
+  const int K = 512, N = 19;
+  int (*const patterns[])(std::mt19937&, int) = {
+      [](std::mt19937&, int) { return 31; }, [](std::mt19937&, int) { return 16; },
+      [](std::mt19937&, int r) { return r % 2 ? 0 : 31; }, [](std::mt19937&, int r) { return r % 32 < 16 ? 0 : 31; }};
+  for (auto* pattern : patterns) expect_rows_of_one_value(WeightType::kQ5K, random_blocks(WeightType::kQ5K, K, N, rng, pattern), K, N);
+  std::vector<uint8_t> super(static_cast<size_t>(block_matrix_bytes(WeightType::kQ5K, kSuperRows, 8)), 0);
+  const auto value_of = [](int r, int c) { return r % 5 == 0 ? (c % 2 ? 40 : -5) : (r * 7 + c * 3) % 32; };
+  for (int c = 0; c < 8; ++c) {
+    int q[kSuperRows], sc[kSuperBlocks], m[kSuperBlocks];
+    for (int r = 0; r < kSuperRows; ++r) q[r] = value_of(r, c);
+    for (int j = 0; j < kSuperBlocks; ++j) sc[j] = j + c, m[j] = 63 - j;
+    write_q5k_column(super.data(), c, 0.25f, 0.5f, sc, m, q);
+  }
+  for (int c = 0; c < 8; ++c)
+    for (int r = 0; r < kSuperRows; ++r) {
+      const int v = value_of(r, c), want = v < 0 ? 0 : v > 31 ? 31 : v, b = r / kBlockRows;
+      const uint8_t* block = super.data() + b * block_bytes(WeightType::kQ5K);
+      EXPECT_EQ(block_integer(WeightType::kQ5K, block, r % kBlockRows, c), want) << r << " " << c;
+      EXPECT_EQ(block_element(WeightType::kQ5K, block, r % kBlockRows, c, b),
+                (0.25f * static_cast<float>(b + c)) * static_cast<float>(want) - 0.5f * static_cast<float>(63 - b))
+          << r << " " << c;
+    }
 }
 
 TEST(Gemm, SharedProductsGiveTheBitsOfEachAlone) {

@@ -251,31 +251,36 @@ TEST(GgmlTypes, RegroupedBlocksHoldTheDefinitionsValues) {
   }
 }
 
-// Q4_K regrouped as kQ4K keeps its integer scales (regroup_q4_k_row): (d · sc) · q − dmin · m of every
-// element is dequantize_row's float32 and the definition's value; sc and m within 0…63, q within 0…15.
-TEST(GgmlTypes, Q4KRegroupedWithIntegerScalesHoldsTheDefinitionsValues) {
+// Q4_K and Q5_K regrouped as kQ4K and kQ5K keep their integer scales (regroup_q4_k_row,
+// regroup_q5_k_row): (d · sc) · q − dmin · m of every element is dequantize_row's float32 and the
+// definition's value; sc and m within 0…63, q within 0…15 (0…31).
+TEST(GgmlTypes, Q4KAndQ5KRegroupedWithIntegerScalesHoldTheDefinitionsValues) {
   std::mt19937 rng(613);
-  const TypeInfo& t = *type_info(kQ4_K);
-  const int blocks = 16;
-  std::vector<uint8_t> b(blocks * t.bytes);
-  for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
-  for (int i = 0; i < blocks; ++i)
-    for (size_t at : {0, 2}) {  // moderate f16 fields, as above
-      uint8_t& high = b[i * t.bytes + at + 1];
-      high = static_cast<uint8_t>((high & 0x83) | (5 + rng() % 20) << 2);
+  for (const uint32_t type : {kQ4_K, kQ5_K}) {
+    const TypeInfo& t = *type_info(type);
+    const int blocks = 16;
+    std::vector<uint8_t> b(blocks * t.bytes);
+    for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+    for (int i = 0; i < blocks; ++i)
+      for (size_t at : {0, 2}) {  // moderate f16 fields, as above
+        uint8_t& high = b[i * t.bytes + at + 1];
+        high = static_cast<uint8_t>((high & 0x83) | (5 + rng() % 20) << 2);
+      }
+    const int64_t count = blocks * t.block;
+    std::vector<float> d(blocks), dmin(blocks), widened(count);
+    std::vector<uint8_t> sc(count / 32), m(count / 32);
+    std::vector<int8_t> q(count);
+    if (type == kQ5_K) regroup_q5_k_row(b.data(), count, d.data(), dmin.data(), sc.data(), m.data(), q.data());
+    else regroup_q4_k_row(b.data(), count, d.data(), dmin.data(), sc.data(), m.data(), q.data());
+    ASSERT_EQ(dequantize_row(type, b.data(), widened.data(), count), "");
+    const int most = type == kQ5_K ? 31 : 15;
+    for (int64_t e = 0; e < count; ++e) {
+      const int64_t sub = e / 32, block = e / 256;
+      ASSERT_TRUE(sc[sub] <= 63 && m[sub] <= 63 && q[e] >= 0 && q[e] <= most) << t.name << " " << e;
+      const float value = (d[block] * static_cast<float>(sc[sub])) * static_cast<float>(q[e]) - dmin[block] * static_cast<float>(m[sub]);
+      ASSERT_EQ(bits_of(value), bits_of(widened[e])) << t.name << " element " << e;
+      ASSERT_EQ(value, static_cast<float>(test::reference_element(type, &b[block * t.bytes], static_cast<int>(e % 256)))) << t.name << " " << e;
     }
-  const int64_t count = blocks * t.block;
-  std::vector<float> d(blocks), dmin(blocks), widened(count);
-  std::vector<uint8_t> sc(count / 32), m(count / 32);
-  std::vector<int8_t> q(count);
-  regroup_q4_k_row(b.data(), count, d.data(), dmin.data(), sc.data(), m.data(), q.data());
-  ASSERT_EQ(dequantize_row(kQ4_K, b.data(), widened.data(), count), "");
-  for (int64_t e = 0; e < count; ++e) {
-    const int64_t sub = e / 32, block = e / 256;
-    ASSERT_TRUE(sc[sub] <= 63 && m[sub] <= 63 && q[e] >= 0 && q[e] <= 15) << e;
-    const float value = (d[block] * static_cast<float>(sc[sub])) * static_cast<float>(q[e]) - dmin[block] * static_cast<float>(m[sub]);
-    ASSERT_EQ(bits_of(value), bits_of(widened[e])) << "element " << e;
-    ASSERT_EQ(value, static_cast<float>(test::reference_element(kQ4_K, &b[block * t.bytes], static_cast<int>(e % 256)))) << e;
   }
 }
 

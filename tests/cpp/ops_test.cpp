@@ -189,11 +189,11 @@ TEST(Tensor, FindFiniteSeesEveryInfAndNaN) {
 // A matrix kept in blocks (core/blocks.h) reads as the float32 matrix of its values everywhere a
 // tensor is read element- or row-wise: an element (a tied embedding's lookup), rows widened (value
 // norms, contributions), rows zeroed (a head switched off), and the panels a product reads.
-// kQ4K's and kQ6K's values are Q4_K's and Q6_K's (d · sc) · q − dmin · m and (d · sc) · q.
+// kQ4K's, kQ5K's and kQ6K's values are Q4_K's and Q5_K's (d · sc) · q − dmin · m and Q6_K's (d · sc) · q.
 TEST(Tensor, BlocksReadAsTheirValues) {
   std::mt19937 rng(5);
   for (const mh::WeightType type : {mh::WeightType::kQ8, mh::WeightType::kQ4, mh::WeightType::kQ40, mh::WeightType::kQ4K,
-                                    mh::WeightType::kQ6K}) {
+                                    mh::WeightType::kQ6K, mh::WeightType::kQ5K}) {
     const int64_t rows = mh::has_super_blocks(type) ? 512 : 96, cols = 21;
     mh::Tensor t;
     t.type = type;
@@ -205,13 +205,15 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     const auto value_at = [&](int64_t k, int64_t c) -> float& { return values[static_cast<size_t>(k * cols + c)]; };
     for (int64_t c = 0; c < cols; ++c) {
       const int column = static_cast<int>(c % 8);
-      if (type == mh::WeightType::kQ4K)
+      if (mh::has_q4k_meta(type))
         for (int64_t k0 = 0; k0 < rows; k0 += mh::kSuperRows) {
           int q[mh::kSuperRows], sc[mh::kSuperBlocks], m[mh::kSuperBlocks];
-          for (int& v : q) v = static_cast<int>(rng() % 16);
+          for (int& v : q) v = static_cast<int>(rng() % (type == mh::WeightType::kQ5K ? 32 : 16));
           for (int j = 0; j < mh::kSuperBlocks; ++j) sc[j] = static_cast<int>(rng() % 64), m[j] = static_cast<int>(rng() % 64);
           const float d = 0.001f * static_cast<float>(rng() % 100 + 1), dmin = 0.002f * static_cast<float>(rng() % 100);
-          mh::write_q4k_column(t.bytes.data() + mh::block_offset(type, k0, c, rows), column, d, dmin, sc, m, q);
+          uint8_t* super = t.bytes.data() + mh::block_offset(type, k0, c, rows);
+          if (type == mh::WeightType::kQ5K) mh::write_q5k_column(super, column, d, dmin, sc, m, q);
+          else mh::write_q4k_column(super, column, d, dmin, sc, m, q);
           for (int r = 0; r < mh::kSuperRows; ++r)
             value_at(k0 + r, c) = (d * static_cast<float>(sc[r / 32])) * static_cast<float>(q[r]) - dmin * static_cast<float>(m[r / 32]);
         }
@@ -249,10 +251,10 @@ TEST(Tensor, BlocksReadAsTheirValues) {
     t.find_finite();
     EXPECT_TRUE(t.known_finite);
     const float inf = INFINITY;
-    // The last of the block's floats: kQ4's last min, kQ8's and kQ40's last scale; kQ4K's and kQ6K's d
-    // of column 3 (the first block of panel 2's second super-block).
+    // The last of the block's floats: kQ4's last min, kQ8's and kQ40's last scale; kQ4K's, kQ5K's and
+    // kQ6K's d of column 3 (the first block of panel 2's second super-block).
     uint8_t* floats = t.bytes.data() + mh::block_offset(type, mh::has_super_blocks(type) ? 256 : 64, 16, rows);
-    if (type == mh::WeightType::kQ4K) std::memcpy(mh::q4k_meta(floats, 12), &inf, 4);
+    if (mh::has_q4k_meta(type)) std::memcpy(mh::q4k_meta(floats, 12, type), &inf, 4);
     else if (type == mh::WeightType::kQ6K) std::memcpy(mh::q6k_d(floats, 0) + 12, &inf, 4);
     else std::memcpy(floats + mh::block_float_bytes(type) - 4, &inf, 4);
     t.find_finite();

@@ -148,9 +148,10 @@ describe('GGUF fixtures against the float64 reference and llama.cpp', () => {
   // Q6_K and Q5_K kept as 6- and 5-bit blocks where the fixtures have none: a tied embedding (looked
   // up element by element, and the head's product) and attn_v / ffn_down in Q6_K, the other matrices
   // Q4_K or Q5_K, in a random qwen3 of a Q4_K_M / Q5_K_M file's types with d = 256 (the K-quants'
-  // 256-value blocks). 1.125 bytes a Q6_K weight and 0.625 a Q4_K one (their integer scales kept), 1.25 a Q5_K one; the blocks widened in the
-  // product give the bits of the same file widened to float32; decoding stays close to prefill.
-  for (const [layout, typesOf, kept, keptBytes] of [['Q4_K_M', q4kmTypes, 'q4', 0.625], ['Q5_K_M', q5kmTypes, 'q5', 1.25]]) {
+  // 256-value blocks). 1.125 bytes a Q6_K weight, 0.625 a Q4_K one and 0.75 a Q5_K one (their integer
+  // scales kept); the blocks widened in the product give the bits of the same file widened to float32;
+  // decoding stays close to prefill.
+  for (const [layout, typesOf, kept, keptBytes] of [['Q4_K_M', q4kmTypes, 'q4', 0.625], ['Q5_K_M', q5kmTypes, 'q5', 0.75]]) {
     it(`${layout}: Q6_K as 6-bit blocks (a tied embedding and head) beside ${kept} ones, their bytes, the values of float32`, async () => {
       const shape = { arch: 'qwen3', d: 256, layers: 3, heads: 2, kvHeads: 1, headDim: 128, ff: 512, vocab: 1024,
         ropeBase: 1e6, eps: 1e-6, context: 512, tokenizer: 'qwen3', qkNorm: true };

@@ -1,16 +1,17 @@
 // A/B of this checkout against another (a git worktree of an earlier commit, built with
 // `npm run build:wasm` there) in one process, over GGUF files of GPT-2 small's shape (random
 // weights, written once to build/gguf-bench/): a Q4_K_M file (Q6_K head and a third of the layers'
-// attn_v / ffn_down, as llama-quantize lays it out), a Q6_K file, and Q4_0 / Q8_0 ones. One thread.
+// attn_v / ffn_down, as llama-quantize lays it out), its Q5_K_M twin, a Q6_K file, and Q4_0 / Q8_0
+// ones. One thread.
 // First whether both give the same bits (every attention and every row's logits of 40 tokens), then
 // prefill of 64 and 256 tokens (the last row's logits) and a decoding step (the median gap of 16
 // greedy tokens), rounds interleaved; each ratio is the median over rounds of other ÷ this.
 // Usage: node --[no-]experimental-wasm-relaxed-simd bench/ab-gguf.mjs <other checkout> [--rounds 5]
-//   [--types q4_k_m,q6_k]
+//   [--types q4_k_m,q5_k_m,q6_k,q4_0,q8_0]
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SHAPES, q4kmTypes, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, q4kmTypes, q5kmTypes, writeModelFile } from './gguf-common.mjs';
 import { msPerToken, timeRounds } from './gpt2-common.mjs';
 import { machine } from './machine.mjs';
 import { median, medians } from './stats.mjs';
@@ -21,7 +22,7 @@ const other = args[0];
 if (!other || other.startsWith('--')) throw new Error('usage: node bench/ab-gguf.mjs <other checkout> [--rounds 5] [--types q4_k_m,q6_k]');
 const rounds = Number(option('--rounds', 5));
 const shape = SHAPES['gpt2-small'];
-const LAYOUTS = { q4_k_m: q4kmTypes(shape.layers), q6_k: () => 'q6_k', q4_0: () => 'q4_0', q8_0: () => 'q8_0' };
+const LAYOUTS = { q4_k_m: q4kmTypes(shape.layers), q5_k_m: q5kmTypes(shape.layers), q6_k: () => 'q6_k', q4_0: () => 'q4_0', q8_0: () => 'q8_0' };
 const types = option('--types', 'q4_k_m,q6_k').split(',');
 for (const t of types) if (!LAYOUTS[t]) throw new Error(`--types: ${t} is not one of ${Object.keys(LAYOUTS).join(', ')}`);
 mkdirSync('build/gguf-bench', { recursive: true });

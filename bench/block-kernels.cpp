@@ -1,8 +1,8 @@
-// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h; q4k, q6k: Q4_K's and Q6_K's super-blocks) against float32 panels, in wasm: GPT-2 small's
+// Products over 8-, 6-, 5- and 4-bit blocks (core/blocks.h; q4k, q5k, q6k: the K-quants' super-blocks) against float32 panels, in wasm: GPT-2 small's
 // four products (Q/K/V together, the attention output, the FFN's up and down) at 64 and 256 rows,
 // one thread, each by
 //   f32       float32 panels (the float32 tile, at the multiply-add peak)
-//   q8, q5, q4, q4k, q40, q6k   integer tiles (the rows quantized to 8 bits a block, each block's
+//   q8, q5, q4, q4k, q40, q6k, q5k   integer tiles (the rows quantized to 8 bits a block, each block's
 //                          sums as integers; q4k's and q6k's a super-block of 256)
 //   q8 w, q5 w, … q6k w    the blocks widened into float32 panels for the float32 tile
 // Rates in GFLOP-equivalents (2 · n · K · N a product, whatever the arithmetic), each call paired
@@ -48,13 +48,16 @@ struct Row {
 std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937& rng) {
   std::vector<uint8_t> bytes(static_cast<size_t>(mh::block_matrix_bytes(t, K, N)));
   std::normal_distribution<float> normal(0.0f, 0.02f);
-  if (t == mh::WeightType::kQ4K) {
+  if (mh::has_q4k_meta(t)) {
     for (int j = 0; j < N; ++j)
       for (int k = 0; k < K; k += mh::kSuperRows) {
         int q[mh::kSuperRows], sc[mh::kSuperBlocks], m[mh::kSuperBlocks];
-        for (int& v : q) v = static_cast<int>(rng() % 16);
+        for (int& v : q) v = static_cast<int>(rng() % (t == mh::WeightType::kQ5K ? 32 : 16));
         for (int b = 0; b < mh::kSuperBlocks; ++b) sc[b] = static_cast<int>(rng() % 64), m[b] = static_cast<int>(rng() % 64);
-        mh::write_q4k_column(bytes.data() + mh::block_offset(t, k, j, K), j % 8, 0.001f * normal(rng), 0.001f * std::fabs(normal(rng)), sc, m, q);
+        uint8_t* super = bytes.data() + mh::block_offset(t, k, j, K);
+        const float d = 0.001f * normal(rng), dmin = 0.001f * std::fabs(normal(rng));
+        if (t == mh::WeightType::kQ5K) mh::write_q5k_column(super, j % 8, d, dmin, sc, m, q);
+        else mh::write_q4k_column(super, j % 8, d, dmin, sc, m, q);
       }
     return bytes;
   }
@@ -99,13 +102,14 @@ int decode_main(int rounds, bool llama) {
     for (int l = 0; l < 12; ++l) shapes.insert(shapes.end(), {{768, 2304}, {768, 768}, {768, 6144}, {3072, 768}});
     shapes.push_back({768, 50264});
   }
-  constexpr int kTypes = 7;
+  constexpr int kTypes = 8;
   const mh::WeightType types[kTypes] = {mh::WeightType::kF32, mh::WeightType::kQ8, mh::WeightType::kQ5, mh::WeightType::kQ4,
-                                        mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
-  const char* names[kTypes] = {"f32", "q8", "q5", "q4", "q4k", "q40", "q6k"};
+                                        mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K, mh::WeightType::kQ5K};
+  const char* names[kTypes] = {"f32", "q8", "q5", "q4", "q4k", "q40", "q6k", "q5k"};
   // Llama's float32 copy (4.9 GB) does not fit a wasm heap, nor its q6k and q5 beside q8 and q4.
   const auto skipped = [&](int t) {
-    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ5 || types[t] == mh::WeightType::kQ6K);
+    return llama && (types[t] == mh::WeightType::kF32 || types[t] == mh::WeightType::kQ5 || types[t] == mh::WeightType::kQ6K ||
+                     types[t] == mh::WeightType::kQ5K);
   };
   std::vector<std::vector<mh::MatrixRef>> mats(kTypes);
   std::vector<std::vector<float>> f32s;
@@ -158,10 +162,11 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-  constexpr int kBlockTypes = 6;
+  constexpr int kBlockTypes = 7;
   const mh::WeightType block_types[kBlockTypes] = {mh::WeightType::kQ8, mh::WeightType::kQ5, mh::WeightType::kQ4,
-                                                   mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K};
-  const char* block_names[kBlockTypes] = {"q8", "q5", "q4", "q4k", "q40", "q6k"};
+                                                   mh::WeightType::kQ4K, mh::WeightType::kQ40, mh::WeightType::kQ6K,
+                                                   mh::WeightType::kQ5K};
+  const char* block_names[kBlockTypes] = {"q8", "q5", "q4", "q4k", "q40", "q6k", "q5k"};
   std::vector<std::vector<float>> f32;
   std::vector<std::vector<uint8_t>> blocks[kBlockTypes];  // [type][shape]
   for (const auto& s : shapes) {

@@ -9,10 +9,11 @@
 //        a 32-byte share of the super-block's floats and integer scales, then kQ4's 128 bytes of values
 //        (uint8 q[8 groups][4][4 rows]): 160 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c],
 //        Q4_K's own (q4k_meta: d, dmin, the 6-bit sc and m).
-//   kQ5K: kQ4K's with a fifth bit: block j of a super-block holds its 32-byte share (the same as kQ4K's),
-//        then 8 groups of 20 bytes: kQ4K's 16 bytes of nibbles, then 4 bytes of fifth bits (byte i: row
-//        4g + i, bit c: column c): 192 bytes. value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c], q 0…31,
-//        Q5_K's own.
+//   kQ5K: kQ4K's with a fifth bit: block j of a super-block holds its 32-byte share and its 128 bytes of
+//        low nibbles (kQ4K's both), then the fifth bits, 16 bytes for each 4 groups (groups 4h … 4h + 3):
+//        byte k of them holds those of the nibbles' byte k in each group, bit 3 − i for group 4h + i's
+//        low nibble (columns 0–3), bit 4 + i for its high one (block_q5k_high_byte): 192 bytes.
+//        value = (d[c] · sc[j][c]) · q − dmin[c] · m[j][c], q 0…31, Q5_K's own.
 //   kQ40: float scale[8]; uint8 q[8 groups][4][4 rows] (kQ4's)   value = scale[c] · q − 8 · scale[c]   160 bytes
 //        (Q4_0's d · (q − 8): its min is 8 · d, exact in float32, so it is not stored)
 //   kQ6K: 8 consecutive blocks make a super-block, as Q6_K's: block j of it holds int8 sc[2 halves][8], a
@@ -125,7 +126,7 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
 }
 
 // The bytes of a group of 4 rows of a block.
-constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) ? 16 : t == WeightType::kQ5K ? 20 : 32; }
+constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5K ? 16 : 32; }
 
 // Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6K's, kQ5's, or kQ4's byte
 // (low nibble for c < 4, high for c ≥ 4).
@@ -133,10 +134,9 @@ inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 
 inline int block_q6_byte(int r, int c) { return block_q8_byte(r, c); }  // after kQ6K's share of the super-block
 inline int block_q5_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
-// kQ5K's byte holding the low nibble of row r, column c (as block_q4_byte's), and the byte whose bit c
-// is its fifth bit.
-inline int block_q5k_byte(int r, int c) { return 32 + 20 * (r / 4) + 4 * (c % 4) + r % 4; }
-inline int block_q5k_high_byte(int r) { return 32 + 20 * (r / 4) + 16 + r % 4; }
+// kQ5K's byte holding the fifth bit of row r, column c (its low four bits: block_q4_byte's), and which bit.
+inline int block_q5k_high_byte(int r, int c) { return 160 + 16 * (r / 16) + 4 * (c % 4) + r % 4; }
+inline int block_q5k_high_bit(int r, int c) { return c < 4 ? 3 - r / 4 % 4 : 4 + r / 4 % 4; }
 
 // The integer q of row r, column c of one block (kQ6K's u − 32).
 inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
@@ -144,8 +144,8 @@ inline int block_integer(WeightType t, const uint8_t* block, int r, int c) {
   if (t == WeightType::kQ6K) return block[block_q6_byte(r, c)] - kQ6Offset;
   if (t == WeightType::kQ5) return block[block_q5_byte(r, c)];
   if (t == WeightType::kQ5K) {
-    const uint8_t byte = block[block_q5k_byte(r, c)];
-    return (c < 4 ? byte & 15 : byte >> 4) | ((block[block_q5k_high_byte(r)] >> c) & 1) << 4;
+    const uint8_t byte = block[block_q4_byte(r, c, t)];
+    return (c < 4 ? byte & 15 : byte >> 4) | ((block[block_q5k_high_byte(r, c)] >> block_q5k_high_bit(r, c)) & 1) << 4;
   }
   const uint8_t byte = block[block_q4_byte(r, c, t)];
   return c < 4 ? byte & 15 : byte >> 4;
@@ -183,13 +183,10 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c, int
 
 // The group of 4 rows at `group` (within a block's values, from block_float_bytes on): the values
 // as stored of columns 0–3 in `left` and of 4–7 in `right`, each column's 4 rows side by side (int8
-// for kQ8, 0…63 for kQ6K, 0…31 for kQ5 and kQ5K, 0…15 for kQ4 and kQ4K). The high nibbles: each byte
-// less its low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an 8-bit shift is a
-// shift and a mask built anew in V8; the saturating subtraction, because LLVM folds a plain one back
-// into that shift and mask. kQ5K's fifth bits: the group's 4 bytes in every lane (byte k: row k % 4,
-// as the values' byte k), bit c (column c) moved to bit 4 + k / 4 (columns 0–3: a 16-bit shift by 4,
-// whose bits crossing into the next byte land below bit 4), kept by a mask and made 16 by an
-// unsigned min.
+// for kQ8, 0…63 for kQ6K, 0…31 for kQ5, 0…15 for kQ4, kQ4K and kQ5K's low four bits). The high
+// nibbles: each byte less its low nibble, shifted in 16-bit lanes (no bit crosses a byte), where an
+// 8-bit shift is a shift and a mask built anew in V8; the saturating subtraction, because LLVM folds a
+// plain one back into that shift and mask.
 inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   if (!has_nibbles(t) && t != WeightType::kQ5K) {
     left = wasm_v128_load(group);
@@ -199,13 +196,23 @@ inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v1
   const v128_t bytes = wasm_v128_load(group);
   left = wasm_v128_and(bytes, wasm_i8x16_splat(15));
   right = wasm_u16x8_shr(wasm_u8x16_sub_sat(bytes, left), 4);
-  if (t == WeightType::kQ5K) {
-    const v128_t high = wasm_v128_load32_splat(group + 16), sixteen = wasm_i8x16_splat(16);
-    const v128_t bit = wasm_i8x16_const(16, 16, 16, 16, 32, 32, 32, 32, 64, 64, 64, 64, -128, -128, -128, -128);
-    left = wasm_v128_or(left, wasm_u8x16_min(wasm_v128_and(wasm_i16x8_shl(high, 4), bit), sixteen));
-    right = wasm_v128_or(right, wasm_u8x16_min(wasm_v128_and(high, bit), sixteen));
-  }
 }
+// The fifth bits of a kQ5K half block's 4 groups, added to each group's values in turn as 16s
+// (`high`: the half's 16 bytes of them). Group i's are bit 3 − i (columns 0–3) and 4 + i (4–7): a
+// 16-bit shift a group moves each to bit 4 (by at most 4 left, 3 right, so the bits that cross into
+// the next byte land elsewhere), and a mask keeps it; the same operations for every group, so a
+// loop over them needs no group index.
+struct Q5KFifthBits {
+  v128_t left, right;
+  explicit Q5KFifthBits(v128_t high) : left(high), right(high) {}
+  void add_next(v128_t& low_nibbles, v128_t& high_nibbles) {
+    const v128_t sixteen = wasm_i8x16_splat(16);
+    left = wasm_i16x8_shl(left, 1);
+    low_nibbles = wasm_v128_or(low_nibbles, wasm_v128_and(left, sixteen));
+    high_nibbles = wasm_v128_or(high_nibbles, wasm_v128_and(right, sixteen));
+    right = wasm_u16x8_shr(right, 1);
+  }
+};
 // The same group as integers q (block_integer): kQ6K's u − 32 (int8), the others' as stored.
 inline void block_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
   stored_group_at(t, group, left, right);
@@ -226,8 +233,14 @@ inline void load_block_mins(WeightType t, const uint8_t* block, v128_t& min_lo, 
   }
 }
 // Group g (rows 4g … 4g + 3) of a block, as block_group_at.
+// (kQ5K's with its fifth bits: block_group_at gives only its low four.)
 inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
   block_group_at(t, block + block_float_bytes(t) + block_group_bytes(t) * g, left, right);
+  if (t == WeightType::kQ5K) {
+    const v128_t high = wasm_v128_load(block + 160 + 16 * (g / 4)), sixteen = wasm_i8x16_splat(16);
+    left = wasm_v128_or(left, wasm_v128_and(wasm_i16x8_shl(high, 1 + g % 4), sixteen));
+    right = wasm_v128_or(right, wasm_v128_and(wasm_u16x8_shr(high, g % 4), sixteen));
+  }
 }
 #endif
 
@@ -328,16 +341,15 @@ inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int
   std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
   uint8_t* out = block + block_float_bytes(t);
   for (int g = 0; g < kBlockRows / 4; ++g) {
-    if (t == WeightType::kQ5K) {  // the nibbles as kQ4K's, then row i's fifth bits, column c at bit c
-      uint8_t* group = out + block_group_bytes(t) * g;
+    if (t == WeightType::kQ5K) {  // the low nibbles as kQ4K's, the fifth bits where block_q5k_high_byte says
       for (int c = 0; c < 4; ++c)
-        for (int i = 0; i < 4; ++i)
-          group[4 * c + i] = static_cast<uint8_t>((q[c * stride + 4 * g + i] & 15) | (q[(c + 4) * stride + 4 * g + i] & 15) << 4);
-      for (int i = 0; i < 4; ++i) {
-        int bits = 0;
-        for (int c = 0; c < 8; ++c) bits |= (q[c * stride + 4 * g + i] >> 4 & 1) << c;
-        group[16 + i] = static_cast<uint8_t>(bits);
-      }
+        for (int i = 0; i < 4; ++i) {
+          const int r = 4 * g + i, low = q[c * stride + r], high = q[(c + 4) * stride + r];
+          out[16 * g + 4 * c + i] = static_cast<uint8_t>((low & 15) | (high & 15) << 4);
+          uint8_t& bits = block[block_q5k_high_byte(r, c)];
+          if (g % 4 == 0) bits = 0;
+          bits = static_cast<uint8_t>(bits | (low >> 4) << block_q5k_high_bit(r, c) | (high >> 4) << block_q5k_high_bit(r, c + 4));
+        }
     } else if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
       for (int c = 0; c < 4; ++c) {
         uint32_t low, high;
@@ -379,10 +391,11 @@ inline void write_q5k_column(uint8_t* super, int c, float d, float dmin, const i
     uint8_t* block = super + block_bytes(t) * j;
     for (int r = 0; r < kBlockRows; ++r) {
       const int v = stored_block_value(t, q[32 * j + r]);
-      uint8_t& byte = block[block_q5k_byte(r, c)];
+      uint8_t& byte = block[block_q4_byte(r, c, t)];
       byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (v & 15) << 4 : (byte & 0xf0) | (v & 15));
-      uint8_t& high = block[block_q5k_high_byte(r)];
-      high = static_cast<uint8_t>((high & ~(1 << c)) | (v >> 4) << c);
+      uint8_t& high = block[block_q5k_high_byte(r, c)];
+      const int bit = block_q5k_high_bit(r, c);
+      high = static_cast<uint8_t>((high & ~(1 << bit)) | (v >> 4) << bit);
     }
   }
 }

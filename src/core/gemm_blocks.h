@@ -121,20 +121,22 @@ void quantize_row(float* packed, const float* a, int K) {
 }
 #endif
 
-// Rows a tile over blocks holds (block_tile): 4 where it takes the relaxed build's int8 dot (4- and
-// 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers; kQ6K's
-// too, whose int32 sums spill: 4 rows measured ~1.1× 2 rows' rate, 3 and 6 between or about as 4), 2
-// where it takes 16-bit dots (8-bit blocks, and the plain build: 8 int32 sums and 5 vectors). Rows
-// are cut into tiles as even as those allow (5 rows at most 4: 3 + 2).
+// Rows a tile over blocks holds (block_tile): in the relaxed build 4 where it takes the int8 dot (4-
+// and 5-bit blocks: 8 int16 sums and 4 vectors of the block and the row, 12 of V8's 15 registers;
+// kQ6K's too, whose int32 sums spill: 4 rows measured ~1.1× 2 rows' rate, 3 and 6 between or about
+// as 4), except kQ5K's 6 (its fifth bits cost a few operations a group, which more rows share: 6
+// measured ~1.5× 4 rows' rate), and 2 where it takes 16-bit dots (8-bit blocks: 8 int32 sums and 5
+// vectors). The plain build's 16-bit dots: 3 rows (measured 1.03–1.09× 2 rows' rate, and about as 4,
+// on every type). Rows are cut into tiles as even as those allow (5 rows at most 4: 3 + 2).
 // (MH_BLOCK_TILE_ROWS overrides both, for measuring.)
 template <WeightType T>
 constexpr int block_tile_rows() {
 #if defined(MH_BLOCK_TILE_ROWS)
   return MH_BLOCK_TILE_ROWS;
 #elif defined(__wasm_relaxed_simd__)
-  return has_unsigned_values(T) ? 4 : 2;
+  return T == WeightType::kQ5K ? 6 : has_unsigned_values(T) ? 4 : 2;
 #else
-  return has_super_blocks(T) ? 3 : 2;  // kQ4K's and kQ6K's plain tiles: 3 rows measured ~1.08× and ~1.05× 2 rows' rate
+  return 3;
 #endif
 }
 constexpr int kTallestBlockTile = 6;
@@ -373,16 +375,20 @@ inline void nibble_pairs(const uint8_t* values, const float* q_a, v128_t& pairs_
     }
   }
 }
-// pairs_lo, pairs_hi = the int16 pair sums of 4 groups of a block's values as stored (from `groups`:
-// stored_group_at) times a row's int8 values of them (the 4 lanes of `row`), by the int8 dot (kQ5's
-// and kQ5K's 0…31 and kQ6K's 0…63 fit its 7-bit operand as they are).
-template <WeightType T>
-inline void half_pairs(const uint8_t* groups, v128_t row, v128_t& pairs_lo, v128_t& pairs_hi) {
+// pairs_lo, pairs_hi = the int16 pair sums of half kHalf of a block (groups 4 · kHalf …, their values
+// as stored: stored_group_at, kQ5K's with its fifth bits) times a row's int8 values of them (the 4
+// lanes of `row`), by the int8 dot (kQ5's and kQ5K's 0…31 and kQ6K's 0…63 fit its 7-bit operand as
+// they are).
+template <WeightType T, int kHalf>
+inline void half_pairs(const uint8_t* block, v128_t row, v128_t& pairs_lo, v128_t& pairs_hi) {
+  const uint8_t* groups = block + block_float_bytes(T) + block_group_bytes(T) * 4 * kHalf;
+  [[maybe_unused]] Q5KFifthBits fifth(T == WeightType::kQ5K ? wasm_v128_load(block + 160 + 16 * kHalf) : row);
   pairs_lo = pairs_hi = wasm_i16x8_splat(0);
   for (int i = 0; i < 4; ++i) {
     const v128_t a = splat_lane(row, i);
     v128_t left, right;
     stored_group_at(T, groups + block_group_bytes(T) * i, left, right);
+    if constexpr (T == WeightType::kQ5K) fifth.add_next(left, right);
     pairs_lo = wasm_i16x8_add(pairs_lo, dot_i8x16_i7x16(a, left));
     pairs_hi = wasm_i16x8_add(pairs_hi, dot_i8x16_i7x16(a, right));
     keep_in_order(pairs_lo, pairs_hi);
@@ -460,7 +466,7 @@ inline void half_sums(const uint8_t* block, const float* row_block, v128_t& sum_
   } else {
     const v128_t ones = wasm_i16x8_splat(1);  // the widening as kQ8's (a 16-bit dot with ones)
     v128_t pairs_lo, pairs_hi;
-    half_pairs<T>(block + 64 + 128 * kHalf, q_a, pairs_lo, pairs_hi);
+    half_pairs<T, kHalf>(block, q_a, pairs_lo, pairs_hi);
     sum_lo = wasm_i32x4_dot_i16x8(pairs_lo, ones);
     sum_hi = wasm_i32x4_dot_i16x8(pairs_hi, ones);
   }
@@ -569,9 +575,9 @@ inline void add_super_sub_block(v128_t& int_lo, v128_t& int_hi, const uint8_t* s
   v128_t pairs_lo, pairs_hi;
   if constexpr (T == WeightType::kQ5K) {
     const v128_t q_a = wasm_v128_load(row + kSuperQFloats + 8 * j), q_b = wasm_v128_load(row + kSuperQFloats + 8 * j + 4);
-    half_pairs<T>(block + block_float_bytes(T), q_a, pairs_lo, pairs_hi);
+    half_pairs<T, 0>(block, q_a, pairs_lo, pairs_hi);
     add_sub_block<T>(int_lo, int_hi, super, j, pairs_lo, pairs_hi);
-    half_pairs<T>(block + block_float_bytes(T) + 4 * block_group_bytes(T), q_b, pairs_lo, pairs_hi);
+    half_pairs<T, 1>(block, q_b, pairs_lo, pairs_hi);
   } else {
     nibble_pairs(block + block_float_bytes(T), row + kSuperQFloats + 8 * j, pairs_lo, pairs_hi);
   }
@@ -638,7 +644,7 @@ inline void add_q6k_half(v128_t& int_lo, v128_t& int_hi, const uint8_t* block, v
 // (at most 8 · 32 · 127 = 32512), does not, and wrapping arithmetic gives it exactly.
 template <int kHalf>
 inline void q6k_half_pairs(const uint8_t* block, const float* q_a, const float* offsets, v128_t& pairs_lo, v128_t& pairs_hi) {
-  half_pairs<WeightType::kQ6K>(block + 32 + 128 * kHalf, wasm_v128_load(q_a + 4 * kHalf), pairs_lo, pairs_hi);
+  half_pairs<WeightType::kQ6K, kHalf>(block, wasm_v128_load(q_a + 4 * kHalf), pairs_lo, pairs_hi);
   const v128_t offset = offset_sum(offsets, kHalf);  // (rows 0–1, rows 2–3) in every column
   pairs_lo = wasm_i16x8_sub(pairs_lo, offset);
   pairs_hi = wasm_i16x8_sub(pairs_hi, offset);
@@ -826,7 +832,10 @@ void super_integers(const uint8_t* super, const int16_t* q_a, const int16_t* sum
         add_nibble_group(sum, group, a4);
         if constexpr (T == WeightType::kQ5K)  // the fifth bits: 16 · q_a where column c's bit is set
           for (int c = 0; c < 8; ++c)
-            for (int i = 0; i < 4; ++i) sum[c] += 16 * a4[i] * (group[16 + i] >> c & 1);
+            for (int i = 0; i < 4; ++i) {
+              const int r = 4 * g + i;
+              sum[c] += 16 * a4[i] * (block[block_q5k_high_byte(r, c)] >> block_q5k_high_bit(r, c) & 1);
+            }
       }
       for (int c = 0; c < 8; ++c) {
         ints[c] += *q4k_meta(super, q4k_sc_byte(sub, c), T) * sum[c];
@@ -943,27 +952,46 @@ inline const Q* tile_row(const Q* rows, int r) { return rows + r * tile_block_fl
 // sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
 // one block, as group_sums' (each group read once for the R rows).
 // (tile_group_sums_at: from the first group's bytes and row 0's values in it.)
-template <WeightType T, int R, int kGroups>
-inline void tile_group_sums_at(const uint8_t* groups, const int16_t* rows0, v128_t (&sum)[R][2]) {
-  v128_t p[R][4];  // lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …)
-  for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-  for_each_group_at<T, int16_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int16_t* rows) {
-    v128_t left, right;
-    block_group_at(T, group, left, right);
-    const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
-    const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
-    for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load64_splat(tile_row<T>(rows, r));
-      p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
-      p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
-      p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
-      p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
-    }
-  });
+// p[r] += the 16-bit dots of row r's int16 values of a group (from `rows`, row 0's) with the group's
+// values (left, right), lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …).
+template <WeightType T, int R>
+inline void add_group_dots(v128_t left, v128_t right, const int16_t* rows, v128_t (&p)[R][4]) {
+  const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
+  const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
+  for (int r = 0; r < R; ++r) {
+    const v128_t x = wasm_v128_load64_splat(tile_row<T>(rows, r));
+    p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
+    p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
+    p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
+    p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
+  }
+}
+// sum[r] = columns 0–3 and 4–7 of p[r] (add_group_dots), each column's two lanes added.
+template <int R>
+inline void column_sums(const v128_t (&p)[R][4], v128_t (&sum)[R][2]) {
   for (int r = 0; r < R; ++r) {
     sum[r][0] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][0], p[r][1], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][0], p[r][1], 1, 3, 5, 7));
     sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
   }
+}
+// p[r] += add_group_dots over kGroups groups from `groups` (rows0: row 0's values in the first; kQ5K:
+// the 4 groups of a half block, its fifth bits at `fifth`).
+template <WeightType T, int R, int kGroups>
+inline void add_tile_group_dots(const uint8_t* groups, const int16_t* rows0, v128_t (&p)[R][4], const uint8_t* fifth = nullptr) {
+  [[maybe_unused]] Q5KFifthBits bits(T == WeightType::kQ5K ? wasm_v128_load(fifth) : p[0][0]);
+  for_each_group_at<T, int16_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int16_t* rows) {
+    v128_t left, right;
+    block_group_at(T, group, left, right);
+    if constexpr (T == WeightType::kQ5K) bits.add_next(left, right);
+    add_group_dots<T, R>(left, right, rows, p);
+  });
+}
+template <WeightType T, int R, int kGroups>
+inline void tile_group_sums_at(const uint8_t* groups, const int16_t* rows0, v128_t (&sum)[R][2]) {
+  v128_t p[R][4];
+  for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
+  add_tile_group_dots<T, R, kGroups>(groups, rows0, p);
+  column_sums<R>(p, sum);
 }
 template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
@@ -973,17 +1001,25 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
 #if defined(__wasm_relaxed_simd__)
 // pairs[r] = the int16 pair sums of row r of a tile by the int8 dot, over kGroups groups of 4-, 5-
 // or 6-bit values as stored from `groups` (rows0: row 0's int8 values in the first; for_each_group_at).
+// pairs[r] += row r's int8 dots of a group (from `rows`, row 0's values of it) with its values.
+template <WeightType T, int R>
+inline void add_group_pairs(v128_t left, v128_t right, const int8_t* rows, v128_t (&pairs)[R][2]) {
+  for (int r = 0; r < R; ++r) {
+    const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
+    pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+    pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+  }
+}
+// (kQ5K: over the 4 groups of a half block, its fifth bits at `fifth`.)
 template <WeightType T, int R, int kGroups>
-inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&pairs)[R][2]) {
+inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&pairs)[R][2], const uint8_t* fifth = nullptr) {
   for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
+  [[maybe_unused]] Q5KFifthBits bits(T == WeightType::kQ5K ? wasm_v128_load(fifth) : pairs[0][0]);
   for_each_group_at<T, int8_t, kGroups>(groups, rows0, [&](const uint8_t* group, const int8_t* rows) {
     v128_t left, right;
     stored_group_at(T, group, left, right);
-    for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
-      pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
-      pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
-    }
+    if constexpr (T == WeightType::kQ5K) bits.add_next(left, right);
+    add_group_pairs<T, R>(left, right, rows, pairs);
   });
 }
 #endif
@@ -1060,17 +1096,28 @@ template <WeightType T, int R>
 inline void q4k_tile_sub_block(const uint8_t* super, const float* a_super, int j, v128_t (&ints)[R][2]) {
   const uint8_t* block = super + block_bytes(T) * j;
 #if defined(__wasm_relaxed_simd__)
-  constexpr int kRun = T == WeightType::kQ5K ? 4 : kBlockRows / 4;  // groups whose int16 pairs add without overflow
-  for (int first = 0; first < kBlockRows / 4; first += kRun) {
-    v128_t pairs[R][2];
-    tile_pairs_at<T, R, kRun>(block + block_float_bytes(T) + block_group_bytes(T) * first,
-                              reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j + 4 * first, pairs);
+  const int8_t* rows0 = reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j;
+  v128_t pairs[R][2];
+  if constexpr (T == WeightType::kQ5K) {  // a half at a time (groups 0–3, then 4–7)
+    tile_pairs_at<T, R, 4>(block + block_float_bytes(T), rows0, pairs, block + 160);
     for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
+    tile_pairs_at<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, pairs, block + 176);
+  } else {
+    tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), rows0, pairs);
   }
+  for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
 #else
+  const int16_t* rows0 = reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j;
   v128_t sum[R][2];
-  tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T),
-                                           reinterpret_cast<const int16_t*>(a_super + kSuperQFloats) + 32 * j, sum);
+  if constexpr (T == WeightType::kQ5K) {  // a half's fifth bits at a time (groups 0–3, then 4–7)
+    v128_t p[R][4];
+    for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
+    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T), rows0, p, block + 160);
+    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, p, block + 176);
+    column_sums<R>(p, sum);
+  } else {
+    tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), rows0, sum);
+  }
   for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, sum[r][0], sum[r][1]);
 #endif
 }

@@ -71,7 +71,7 @@ constexpr bool has_unsigned_values(WeightType t) {
 constexpr int kQ6Offset = 32;
 // The bytes before a block's values: its floats (scales, and kQ4's and kQ5's mins), or the super-block types' share.
 constexpr int block_float_bytes(WeightType t) { return stores_mins(t) ? 64 : 32; }
-// The rows a matrix of type t has a whole number of (and a product's K): kQ4K's and kQ6K's super-blocks.
+// The rows a matrix of type t has a whole number of (and a product's K): the super-block types' 256.
 constexpr int type_rows(WeightType t) { return has_super_blocks(t) ? kSuperRows : kBlockRows; }
 // Which block of its super-block holds row k (kQ4K, kQ5K, kQ6K; 0 for the other types, whose blocks stand alone).
 inline int block_in_super(WeightType t, int64_t k) { return has_super_blocks(t) ? static_cast<int>(k / kBlockRows % kSuperBlocks) : 0; }
@@ -135,7 +135,7 @@ inline int block_q6_byte(int r, int c) { return block_q8_byte(r, c); }  // after
 inline int block_q5_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
 // kQ5K's byte holding the fifth bit of row r, column c (its low four bits: block_q4_byte's), and which bit.
-inline int block_q5k_high_byte(int r, int c) { return 160 + 16 * (r / 16) + 4 * (c % 4) + r % 4; }
+inline int block_q5k_high_byte(int r, int c) { return 160 /* after the share and the nibbles */ + 16 * (r / 16) + 4 * (c % 4) + r % 4; }
 inline int block_q5k_high_bit(int r, int c) { return c < 4 ? 3 - r / 4 % 4 : 4 + r / 4 % 4; }
 
 // The integer q of row r, column c of one block (kQ6K's u − 32).

@@ -342,14 +342,17 @@ inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int
   uint8_t* out = block + block_float_bytes(t);
   for (int g = 0; g < kBlockRows / 4; ++g) {
     if (t == WeightType::kQ5K) {  // the low nibbles as kQ4K's, the fifth bits where block_q5k_high_byte says
-      for (int c = 0; c < 4; ++c)
-        for (int i = 0; i < 4; ++i) {
-          const int r = 4 * g + i, low = q[c * stride + r], high = q[(c + 4) * stride + r];
-          out[16 * g + 4 * c + i] = static_cast<uint8_t>((low & 15) | (high & 15) << 4);
-          uint8_t& bits = block[block_q5k_high_byte(r, c)];
-          if (g % 4 == 0) bits = 0;
-          bits = static_cast<uint8_t>(bits | (low >> 4) << block_q5k_high_bit(r, c) | (high >> 4) << block_q5k_high_bit(r, c + 4));
-        }
+      for (int c = 0; c < 4; ++c) {  // 4 rows a word: each byte's bit 4 to bit 0, then to its place
+        uint32_t low, high, bits = 0;
+        std::memcpy(&low, q + c * stride + 4 * g, 4);
+        std::memcpy(&high, q + (c + 4) * stride + 4 * g, 4);
+        const uint32_t both = (low & 0x0F0F0F0Fu) | (high & 0x0F0F0F0Fu) << 4;
+        std::memcpy(out + 16 * g + 4 * c, &both, 4);
+        uint8_t* fifth = block + block_q5k_high_byte(4 * g, c);
+        if (g % 4) std::memcpy(&bits, fifth, 4);
+        bits |= (low >> 4 & 0x01010101u) << block_q5k_high_bit(4 * g, c) | (high >> 4 & 0x01010101u) << block_q5k_high_bit(4 * g, c + 4);
+        std::memcpy(fifth, &bits, 4);
+      }
     } else if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
       for (int c = 0; c < 4; ++c) {
         uint32_t low, high;

@@ -134,8 +134,10 @@ inline int block_q8_byte(int r, int c) { return 32 + 32 * (r / 4) + 4 * c + r % 
 inline int block_q6_byte(int r, int c) { return block_q8_byte(r, c); }  // after kQ6K's share of the super-block
 inline int block_q5_byte(int r, int c) { return 64 + 32 * (r / 4) + 4 * c + r % 4; }  // after the scales and mins
 inline int block_q4_byte(int r, int c, WeightType t = WeightType::kQ4) { return block_float_bytes(t) + 16 * (r / 4) + 4 * (c % 4) + r % 4; }
-// kQ5K's byte holding the fifth bit of row r, column c (its low four bits: block_q4_byte's), and which bit.
-inline int block_q5k_high_byte(int r, int c) { return 160 /* after the share and the nibbles */ + 16 * (r / 16) + 4 * (c % 4) + r % 4; }
+// Where a kQ5K block's fifth bits start (after its share and its nibbles: 16 bytes for each half block);
+// the byte holding the fifth bit of row r, column c (its low four bits: block_q4_byte's), and which bit.
+constexpr int kQ5KFifthBits = 32 + 128;
+inline int block_q5k_high_byte(int r, int c) { return kQ5KFifthBits + 16 * (r / 16) + 4 * (c % 4) + r % 4; }
 inline int block_q5k_high_bit(int r, int c) { return c < 4 ? 3 - r / 4 % 4 : 4 + r / 4 % 4; }
 
 // The integer q of row r, column c of one block (kQ6K's u − 32).
@@ -237,7 +239,7 @@ inline void load_block_mins(WeightType t, const uint8_t* block, v128_t& min_lo, 
 inline void block_group(WeightType t, const uint8_t* block, int g, v128_t& left, v128_t& right) {
   block_group_at(t, block + block_float_bytes(t) + block_group_bytes(t) * g, left, right);
   if (t == WeightType::kQ5K) {
-    const v128_t high = wasm_v128_load(block + 160 + 16 * (g / 4)), sixteen = wasm_i8x16_splat(16);
+    const v128_t high = wasm_v128_load(block + kQ5KFifthBits + 16 * (g / 4)), sixteen = wasm_i8x16_splat(16);
     left = wasm_v128_or(left, wasm_v128_and(wasm_i16x8_shl(high, 1 + g % 4), sixteen));
     right = wasm_v128_or(right, wasm_v128_and(wasm_u16x8_shr(high, g % 4), sixteen));
   }

@@ -382,7 +382,7 @@ inline void nibble_pairs(const uint8_t* values, const float* q_a, v128_t& pairs_
 template <WeightType T, int kHalf>
 inline void half_pairs(const uint8_t* block, v128_t row, v128_t& pairs_lo, v128_t& pairs_hi) {
   const uint8_t* groups = block + block_float_bytes(T) + block_group_bytes(T) * 4 * kHalf;
-  [[maybe_unused]] Q5KFifthBits fifth(T == WeightType::kQ5K ? wasm_v128_load(block + 160 + 16 * kHalf) : row);
+  [[maybe_unused]] Q5KFifthBits fifth(T == WeightType::kQ5K ? wasm_v128_load(block + kQ5KFifthBits + 16 * kHalf) : row);
   pairs_lo = pairs_hi = wasm_i16x8_splat(0);
   for (int i = 0; i < 4; ++i) {
     const v128_t a = splat_lane(row, i);
@@ -1099,9 +1099,9 @@ inline void q4k_tile_sub_block(const uint8_t* super, const float* a_super, int j
   const int8_t* rows0 = reinterpret_cast<const int8_t*>(a_super + kSuperQFloats) + 32 * j;
   v128_t pairs[R][2];
   if constexpr (T == WeightType::kQ5K) {  // a half at a time (groups 0–3, then 4–7)
-    tile_pairs_at<T, R, 4>(block + block_float_bytes(T), rows0, pairs, block + 160);
+    tile_pairs_at<T, R, 4>(block + block_float_bytes(T), rows0, pairs, block + kQ5KFifthBits);
     for (int r = 0; r < R; ++r) add_sub_block<T>(ints[r][0], ints[r][1], super, j, pairs[r][0], pairs[r][1]);
-    tile_pairs_at<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, pairs, block + 176);
+    tile_pairs_at<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, pairs, block + kQ5KFifthBits + 16);
   } else {
     tile_pairs_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), rows0, pairs);
   }
@@ -1112,8 +1112,8 @@ inline void q4k_tile_sub_block(const uint8_t* super, const float* a_super, int j
   if constexpr (T == WeightType::kQ5K) {  // a half's fifth bits at a time (groups 0–3, then 4–7)
     v128_t p[R][4];
     for (int r = 0; r < R; ++r) p[r][0] = p[r][1] = p[r][2] = p[r][3] = wasm_i32x4_splat(0);
-    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T), rows0, p, block + 160);
-    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, p, block + 176);
+    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T), rows0, p, block + kQ5KFifthBits);
+    add_tile_group_dots<T, R, 4>(block + block_float_bytes(T) + 64, rows0 + 16, p, block + kQ5KFifthBits + 16);
     column_sums<R>(p, sum);
   } else {
     tile_group_sums_at<T, R, kBlockRows / 4>(block + block_float_bytes(T), rows0, sum);

@@ -224,7 +224,9 @@ test('T5: generation draws each token\'s cross-attention row as it comes, equal 
   await page.locator('#edMin').fill('500');
   await page.locator('#edGenerate').click();
   await expect(page.locator('#edGenerate')).toBeDisabled();
-  await expect.poll(() => page.locator('#edLarge').getAttribute('data-rows').then(Number)).toBeGreaterThanOrEqual(3);
+  // (the generation's own count: the rows shown before it, 10, stay until its first token is drawn)
+  const generated = async () => Number((/^(\d+) new tokens? so far/.exec(await page.locator('.ed-timing').textContent()) ?? [0, 0])[1]);
+  await expect.poll(generated).toBeGreaterThanOrEqual(3);
   await page.locator('#edStop').click();
   await expect(page.locator('#edGenStatus')).toHaveText(/^Stopped after \d+ tokens?\.$/);
   const stoppedAt = Number((await page.locator('#edGenStatus').textContent()).match(/\d+/)[0]);

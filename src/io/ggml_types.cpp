@@ -204,6 +204,23 @@ Regrouping regrouping(uint32_t type) {
   }
 }
 
+// Q4_K and Q5_K (type): the same header, Q5_K's fifth bits before its nibbles (bit `sub` of byte 16 + l: k_quant_4_or_5).
+static void regroup_k_row(uint32_t type, const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m,
+                          int8_t* q) {
+  const bool five = type == kQ5_K;
+  const uint8_t* b = static_cast<const uint8_t*>(source);
+  for (int64_t i = 0; i < count / 256; ++i, b += type_info(type)->bytes, q += 256, sc += 8, m += 8) {
+    d[i] = f16_at(b), dmin[i] = f16_at(b + 2);
+    for (int sub = 0; sub < 8; ++sub) {
+      int scale, min;
+      scale_min(b + 4, sub, scale, min);
+      sc[sub] = static_cast<uint8_t>(scale), m[sub] = static_cast<uint8_t>(min);
+      const uint8_t* row = b + (five ? 48 : 16) + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
+      for (int l = 0; l < 32; ++l)
+        q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | (five ? ((b[16 + l] >> sub) & 1) << 4 : 0));
+    }
+  }
+}
 // Each layout as its dequantization above reads it; Q4_0's (q − 8)·d is d·q − 8d exactly (both
 // products are exact, and so is their difference), Q4_1's and Q5_1's q·d + m is q·d − (−m), Q6_K's
 // d·sc·(q − 32) is (d·sc)·(q − 32), the same float32 operations in the same order. One loop per
@@ -244,19 +261,15 @@ void regroup_row(uint32_t type, const void* source, int64_t count, float* scales
       }
       break;
     }
-    case kQ4_K: case kQ5_K: {  // Q5_K: Q4_K's with a fifth bit per element, bit s of byte 16 + l (k_quant_4_or_5)
-      const bool five = type == kQ5_K;
-      for (int64_t i = 0; i < n; ++i, b += t.bytes, q += 256, scales += 8, mins += 8) {
-        const float d = f16_at(b), dmin = f16_at(b + 2);
-        for (int sub = 0; sub < 8; ++sub) {
-          int scale, min;
-          scale_min(b + 4, sub, scale, min);
-          scales[sub] = d * static_cast<float>(scale);
-          mins[sub] = dmin * static_cast<float>(min);
-          const uint8_t* row = b + (five ? 48 : 16) + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
-          for (int l = 0; l < 32; ++l)
-            q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | (five ? ((b[16 + l] >> sub) & 1) << 4 : 0));
-        }
+    case kQ4_K: case kQ5_K: {  // regroup_k_row's integers, each sub-block's d · sc and dmin · m made floats
+      thread_local std::vector<float> d, dmin;
+      thread_local std::vector<uint8_t> sc, m;
+      d.resize(static_cast<size_t>(n)), dmin.resize(static_cast<size_t>(n));
+      sc.resize(static_cast<size_t>(8 * n)), m.resize(static_cast<size_t>(8 * n));
+      regroup_k_row(type, source, count, d.data(), dmin.data(), sc.data(), m.data(), q);
+      for (int64_t e = 0; e < 8 * n; ++e) {
+        scales[e] = d[e / 8] * static_cast<float>(sc[e]);
+        mins[e] = dmin[e / 8] * static_cast<float>(m[e]);
       }
       break;
     }
@@ -291,23 +304,6 @@ void regroup_q6_k_row(const void* source, int64_t count, float* d, int8_t* sc, i
   }
 }
 
-// Q4_K and Q5_K (type): the same header, Q5_K's fifth bits before its nibbles (as regroup_row reads them).
-static void regroup_k_row(uint32_t type, const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m,
-                          int8_t* q) {
-  const bool five = type == kQ5_K;
-  const uint8_t* b = static_cast<const uint8_t*>(source);
-  for (int64_t i = 0; i < count / 256; ++i, b += type_info(type)->bytes, q += 256, sc += 8, m += 8) {
-    d[i] = f16_at(b), dmin[i] = f16_at(b + 2);
-    for (int sub = 0; sub < 8; ++sub) {
-      int scale, min;
-      scale_min(b + 4, sub, scale, min);
-      sc[sub] = static_cast<uint8_t>(scale), m[sub] = static_cast<uint8_t>(min);
-      const uint8_t* row = b + (five ? 48 : 16) + 32 * (sub / 2);  // sub-blocks 2·p and 2·p + 1: one run of 32 bytes
-      for (int l = 0; l < 32; ++l)
-        q[32 * sub + l] = static_cast<int8_t>(((row[l] >> (4 * (sub % 2))) & 0xF) | (five ? ((b[16 + l] >> sub) & 1) << 4 : 0));
-    }
-  }
-}
 void regroup_q4_k_row(const void* source, int64_t count, float* d, float* dmin, uint8_t* sc, uint8_t* m, int8_t* q) {
   regroup_k_row(kQ4_K, source, count, d, dmin, sc, m, q);
 }

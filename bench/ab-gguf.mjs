@@ -6,8 +6,9 @@
 // First whether both give the same bits (every attention and every row's logits of 40 tokens), then
 // prefill of 64 and 256 tokens (the last row's logits) and a decoding step (the median gap of 16
 // greedy tokens), rounds interleaved; each ratio is the median over rounds of other ÷ this.
+// One thread, or --threads N (both checkouts' threaded builds, each with its own pool of workers).
 // Usage: node --[no-]experimental-wasm-relaxed-simd bench/ab-gguf.mjs <other checkout> [--rounds 5]
-//   [--types q4_k_m,q5_k_m,q6_k,q4_0,q8_0]
+//   [--types q4_k_m,q5_k_m,q6_k,q4_0,q8_0] [--threads 1]
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +22,7 @@ const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name
 const other = args[0];
 if (!other || other.startsWith('--')) throw new Error('usage: node bench/ab-gguf.mjs <other checkout> [--rounds 5] [--types q4_k_m,q6_k]');
 const rounds = Number(option('--rounds', 5));
+const threads = Number(option('--threads', 1));
 const shape = SHAPES['gpt2-small'];
 const LAYOUTS = { q4_k_m: q4kmTypes(shape.layers), q5_k_m: q5kmTypes(shape.layers), q6_k: () => 'q6_k', q4_0: () => 'q4_0', q8_0: () => 'q8_0' };
 const types = option('--types', 'q4_k_m,q6_k').split(',');
@@ -31,13 +33,14 @@ for (const t of types) if (!existsSync(fileOf(t))) writeModelFile(fileOf(t), sha
 
 const load = async (root) => {
   const api = await import(pathToFileURL(resolve(root, 'bindings/multihead.mjs')).href);
-  await api.loadMultihead({ threads: 1 });
+  await api.loadMultihead({ threads: threads > 1 ? 'auto' : 1 });
+  if (threads > 1 && (await api.setThreads(threads)) !== threads) throw new Error(`--threads ${threads}: this machine has fewer`);
   const models = {};
   for (const t of types) models[t] = await api.loadPretrained(resolve(fileOf(t)));
   return models;
 };
 const mine = await load('.'), theirs = await load(other);
-console.log(`${machine().cpu} (family ${machine().family}, model ${machine().model}); this checkout against ${other}`);
+console.log(`${machine().cpu} (family ${machine().family}, model ${machine().model}), ${threads} thread(s); this checkout against ${other}`);
 
 const ids = (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % shape.vocab);
 const arrays = (o, out = []) => {

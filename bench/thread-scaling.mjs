@@ -7,7 +7,8 @@
 //      first free thread), plus the serial time and the 2-thread hand-off cost per region.
 // Usage: node --experimental-wasm-relaxed-simd bench/thread-scaling.mjs [--threads 1,2,4,8,12,16]
 //        [--predict 4,8,12,16] [--rounds 7] [--quick] [--no-profile] [--only TEXT] [--lib DIR]
-//        (npm run bench:scaling)
+//        [--model PATH] (npm run bench:scaling)
+// --model: another checkpoint of GPT-2's vocabulary to load instead (a GGUF file of bench/gguf.mjs).
 // --lib: the multihead.mjs to time (another checkout's bindings/, for a before-and-after on one
 // machine; with --no-profile where it has no profiler). Writes bench/thread-scaling-results.json
 // (or --out FILE).
@@ -160,7 +161,7 @@ async function main() {
   const info = await runtimeInfo();
   const most = Math.max(...counts);
   if (info.threads < most) throw new Error(`asked for ${most} threads; this machine's pool has ${info.threads}`);
-  const model = await loadPretrained(F32_DIR);
+  const model = await loadPretrained(option('--model', F32_DIR));
   const oldBuild = typeof core.threadProfileBegin !== 'function';
   const { layers, heads } = model.config;
   const calls = Object.fromEntries(CASES.map((c) => {

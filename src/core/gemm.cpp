@@ -456,7 +456,9 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   // the threads too; a streamed float32 product's `a`, at most 256 KB, is one block of depth
   // (depth_block), packed by one thread): packed by every chunk, they had cost as much as a sixth
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
-  int chunk = std::max(8, ((N + 8 * threads - 1) / (8 * threads) + 7) / 8 * 8);
+  const int per_thread =
+      n == 1 && is_block_type(b.type) ? decoding_chunks_per_thread(K / kBlockRows * block_bytes(b.type), N, threads) : 8;
+  int chunk = std::max(8, ((N + per_thread * threads - 1) / (per_thread * threads) + 7) / 8 * 8);
   if (one_row_in_four_panels(b, n, K)) chunk = one_row_chunk(chunk, outputs, together ? 1 : count, threads);
   thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
   first_chunk.assign(1, 0);

@@ -541,6 +541,14 @@ TEST(Gemm, DecodingStreamsGiveEachPanelsBits) {
           set_thread_count(1);
           EXPECT_EQ(0, std::memcmp(got.data(), alone.data(), got.size() * 4)) << where << " threads " << threads;
         }
+        // Chunks as threads take them (gemm_shared), each read as streams of its own from its first panel.
+        for (const int chunk : {296, 504}) {
+          std::vector<float> chunked(N);
+          for (int c0 = 0; c0 < N; c0 += chunk)
+            gemm_columns(chunked.data(), N, a.data(), K, MatrixRef{m.blocks.data(), type, K, true}, bias.data(), 1, K, c0,
+                         std::min(N, c0 + chunk));
+          EXPECT_EQ(0, std::memcmp(chunked.data(), alone.data(), chunked.size() * 4)) << where << " chunks of " << chunk;
+        }
         for (int j = 0; j < N; ++j) {
           const Quantized q = quantized_reference(type, m.blocks.data(), a.data(), K, j, bias[j]);
           ASSERT_LE(std::fabs(q.value - got[j]), 1e-6 * q.magnitude + 1e-6) << where << " column " << j;

@@ -447,7 +447,9 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
     return;
   }
   // About eight chunks per thread, taken by whichever thread is free, so a thread that starts late
-  // or is descheduled (a browser's own threads share the cores) is balanced by the others. At least
+  // or is descheduled (a browser's own threads share the cores) is balanced by the others (fewer
+  // for decoding over blocks where only that makes chunks long enough for streams:
+  // decoding_chunks_per_thread). At least
   // one panel a chunk: at 24 columns, a 768-wide product gave 16 threads 2 chunks each, and any
   // one slow chunk held the rest at the barrier (docs/threads.md). The products share the chunks
   // (Q, K and V: one hand-out instead of three).

@@ -744,16 +744,17 @@ constexpr bool kDecodingInStreams = false;
 #endif
 constexpr int64_t kShortestStream = 64 << 10;
 // How many chunks a thread gets of decoding's products over blocks (gemm_shared): about eight, which
-// balances a thread that starts late, unless a chunk of that size holds less than 4 streams
-// (row_over_blocks) and one of 4 or 2 a thread would. On 2 threads GPT-2's Q/K/V, MLP and down
-// projection then read as streams: a decoding step 1.06–1.11× faster (docs/performance.md).
-// (panel_bytes: a panel of 8 columns, K deep; N: the columns handed out.)
+// balances a thread that starts late, unless a chunk of that size is too short for 4 streams
+// (row_over_blocks) and one of 4 or 2 a thread is not. On 2 threads GPT-2's Q/K/V, MLP and down
+// projection then read as streams: a decoding step 1.05–1.22× faster (docs/performance.md,
+// "Decoding on two threads"). (panel_bytes: a panel of 8 columns, K deep; N: the columns handed out.)
 inline int decoding_chunks_per_thread(int64_t panel_bytes, int N, int threads) {
+  if (!kDecodingInStreams) return 8;
   for (const int per_thread : {8, 4, 2}) {
     const int64_t panels = ((N + per_thread * threads - 1) / (per_thread * threads) + 7) / 8;
-    if (kDecodingInStreams && panels * panel_bytes >= 4 * kShortestStream) return per_thread;
+    if (panels * panel_bytes >= 4 * kShortestStream) return per_thread;
   }
-  return 8;
+  return 8;  // no chunk size gives streams: balance
 }
 // The panels' spacing (a count of panels) at which N streams cross into their next 4 KB pages
 // within 512 bytes of each other. Memory pages are 4 KB (a wasm heap gets no huge pages), and the

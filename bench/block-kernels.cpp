@@ -56,8 +56,7 @@ std::vector<uint8_t> random_blocks(mh::WeightType t, int K, int N, std::mt19937&
         for (int b = 0; b < mh::kSuperBlocks; ++b) sc[b] = static_cast<int>(rng() % 64), m[b] = static_cast<int>(rng() % 64);
         uint8_t* super = bytes.data() + mh::block_offset(t, k, j, K);
         const float d = 0.001f * normal(rng), dmin = 0.001f * std::fabs(normal(rng));
-        if (t == mh::WeightType::kQ5K) mh::write_q5k_column(super, j % 8, d, dmin, sc, m, q);
-        else mh::write_q4k_column(super, j % 8, d, dmin, sc, m, q);
+        mh::write_q4k_column(super, j % 8, d, dmin, sc, m, q, t);
       }
     return bytes;
   }

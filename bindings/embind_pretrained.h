@@ -140,8 +140,7 @@ class PretrainedCore {
       case mh::WeightType::kQ8: return "q8";
       case mh::WeightType::kQ4: case mh::WeightType::kQ4K: case mh::WeightType::kQ40: return "q4";
       case mh::WeightType::kQ6K: return "q6";
-      case mh::WeightType::kQ5K: return "q5";
-      case mh::WeightType::kQ5: return "q5";
+      case mh::WeightType::kQ5: case mh::WeightType::kQ5K: return "q5";
       default: return "f32";
     }
   }

@@ -62,10 +62,12 @@ constexpr bool stores_mins(WeightType t) { return t == WeightType::kQ4 || t == W
 constexpr bool has_mins(WeightType t) { return stores_mins(t) || t == WeightType::kQ40; }
 // The types of 4-bit values, two columns a byte.
 constexpr bool has_nibbles(WeightType t) { return t == WeightType::kQ4 || t == WeightType::kQ4K || t == WeightType::kQ40; }
+// The types whose values are stored as nibbles two to a byte: those, and kQ5K's low four bits (its fifth apart).
+constexpr bool has_low_nibbles(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5K; }
 // The types whose stored values are unsigned (0…15, 0…31, kQ6K's 0…63): what relaxed SIMD's int8 dot
 // takes as its 7-bit operand as they are, where signed 8-bit values need a sign moved first.
 constexpr bool has_unsigned_values(WeightType t) {
-  return has_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6K || t == WeightType::kQ5K;
+  return has_low_nibbles(t) || t == WeightType::kQ5 || t == WeightType::kQ6K;
 }
 // kQ6K's offset: Q6_K's value is (d · sc) · (u − 32), and the block stores u.
 constexpr int kQ6Offset = 32;
@@ -126,7 +128,7 @@ inline int64_t block_offset(WeightType t, int64_t k, int64_t j, int64_t ld) {
 }
 
 // The bytes of a group of 4 rows of a block.
-constexpr int block_group_bytes(WeightType t) { return has_nibbles(t) || t == WeightType::kQ5K ? 16 : 32; }
+constexpr int block_group_bytes(WeightType t) { return has_low_nibbles(t) ? 16 : 32; }
 
 // Where the value of row r (< 32), column c (< 8) is in a block: kQ8's byte, kQ6K's, kQ5's, or kQ4's byte
 // (low nibble for c < 4, high for c ≥ 4).
@@ -190,7 +192,7 @@ inline float block_element(WeightType t, const uint8_t* block, int r, int c, int
 // 8-bit shift is a shift and a mask built anew in V8; the saturating subtraction, because LLVM folds a
 // plain one back into that shift and mask.
 inline void stored_group_at(WeightType t, const uint8_t* group, v128_t& left, v128_t& right) {
-  if (!has_nibbles(t) && t != WeightType::kQ5K) {
+  if (!has_low_nibbles(t)) {
     left = wasm_v128_load(group);
     right = wasm_v128_load(group + 16);
     return;
@@ -284,7 +286,7 @@ inline void dequantize_block_rows(WeightType t, const uint8_t* block, int first,
       }
       v128_t left, right;
       block_group(t, block, g, left, right);
-      const bool is_signed = !has_nibbles(t) && t != WeightType::kQ5K;  // kQ5's 0…31 are the same signed
+      const bool is_signed = !has_low_nibbles(t);  // kQ5's 0…31 are the same signed
       store_rows(wasm_i8x16_shuffle(left, right, 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29), is_signed);
       store_rows(wasm_i8x16_shuffle(left, right, 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31), is_signed);
     }
@@ -337,31 +339,25 @@ inline void store_block_values(WeightType t, int8_t* q, int64_t n) {
 // store_block_values makes them) are q[c · stride …], and `floats` are the block's leading floats as it
 // keeps them (block_float_bytes: kQ8 and kQ40 scale[8]; kQ4 and kQ5 scale[8], min[8]; kQ4K, kQ5K
 // and kQ6K its 32 bytes of the super-block's shares).
-// The same bytes as write_block_column / write_q4k_column / write_q5k_column / write_q6k_column for
+// The same bytes as write_block_column / write_q4k_column / write_q6k_column for
 // each column, written in order a 4-byte group at a time instead of a byte at a time, scattered.
 inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int64_t stride, const float* floats) {
   std::memcpy(block, floats, static_cast<size_t>(block_float_bytes(t)));
   uint8_t* out = block + block_float_bytes(t);
   for (int g = 0; g < kBlockRows / 4; ++g) {
-    if (t == WeightType::kQ5K) {  // the low nibbles as kQ4K's, the fifth bits where block_q5k_high_byte says
-      for (int c = 0; c < 4; ++c) {  // 4 rows a word: each byte's bit 4 to bit 0, then to its place
-        uint32_t low, high, bits = 0;
+    if (has_low_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones; kQ5K's fifth bits apart
+      for (int c = 0; c < 4; ++c) {  // 4 rows a word
+        uint32_t low, high;
         std::memcpy(&low, q + c * stride + 4 * g, 4);
         std::memcpy(&high, q + (c + 4) * stride + 4 * g, 4);
         const uint32_t both = (low & 0x0F0F0F0Fu) | (high & 0x0F0F0F0Fu) << 4;
         std::memcpy(out + 16 * g + 4 * c, &both, 4);
-        uint8_t* fifth = block + block_q5k_high_byte(4 * g, c);
+        if (t != WeightType::kQ5K) continue;
+        uint8_t* fifth = block + block_q5k_high_byte(4 * g, c);  // each byte's bit 4 to bit 0, then to its place
+        uint32_t bits = 0;
         if (g % 4) std::memcpy(&bits, fifth, 4);
         bits |= (low >> 4 & 0x01010101u) << block_q5k_high_bit(4 * g, c) | (high >> 4 & 0x01010101u) << block_q5k_high_bit(4 * g, c + 4);
         std::memcpy(fifth, &bits, 4);
-      }
-    } else if (has_nibbles(t)) {  // column c in the low nibbles, c + 4 in the high ones: values < 16 never carry
-      for (int c = 0; c < 4; ++c) {
-        uint32_t low, high;
-        std::memcpy(&low, q + c * stride + 4 * g, 4);
-        std::memcpy(&high, q + (c + 4) * stride + 4 * g, 4);
-        const uint32_t both = low | high << 4;
-        std::memcpy(out + 16 * g + 4 * c, &both, 4);
       }
     } else {
       for (int c = 0; c < 8; ++c) std::memcpy(out + 32 * g + 4 * c, q + c * stride + 4 * g, 4);
@@ -369,25 +365,11 @@ inline void write_block_panel(WeightType t, uint8_t* block, const int8_t* q, int
   }
 }
 
-// Writes column c (< 8) of a kQ4K super-block (its 8 blocks from `super`): 256 values q (0…15) with
-// Q4_K's d, dmin and the 8 sub-blocks' sc and m (0…63), as the loader's write_block_panel writes them.
-inline void write_q4k_column(uint8_t* super, int c, float d, float dmin, const int* sc, const int* m, const int* q) {
-  std::memcpy(q4k_meta(super, 4 * c), &d, 4);
-  std::memcpy(q4k_meta(super, 32 + 4 * c), &dmin, 4);
-  for (int j = 0; j < kSuperBlocks; ++j) {
-    *q4k_meta(super, q4k_m_byte(j, c)) = static_cast<uint8_t>(m[j]);
-    q4k_meta(super, q4k_sc_byte(j, c))[0] = q4k_meta(super, q4k_sc_byte(j, c))[1] = static_cast<uint8_t>(sc[j]);
-    for (int r = 0; r < kBlockRows; ++r) {
-      uint8_t& byte = super[block_bytes(WeightType::kQ4K) * j + block_q4_byte(r, c, WeightType::kQ4K)];
-      byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (q[32 * j + r] << 4) : (byte & 0xf0) | (q[32 * j + r] & 15));
-    }
-  }
-}
-
-// Writes column c (< 8) of a kQ5K super-block (its 8 blocks from `super`): 256 values q (0…31, clamped)
-// with Q5_K's d, dmin and the 8 sub-blocks' sc and m (0…63), as the loader's write_block_panel writes them.
-inline void write_q5k_column(uint8_t* super, int c, float d, float dmin, const int* sc, const int* m, const int* q) {
-  constexpr WeightType t = WeightType::kQ5K;
+// Writes column c (< 8) of a kQ4K or kQ5K (t) super-block (its 8 blocks from `super`): 256 values q (kQ4K:
+// 0…15; kQ5K: 0…31, clamped, its fifth bits where block_q5k_high_byte says) with Q4_K's (Q5_K's) d, dmin
+// and the 8 sub-blocks' sc and m (0…63), as the loader's write_block_panel writes them.
+inline void write_q4k_column(uint8_t* super, int c, float d, float dmin, const int* sc, const int* m, const int* q,
+                             WeightType t = WeightType::kQ4K) {
   std::memcpy(q4k_meta(super, 4 * c, t), &d, 4);
   std::memcpy(q4k_meta(super, 32 + 4 * c, t), &dmin, 4);
   for (int j = 0; j < kSuperBlocks; ++j) {
@@ -395,9 +377,10 @@ inline void write_q5k_column(uint8_t* super, int c, float d, float dmin, const i
     q4k_meta(super, q4k_sc_byte(j, c), t)[0] = q4k_meta(super, q4k_sc_byte(j, c), t)[1] = static_cast<uint8_t>(sc[j]);
     uint8_t* block = super + block_bytes(t) * j;
     for (int r = 0; r < kBlockRows; ++r) {
-      const int v = stored_block_value(t, q[32 * j + r]);
+      const int v = t == WeightType::kQ5K ? stored_block_value(t, q[32 * j + r]) : q[32 * j + r];
       uint8_t& byte = block[block_q4_byte(r, c, t)];
       byte = static_cast<uint8_t>(c >= 4 ? (byte & 15) | (v & 15) << 4 : (byte & 0xf0) | (v & 15));
+      if (t != WeightType::kQ5K) continue;
       uint8_t& high = block[block_q5k_high_byte(r, c)];
       const int bit = block_q5k_high_bit(r, c);
       high = static_cast<uint8_t>((high & ~(1 << bit)) | (v >> 4) << bit);

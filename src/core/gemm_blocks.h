@@ -961,24 +961,7 @@ inline void for_each_group(const uint8_t* block, const float* a_block, Each each
 // Row r's values of a group, from row 0's (for_each_group).
 template <WeightType T, typename Q>
 inline const Q* tile_row(const Q* rows, int r) { return rows + r * tile_block_floats<T>() * (sizeof(float) / sizeof(Q)); }
-// sum[r] = the 16-bit dots' int32 sums of row r of a tile over groups [kFirst, kFirst + kGroups) of
-// one block, as group_sums' (each group read once for the R rows).
-// (tile_group_sums_at: from the first group's bytes and row 0's values in it.)
-// p[r] += the 16-bit dots of row r's int16 values of a group (from `rows`, row 0's) with the group's
-// values (left, right), lanes as group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …).
-template <WeightType T, int R>
-inline void add_group_dots(v128_t left, v128_t right, const int16_t* rows, v128_t (&p)[R][4]) {
-  const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
-  const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
-  for (int r = 0; r < R; ++r) {
-    const v128_t x = wasm_v128_load64_splat(tile_row<T>(rows, r));
-    p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
-    p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
-    p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
-    p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
-  }
-}
-// sum[r] = columns 0–3 and 4–7 of p[r] (add_group_dots), each column's two lanes added.
+// sum[r] = columns 0–3 and 4–7 of p[r] (add_tile_group_dots), each column's two lanes added.
 template <int R>
 inline void column_sums(const v128_t (&p)[R][4], v128_t (&sum)[R][2]) {
   for (int r = 0; r < R; ++r) {
@@ -986,8 +969,9 @@ inline void column_sums(const v128_t (&p)[R][4], v128_t (&sum)[R][2]) {
     sum[r][1] = wasm_i32x4_add(wasm_i32x4_shuffle(p[r][2], p[r][3], 0, 2, 4, 6), wasm_i32x4_shuffle(p[r][2], p[r][3], 1, 3, 5, 7));
   }
 }
-// p[r] += add_group_dots over kGroups groups from `groups` (rows0: row 0's values in the first; kQ5K:
-// the 4 groups of a half block, its fifth bits at `fifth`).
+// p[r] += the 16-bit dots of row r's int16 values with kGroups groups from `groups` (rows0: row 0's
+// values in the first; kQ5K: the 4 groups of a half block, its fifth bits at `fifth`), lanes as
+// group_sums': (c, rows 0–1), (c, rows 2–3), (c + 1, …); each group read once for the R rows.
 template <WeightType T, int R, int kGroups>
 inline void add_tile_group_dots(const uint8_t* groups, const int16_t* rows0, v128_t (&p)[R][4], const uint8_t* fifth = nullptr) {
   [[maybe_unused]] Q5KFifthBits bits(T == WeightType::kQ5K ? wasm_v128_load(fifth) : p[0][0]);
@@ -995,9 +979,19 @@ inline void add_tile_group_dots(const uint8_t* groups, const int16_t* rows0, v12
     v128_t left, right;
     block_group_at(T, group, left, right);
     if constexpr (T == WeightType::kQ5K) bits.add_next(left, right);
-    add_group_dots<T, R>(left, right, rows, p);
+    const v128_t w0 = wasm_i16x8_extend_low_i8x16(left), w1 = wasm_i16x8_extend_high_i8x16(left);
+    const v128_t w2 = wasm_i16x8_extend_low_i8x16(right), w3 = wasm_i16x8_extend_high_i8x16(right);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_v128_load64_splat(tile_row<T>(rows, r));
+      p[r][0] = wasm_i32x4_add(p[r][0], wasm_i32x4_dot_i16x8(w0, x));
+      p[r][1] = wasm_i32x4_add(p[r][1], wasm_i32x4_dot_i16x8(w1, x));
+      p[r][2] = wasm_i32x4_add(p[r][2], wasm_i32x4_dot_i16x8(w2, x));
+      p[r][3] = wasm_i32x4_add(p[r][3], wasm_i32x4_dot_i16x8(w3, x));
+    }
   });
 }
+// sum[r] = the 16-bit dots' int32 sums of row r of a tile over kGroups groups of one block, as
+// group_sums' (from the first group's bytes and row 0's values in it).
 template <WeightType T, int R, int kGroups>
 inline void tile_group_sums_at(const uint8_t* groups, const int16_t* rows0, v128_t (&sum)[R][2]) {
   v128_t p[R][4];
@@ -1005,6 +999,7 @@ inline void tile_group_sums_at(const uint8_t* groups, const int16_t* rows0, v128
   add_tile_group_dots<T, R, kGroups>(groups, rows0, p);
   column_sums<R>(p, sum);
 }
+// The same over groups [kFirst, kFirst + kGroups) of a block, from a tile's quantized rows (a_block: row 0's).
 template <WeightType T, int R, int kFirst, int kGroups>
 inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (&sum)[R][2]) {
   tile_group_sums_at<T, R, kGroups>(block + block_float_bytes(T) + block_group_bytes(T) * kFirst,
@@ -1012,17 +1007,8 @@ inline void tile_group_sums(const uint8_t* block, const float* a_block, v128_t (
 }
 #if defined(__wasm_relaxed_simd__)
 // pairs[r] = the int16 pair sums of row r of a tile by the int8 dot, over kGroups groups of 4-, 5-
-// or 6-bit values as stored from `groups` (rows0: row 0's int8 values in the first; for_each_group_at).
-// pairs[r] += row r's int8 dots of a group (from `rows`, row 0's values of it) with its values.
-template <WeightType T, int R>
-inline void add_group_pairs(v128_t left, v128_t right, const int8_t* rows, v128_t (&pairs)[R][2]) {
-  for (int r = 0; r < R; ++r) {
-    const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
-    pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
-    pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
-  }
-}
-// (kQ5K: over the 4 groups of a half block, its fifth bits at `fifth`.)
+// or 6-bit values as stored from `groups` (rows0: row 0's int8 values in the first; for_each_group_at;
+// kQ5K: the 4 groups of a half block, its fifth bits at `fifth`).
 template <WeightType T, int R, int kGroups>
 inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&pairs)[R][2], const uint8_t* fifth = nullptr) {
   for (int r = 0; r < R; ++r) pairs[r][0] = pairs[r][1] = wasm_i16x8_splat(0);
@@ -1031,7 +1017,11 @@ inline void tile_pairs_at(const uint8_t* groups, const int8_t* rows0, v128_t (&p
     v128_t left, right;
     stored_group_at(T, group, left, right);
     if constexpr (T == WeightType::kQ5K) bits.add_next(left, right);
-    add_group_pairs<T, R>(left, right, rows, pairs);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_v128_load32_splat(tile_row<T>(rows, r));
+      pairs[r][0] = wasm_i16x8_add(pairs[r][0], dot_i8x16_i7x16(x, left));
+      pairs[r][1] = wasm_i16x8_add(pairs[r][1], dot_i8x16_i7x16(x, right));
+    }
   });
 }
 #endif

@@ -294,8 +294,7 @@ RandomBlocks random_blocks(WeightType type, int K, int N, std::mt19937& rng, int
           sc[b] = q_of ? 63 : static_cast<int>(rng() % 64), mins[b] = q_of ? 63 : static_cast<int>(rng() % 64);
         const float d = 0.002f * normal(rng), dmin = 0.004f * std::fabs(normal(rng));
         uint8_t* super = m.blocks.data() + block_offset(type, k0, j, K);
-        if (type == WeightType::kQ5K) write_q5k_column(super, j % 8, d, dmin, sc, mins, q);
-        else write_q4k_column(super, j % 8, d, dmin, sc, mins, q);
+        write_q4k_column(super, j % 8, d, dmin, sc, mins, q, type);
         for (int r = 0; r < kSuperRows; ++r) {
           const int b = r / kBlockRows;
           const float value = block_element(type, super + b * block_bytes(type), r % kBlockRows, j % 8, b);
@@ -816,7 +815,7 @@ TEST(Gemm, Q5KBlocksAtTheirExtremes) {
     int q[kSuperRows], sc[kSuperBlocks], m[kSuperBlocks];
     for (int r = 0; r < kSuperRows; ++r) q[r] = value_of(r, c);
     for (int j = 0; j < kSuperBlocks; ++j) sc[j] = j + c, m[j] = 63 - j;
-    write_q5k_column(super.data(), c, 0.25f, 0.5f, sc, m, q);
+    write_q4k_column(super.data(), c, 0.25f, 0.5f, sc, m, q, WeightType::kQ5K);
   }
   for (int c = 0; c < 8; ++c)
     for (int r = 0; r < kSuperRows; ++r) {

@@ -212,8 +212,7 @@ TEST(Tensor, BlocksReadAsTheirValues) {
           for (int j = 0; j < mh::kSuperBlocks; ++j) sc[j] = static_cast<int>(rng() % 64), m[j] = static_cast<int>(rng() % 64);
           const float d = 0.001f * static_cast<float>(rng() % 100 + 1), dmin = 0.002f * static_cast<float>(rng() % 100);
           uint8_t* super = t.bytes.data() + mh::block_offset(type, k0, c, rows);
-          if (type == mh::WeightType::kQ5K) mh::write_q5k_column(super, column, d, dmin, sc, m, q);
-          else mh::write_q4k_column(super, column, d, dmin, sc, m, q);
+          mh::write_q4k_column(super, column, d, dmin, sc, m, q, type);
           for (int r = 0; r < mh::kSuperRows; ++r)
             value_at(k0 + r, c) = (d * static_cast<float>(sc[r / 32])) * static_cast<float>(q[r]) - dmin * static_cast<float>(m[r / 32]);
         }

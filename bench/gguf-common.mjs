@@ -76,12 +76,10 @@ function vocabulary(fixture, size) {
   ];
 }
 
-/**
- * Writes `path`: a GGUF of shape `shape` (one of SHAPES) whose matrices are in `typeOf(name, layer)`
- * ('q8_0', 'q4_0', 'q4_k', 'q5_k', 'q6_k' or 'f32'; layer -1 for token_embd), norms F32 ones. Tied head.
- */
-export function writeModelFile(path, shape, typeOf) {
-  const { arch, d, layers, heads, kvHeads, headDim, ff, vocab } = shape;
+// The tensors of a model of shape `shape` (one of SHAPES) whose matrices are in `typeOf(name, layer)`
+// (layer -1 for token_embd), its norms F32 ones: { name, shape, kind, count } in the file's order.
+function modelTensors(shape, typeOf) {
+  const { d, layers, heads, kvHeads, headDim, ff, vocab } = shape;
   const tensors = [];
   const matrix = (name, layer, rows, cols) => tensors.push({ name, shape: [rows, cols], kind: typeOf(name, layer), count: rows * cols });
   const ones = (name, n) => tensors.push({ name, shape: [n], kind: 'ones', count: n });
@@ -99,6 +97,21 @@ export function writeModelFile(path, shape, typeOf) {
     matrix(`blk.${l}.ffn_down.weight`, l, d, ff);
   }
   ones('output_norm.weight', d);
+  return tensors;
+}
+
+/** The bytes of the tensors of such a model as its GGUF file holds them (its quantized blocks as the format packs them). */
+export function fileTensorBytes(shape, typeOf) {
+  return modelTensors(shape, typeOf).reduce((sum, t) => sum + byteLength(t.kind === 'ones' ? 'f32' : t.kind, t.count), 0);
+}
+
+/**
+ * Writes `path`: a GGUF of shape `shape` (one of SHAPES) whose matrices are in `typeOf(name, layer)`
+ * ('q8_0', 'q4_0', 'q4_k', 'q5_k', 'q6_k' or 'f32'; layer -1 for token_embd), norms F32 ones. Tied head.
+ */
+export function writeModelFile(path, shape, typeOf) {
+  const { arch, d, layers, heads, kvHeads, headDim, ff, vocab } = shape;
+  const tensors = modelTensors(shape, typeOf);
   const k = (key) => `${arch}.${key}`;
   const metadata = [
     ['general.architecture', T.STRING, arch], ['general.name', T.STRING, `random ${arch}`],

@@ -2,23 +2,25 @@
 // `llama` GGUF (d 768, 12 layers × 12 heads, FFN 3072, 50257 tokens, tied head; `--llama-1b`:
 // Llama-3.2-1B's, d 2048, 16 layers, 32 / 8 heads × 64, FFN 8192, 128256 tokens, tied, against its
 // F32 file loaded as bf16, which is what a 1B model's float weights take in this heap), random weights written
-// as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do; GPT-2's shape also as a
-// Q4_K file of random blocks (bench/gguf-common.mjs), kept with its integer scales. In Node, the relaxed
-// build, one thread (--threads N for more): load time and bytes in memory; prefill of 64 and 256
-// tokens with the last row's logits (what llama.cpp computes) and with every attention; decoding's
-// ms a token against the bound the measured read bandwidth sets on its bytes. Prefill over blocks
+// as F32, and quantized to Q8_0 and Q4_0 as ggml's reference quantizers do; both shapes also as a
+// Q4_K_M file of random blocks (llama-quantize's mix: the tied head and a third of the layers'
+// attn_v / ffn_down Q6_K, the rest Q4_K; bench/gguf-common.mjs), GPT-2's also as Q4_K throughout. In
+// Node, the relaxed build, one thread (--threads N for more): load time and bytes in memory; prefill
+// of 64 and 256 tokens with the last row's logits (what llama.cpp computes) and with every attention;
+// decoding's ms a token against the bound the measured read bandwidth sets on its bytes in memory,
+// and on the file's (blocks kept here can take more bytes than the format packs). Prefill over blocks
 // runs integer tiles (the rows quantized to 8 bits, as decoding's); "q8_0 widened" / "q4_0 widened"
 // time the same runs with the blocks widened into float32 panels instead. Llama-3.2-1B's bf16 (2.5 GB)
-// and Q8_0 (1.4 GB) copies do not fit one 4 GB heap together, so its models are timed in two groups,
-// bf16 with Q4_0 and then Q8_0 with Q4_0, each group's rounds interleaved; Q8_0 against bf16 goes
-// through Q4_0, timed in both (and only the last row's logits: a bf16 prefill of 256 tokens takes ~15 s).
+// and Q8_0 (1.4 GB) copies do not fit one 4 GB heap together, so its models are timed in groups,
+// bf16, Q8_0 and Q4_K_M each with Q4_0, each group's rounds interleaved; Q8_0 and Q4_K_M against bf16
+// go through Q4_0, timed in each (and only the last row's logits: a bf16 prefill of 256 tokens takes ~15 s).
 // Usage: node --experimental-wasm-relaxed-simd bench/gguf.mjs [--llama-1b] [--rounds 5] [--threads 1]
 // The files are written once to build/gguf-bench/. Writes bench/gguf-results.json (or --out FILE).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadPretrained, loadMultihead, setThreads } from '../bindings/multihead.mjs';
 import { T, quantizeQ4_0 as q4_0, quantizeQ8_0 as q8_0, writeGguf } from '../tests/js/gguf-writer.mjs';
 import { msPerToken, timeInterleaved } from './gpt2-common.mjs';
-import { SHAPES, randomNormal as randomTensor, writeModelFile } from './gguf-common.mjs';
+import { SHAPES, fileTensorBytes, q4kmTypes, randomNormal as randomTensor, writeModelFile } from './gguf-common.mjs';
 import { machine } from './machine.mjs';
 import { median } from './stats.mjs';
 
@@ -32,9 +34,13 @@ const SHAPE = big
   ? { name: 'Llama-3.2-1B', d: 2048, layers: 16, heads: 32, kvHeads: 8, ff: 8192, vocab: 128256 }
   : { name: 'GPT-2 small', d: 768, layers: 12, heads: 12, kvHeads: 12, ff: 3072, vocab: 50257 };
 // The float baseline first; its file is F32 for both (bf16: loaded with weightType 'bf16').
-const TYPES = big ? ['bf16', 'q8_0', 'q4_0'] : ['f32', 'q8_0', 'q4_0', 'q4_k'];
-const GROUPS = big ? [['bf16', 'q4_0'], ['q8_0', 'q4_0']] : [TYPES];
+const TYPES = big ? ['bf16', 'q8_0', 'q4_0', 'q4_k_m'] : ['f32', 'q8_0', 'q4_0', 'q4_k', 'q4_k_m'];
+const GROUPS = big ? [['bf16', 'q4_0'], ['q8_0', 'q4_0'], ['q4_k_m', 'q4_0']] : [TYPES];
 const fileType = (type) => (type === 'bf16' ? 'f32' : type);
+// Each matrix's type in a file: one type throughout, or a Q4_K_M file's mix (llama-quantize's: the
+// tied head and a third of the layers' attn_v / ffn_down in Q6_K, the rest Q4_K).
+const COMMON_SHAPE = SHAPES[big ? 'llama-3.2-1b' : 'gpt2-small'];
+const typesOf = (type) => (type === 'q4_k_m' ? q4kmTypes(COMMON_SHAPE.layers) : () => fileType(type));
 
 // ---- the model files ----
 
@@ -77,8 +83,7 @@ for (const type of TYPES) {
   if (existsSync(path(type))) continue;
   console.log(`writing ${path(type)}`);
   // Llama-3.2-1B's F32 file (4.9 GB) is written a tensor at a time.
-  if (big) writeModelFile(path(type), SHAPES['llama-3.2-1b'], () => fileType(type));
-  else if (type === 'q4_k') writeModelFile(path(type), SHAPES['gpt2-small'], () => 'q4_k');
+  if (big || type.startsWith('q4_k')) writeModelFile(path(type), COMMON_SHAPE, typesOf(type));
   else writeModel(path(type), type);
 }
 
@@ -86,7 +91,7 @@ for (const type of TYPES) {
 const core = await loadMultihead({ threads: 'auto' });
 await setThreads(threads);
 const ids = (n) => Int32Array.from({ length: n }, (_, i) => (i * 7919 + 13) % SHAPE.vocab);
-const loads = {}, weightBytes = {}, weightTypes = {}, decodeOfBound = {};
+const loads = {}, weightBytes = {}, fileBytes = {}, weightTypes = {}, decodeOfBound = {}, decodeOfFileBound = {};
 const groups = [];
 let gbps = 0;
 for (const group of GROUPS) {
@@ -96,6 +101,8 @@ for (const group of GROUPS) {
     models[type] = await loadPretrained(path(type), type === 'bf16' ? { weightType: 'bf16' } : {});
     loads[type] ??= performance.now() - t0;
     weightBytes[type] = models[type].config.weightBytes;
+    // The quantized bytes as the file holds them (float weights: as in memory).
+    fileBytes[type] = type === 'f32' || type === 'bf16' ? weightBytes[type] : fileTensorBytes(COMMON_SHAPE, typesOf(type));
     weightTypes[type] = models[type].config.weightType;
   }
   const rows = [];
@@ -121,15 +128,17 @@ for (const group of GROUPS) {
   // ratio of each pair, the median of 3.
   const decode = {};
   for (const type of group) {
-    const steps = [], ratios = [];
+    const steps = [], ratios = [], fileRatios = [];
     for (let r = 0; r < 3; r += 1) {
       steps.push(await msPerToken(models[type], 24));
       const gbpsNow = core.readBandwidth(256, 3);
       gbps = Math.max(gbps, gbpsNow);
       ratios.push(steps.at(-1) / (weightBytes[type] / gbpsNow / 1e6));
+      fileRatios.push(steps.at(-1) / (fileBytes[type] / gbpsNow / 1e6));
     }
     decode[type] = median(steps);
     decodeOfBound[type] = median(ratios);
+    decodeOfFileBound[type] = median(fileRatios);
   }
   rows.push({ case: 'decoding, ms a token', ms: decode });
   for (const m of Object.values(models)) m.dispose();
@@ -160,6 +169,9 @@ for (const [g, group] of groups.entries()) {
 // A decoding step reads every weight once: its bound is the weights' bytes at the read bandwidth.
 const decodeMs = Object.fromEntries(TYPES.map((t) => [t, groups.find((g) => g.types.includes(t)).rows.at(-1).ms[t]]));
 const boundMs = Object.fromEntries(TYPES.map((t) => [t, weightBytes[t] / gbps / 1e6]));
-for (const t of TYPES) console.log(`decoding ${t}: ${decodeMs[t].toFixed(1)} ms, ${decodeOfBound[t].toFixed(2)}× its bound (median of 3 pairs; ${boundMs[t].toFixed(1)} ms at the best read bandwidth, ${(weightBytes[t] / 1e6).toFixed(0)} MB at ${gbps.toFixed(1)} GB/s)`);
+for (const t of TYPES) {
+  console.log(`decoding ${t}: ${decodeMs[t].toFixed(1)} ms, ${decodeOfBound[t].toFixed(2)}× its bound (median of 3 pairs; ${boundMs[t].toFixed(1)} ms at the best read bandwidth, ${(weightBytes[t] / 1e6).toFixed(0)} MB at ${gbps.toFixed(1)} GB/s)` +
+    (fileBytes[t] === weightBytes[t] ? '' : `; ${decodeOfFileBound[t].toFixed(2)}× the bound of the file's ${(fileBytes[t] / 1e6).toFixed(0)} MB`));
+}
 writeFileSync(outFile, `${JSON.stringify({ machine: machine(), shape: SHAPE, threads, rounds, weightBytes, weightTypes, loadMs: loads,
-  readGBps: gbps, boundMs, decodeOfBound, ...(rows ? { rows } : { groups }), ratios }, null, 2)}\n`);
+  fileBytes, readGBps: gbps, boundMs, decodeOfBound, decodeOfFileBound, ...(rows ? { rows } : { groups }), ratios }, null, 2)}\n`);

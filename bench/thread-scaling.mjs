@@ -183,11 +183,19 @@ async function main() {
   const results = { machine: machine(), library: library.pathname, build: { gemmKernel: info.gemmKernel, pool: info.threads }, counts, cases: [] };
   for (const c of CASES) {
     const call = calls[c.name];
+    // The thread count for the next timed call. Decoding steps right after a change of count read
+    // slower than at a steady count (GPT-2's Q4_K_M file: 13.50 / 9.59 ms at 1 / 2 threads, against
+    // 12.53 / 7.44 in runs at one count), so a decoding case first takes 3 untimed steps at it
+    // (12.58 / 8.15 ms; docs/performance.md, "A Q4_K_M file, and the bound on the file's bytes").
+    const settle = async (T) => {
+      await setThreads(T);
+      if (c.decode) for (let i = 0; i < 3; i += 1) await call();
+    };
     for (const T of counts) { await setThreads(T); for (let i = 0; i < 3; i += 1) await call(); }  // warm-up
     const times = Object.fromEntries(counts.map((T) => [T, []]));
     for (let r = 0; r < rounds; r += 1) {
       for (const T of counts) {
-        await setThreads(T);
+        await settle(T);
         const t0 = performance.now();
         await call();
         times[T].push(performance.now() - t0);
@@ -209,7 +217,7 @@ async function main() {
     const profiles = kinds.map(() => []), turns = [];
     for (let i = 0; i < 5; i += 1) {
       for (const [k, [T, splitAs]] of kinds.entries()) {
-        await setThreads(T);
+        await settle(T);
         core.threadProfileBegin(splitAs);
         await call();
         profiles[k].push(core.threadProfileEnd());

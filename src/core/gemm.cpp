@@ -460,7 +460,7 @@ void gemm_shared(const float* a, int64_t lda, int n, int K, const GemmOutput* ou
   // of the arithmetic (a chunk of 48 columns does 96 flops per element of `a` it packs).
   const int per_thread =
       n == 1 && is_block_type(b.type) ? decoding_chunks_per_thread(K / kBlockRows * block_bytes(b.type), N, threads) : 8;
-  int chunk = std::max(8, ((N + per_thread * threads - 1) / (per_thread * threads) + 7) / 8 * 8);
+  int chunk = chunk_columns(N, per_thread, threads);
   if (one_row_in_four_panels(b, n, K)) chunk = one_row_chunk(chunk, outputs, together ? 1 : count, threads);
   thread_local std::vector<int> first_chunk;  // of each product, and the total at the end
   first_chunk.assign(1, 0);

@@ -35,6 +35,12 @@ constexpr bool kDotAddBuild = true;
 constexpr bool kDotAddBuild = false;
 #endif
 
+// The columns of each chunk when a product's N columns go out as about `per_thread` chunks a thread
+// (gemm_shared): whole panels of 8, at least one.
+inline int chunk_columns(int N, int per_thread, int threads) {
+  return std::max(8, ((N + per_thread * threads - 1) / (per_thread * threads) + 7) / 8 * 8);
+}
+
 // The rows quantized (quantize_row), gemm's packed form of `a` for these products: per block of
 // 32, d = max |a| / 127, then q_a = round(a / d) (to nearest, ties to even) as int16 (16 floats'
 // bytes), as int8, |q_a| as int8 and q_a < 0 as a byte mask (8 floats' bytes each), the forms the
@@ -751,8 +757,7 @@ constexpr int64_t kShortestStream = 64 << 10;
 inline int decoding_chunks_per_thread(int64_t panel_bytes, int N, int threads) {
   if (!kDecodingInStreams) return 8;
   for (const int per_thread : {8, 4, 2}) {
-    const int64_t panels = ((N + per_thread * threads - 1) / (per_thread * threads) + 7) / 8;
-    if (panels * panel_bytes >= 4 * kShortestStream) return per_thread;
+    if (chunk_columns(N, per_thread, threads) / 8 * panel_bytes >= 4 * kShortestStream) return per_thread;
   }
   return 8;  // no chunk size gives streams: balance
 }
